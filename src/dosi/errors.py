@@ -1,0 +1,168 @@
+"""Structured errors and diagnostics: every rejection carries a stable `code`.
+
+Agents retry on `code` / `candidates` / `suggested_retry` without parsing prose; people read
+`message` and `hint` (STYLE.md, "Errors that teach").
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding about a model or query: an error or a warning, with its location."""
+
+    code: str
+    message: str
+    severity: Severity = "error"
+    path: str | None = None
+    line: int | None = None
+    hint: str | None = None
+    candidates: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
+        if self.path is not None:
+            out["path"] = self.path
+        if self.line is not None:
+            out["line"] = self.line
+        if self.hint:
+            out["hint"] = self.hint
+        if self.candidates:
+            out["candidates"] = list(self.candidates)
+        return out
+
+    def __str__(self) -> str:
+        where = f"{self.path}" if self.path else ""
+        if self.line is not None:
+            where += f" (line {self.line})"
+        return f"[{self.code}] {where + ': ' if where else ''}{self.message}"
+
+
+class OsiError(Exception):
+    """Base of every error the public API raises."""
+
+    kind = "error"
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        candidates: Iterable[str] = (),
+        hint: str | None = None,
+        suggested_retry: dict[str, Any] | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.candidates = list(candidates)
+        self.hint = hint
+        self.suggested_retry = suggested_retry
+        self.detail = detail or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "error": self.kind,
+            "code": self.code,
+            "message": self.message,
+            "candidates": self.candidates,
+            "hint": self.hint,
+        }
+        if self.suggested_retry is not None:
+            out["suggested_retry"] = self.suggested_retry
+        if self.detail:
+            out["detail"] = self.detail
+        return out
+
+    def __str__(self) -> str:
+        text = f"[{self.code}] {self.message}"
+        if self.candidates:
+            text += f" (did you mean: {', '.join(self.candidates)})"
+        if self.hint:
+            text += f"\nhint: {self.hint}"
+        return text
+
+
+class ModelError(OsiError):
+    """A model that cannot be loaded or compiled; `issues` lists every problem found."""
+
+    kind = "model_error"
+
+    def __init__(self, issues: Sequence[Diagnostic], warnings: Sequence[Diagnostic] = ()) -> None:
+        issues = list(issues)
+        first = issues[0]
+        if len(issues) == 1:
+            message = str(first)
+        else:
+            message = f"{len(issues)} problems in the model:\n" + "\n".join(
+                f"  - {d}" for d in issues
+            )
+        super().__init__(
+            first.code,
+            message,
+            candidates=first.candidates,
+            hint=first.hint,
+            detail={"issues": [d.to_dict() for d in issues]},
+        )
+        self.issues = issues
+        self.warnings = list(warnings)
+
+
+class QueryError(OsiError):
+    """A query that cannot be resolved or planned against the model."""
+
+    kind = "query_error"
+
+
+class ExecuteError(OsiError):
+    """A compiled query that failed on the database, or a connection problem."""
+
+    kind = "execute_error"
+
+
+def closest(name: str, options: Iterable[str], n: int = 5) -> list[str]:
+    """Closest valid names for a near miss (case-insensitive, then fuzzy)."""
+    opts = list(dict.fromkeys(options))
+    low = name.lower()
+    exact_ci = [o for o in opts if o.lower() == low]
+    tail = [o for o in opts if o.lower().endswith("." + low) or low.endswith("." + o.lower())]
+    lowered = {o.lower(): o for o in opts}
+    fuzzy = [lowered[m] for m in difflib.get_close_matches(low, list(lowered), n=n, cutoff=0.5)]
+    subs = [o for o in opts if low and (low in o.lower() or o.lower() in low)]
+    out: list[str] = []
+    for o in exact_ci + tail + fuzzy + subs:
+        if o not in out:
+            out.append(o)
+    return out[:n]
+
+
+@dataclass
+class DiagnosticSink:
+    """Collects diagnostics during a pass so one run reports every problem."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def error(self, code: str, message: str, **kw: Any) -> None:
+        self.items.append(Diagnostic(code, message, "error", **kw))
+
+    def warn(self, code: str, message: str, **kw: Any) -> None:
+        self.items.append(Diagnostic(code, message, "warning", **kw))
+
+    def extend(self, diags: Iterable[Diagnostic]) -> None:
+        self.items.extend(diags)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.severity == "warning"]
