@@ -1,14 +1,23 @@
 """dosi: a semantic-layer engine for Apache Ossie models with the DATUS extensions."""
 
+from dosi.engine import Engine, QueryResult, validate
 from dosi.errors import Diagnostic, ExecuteError, ModelError, OsiError, QueryError
+from dosi.ext import DATUS_EXT, DATUS_EXT_VERSION
 
 __version__ = "0.1.0"
+SPEC_VERSION = "0.2.0.dev0"
 
 __all__ = [
+    "DATUS_EXT",
+    "DATUS_EXT_VERSION",
+    "SPEC_VERSION",
     "Diagnostic",
+    "Engine",
     "ExecuteError",
     "ModelError",
     "OsiError",
     "QueryError",
+    "QueryResult",
     "__version__",
+    "validate",
 ]

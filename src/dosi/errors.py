@@ -59,6 +59,8 @@ class OsiError(Exception):
         hint: str | None = None,
         suggested_retry: dict[str, Any] | None = None,
         detail: dict[str, Any] | None = None,
+        metrics: Iterable[str] = (),
+        missing_dimensions: Iterable[str] = (),
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -66,20 +68,23 @@ class OsiError(Exception):
         self.candidates = list(candidates)
         self.hint = hint
         self.suggested_retry = suggested_retry
-        self.detail = detail or {}
+        self.detail = detail
+        self.metrics = list(metrics)
+        self.missing_dimensions = list(missing_dimensions)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "error": self.kind,
             "code": self.code,
             "message": self.message,
+            "metrics": self.metrics,
             "candidates": self.candidates,
             "hint": self.hint,
+            "suggested_retry": self.suggested_retry,
+            "detail": self.detail,
         }
-        if self.suggested_retry is not None:
-            out["suggested_retry"] = self.suggested_retry
-        if self.detail:
-            out["detail"] = self.detail
+        if self.missing_dimensions:
+            out["missing_dimensions"] = self.missing_dimensions
         return out
 
     def __str__(self) -> str:
@@ -115,11 +120,32 @@ class ModelError(OsiError):
         self.issues = issues
         self.warnings = list(warnings)
 
+    @property
+    def compile_errors(self) -> list[dict[str, Any]]:
+        """The issues found while compiling metrics and extensions (reference-compatible)."""
+        return [d.to_dict() for d in self.issues if d.code not in _SCHEMA_CODES]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["issues"] = [d.to_dict() for d in self.issues]
+        out["compile_errors"] = self.compile_errors
+        return out
+
+
+_SCHEMA_CODES = frozenset(
+    {"unknown_model_key", "missing_model_key", "invalid_model_value", "invalid_yaml",
+     "invalid_model", "unsupported_version", "model_not_found"}
+)
+
 
 class QueryError(OsiError):
     """A query that cannot be resolved or planned against the model."""
 
     kind = "query_error"
+
+
+class QueryShapeError(QueryError, ValueError):
+    """A query whose JSON shape is wrong; also a ValueError, as the reference raises one."""
 
 
 class ExecuteError(OsiError):

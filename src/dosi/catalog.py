@@ -1,0 +1,182 @@
+"""Catalog views of a compiled model: metrics, datasets and dimensions as JSON-able dicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dosi.errors import QueryError, closest
+from dosi.ir.model import GRAINS, MetricIr, ModelIr
+from dosi.plan.joins import JoinGraph
+from dosi.plan.windows import aligned_grains
+
+_SOURCES = {
+    "declared": "declared",
+    "primary_key": "inferred:primary_key",
+    "unique_key": "inferred:unique_key",
+    "relationship_column": "inferred:foreign_key",
+    "measured": "inferred:measure",
+    "time": "inferred:time",
+    "default": "inferred",
+}
+
+
+class Catalog:
+    def __init__(self, model: ModelIr, graph: JoinGraph) -> None:
+        self.model = model
+        self.graph = graph
+
+    def _metric_ir(self, name: str) -> MetricIr:
+        m = self.model.metrics.get(name)
+        if m is None:
+            raise QueryError(
+                "unknown_metric",
+                f"unknown metric `{name}`",
+                candidates=closest(name, self.model.metrics) or sorted(self.model.metrics),
+                hint="list metrics with `dosi list metrics`",
+            )
+        return m
+
+    def _summary(self, m: MetricIr) -> dict[str, Any]:
+        w = m.window
+        return {
+            "name": m.name,
+            "kind": m.kind,
+            "datasets": sorted(m.datasets),
+            "measures": list(m.measures),
+            "time_dimension": m.time_axis,
+            "description": m.description,
+            "window_family": getattr(w, "family", None) if w is not None else None,
+            "window_function": _window_function(w),
+            "params": [],
+        }
+
+    def metrics(self) -> list[dict[str, Any]]:
+        return [self._summary(m) for m in self.model.metrics.values()]
+
+    def metric(self, name: str) -> dict[str, Any]:
+        m = self._metric_ir(name)
+        out = self._summary(m)
+        w = m.window
+        explicit = [x for x in m.measures if self.model.measures[x].explicit_name]
+        needs_axis = bool(w is not None and w.needs_time_axis)
+        if m.time_axis is None and not needs_axis:
+            grains: list[str] = []
+        elif w is not None and getattr(w, "family", "") == "offset":
+            grains = aligned_grains(w.count, w.granularity)  # type: ignore[union-attr]
+        else:
+            grains = list(GRAINS)
+        if m.time_axis is not None:
+            native = self.model.field(m.time_axis).time_granularity
+            if native is not None:
+                grains = [g for g in grains if GRAINS.index(g) >= GRAINS.index(native)]
+        out.update(
+            {
+                "expr": m.source_sql,
+                "datatype": m.datatype,
+                "fill_nulls_with": m.fill_nulls_with,
+                "explicit_measure": explicit[0] if explicit else None,
+                "window": _window_dict(w),
+                "requires_time_axis": needs_axis,
+                "time_granularities": grains,
+                "dimension_datasets": [{"name": d} for d in self._reachable(m)],
+            }
+        )
+        return out
+
+    def _reachable(self, m: MetricIr) -> list[str]:
+        owners = sorted(m.datasets)
+        out = list(owners)
+        for d in self.model.datasets:
+            if d not in out and all(self.graph.reachable(o, d) for o in owners):
+                out.append(d)
+        return out
+
+    def datasets(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": d.name,
+                "source": d.source.sql(),
+                "primary_key": list(d.primary_key),
+                "fields": len(d.fields),
+                "time_dimensions": [f.name for f in d.fields.values() if f.is_time],
+                "primary_time_dimension": d.primary_time,
+                "description": d.description,
+            }
+            for d in self.model.datasets.values()
+        ]
+
+    def dataset(self, name: str) -> dict[str, Any]:
+        d = self.model.datasets.get(name)
+        if d is None:
+            raise QueryError(
+                "unknown_dataset",
+                f"unknown dataset `{name}`",
+                candidates=closest(name, self.model.datasets) or sorted(self.model.datasets),
+            )
+        rels = []
+        for r in self.model.relationships:
+            if r.from_dataset == name:
+                rels.append({"name": r.name, "to": r.to_dataset, "cardinality": "many_to_one",
+                             "join_type": r.join_type,
+                             "columns": [list(p) for p in zip(r.from_columns, r.to_columns, strict=True)]})
+            elif r.to_dataset == name:
+                rels.append({"name": r.name, "to": r.from_dataset, "cardinality": "one_to_many",
+                             "join_type": r.join_type,
+                             "columns": [list(p) for p in zip(r.to_columns, r.from_columns, strict=True)]})
+        return {
+            "name": d.name,
+            "source": d.source.sql(),
+            "primary_time_dimension": d.primary_time,
+            "primary_key": list(d.primary_key),
+            "description": d.description,
+            "fields": [
+                {"name": f.name, "is_time": f.is_time, "datatype": f.datatype,
+                 "expression": f.source_sql, "description": f.description}
+                for f in d.fields.values()
+            ],
+            "relationships": rels,
+        }
+
+    def dimensions(self, metric: str | None = None) -> list[dict[str, Any]]:
+        """Every field with its D-DIM role; with `metric`, only fields it reaches many-to-one,
+        its own datasets first."""
+        if metric is not None:
+            m = self._metric_ir(metric)
+            reach = self._reachable(m)
+            rank = {d: i for i, d in enumerate(reach)}
+            datasets = [self.model.datasets[d] for d in reach]
+        else:
+            rank = {}
+            datasets = list(self.model.datasets.values())
+        out = []
+        for d in datasets:
+            for f in d.fields.values():
+                is_dim, rule = self.model.dimension_roles.get((d.name, f.name), (True, "default"))
+                out.append(
+                    {
+                        "name": f.qualified,
+                        "dataset": d.name,
+                        "is_time": f.is_time,
+                        "is_dimension": is_dim,
+                        "source": _SOURCES.get(rule, rule),
+                        "time_granularity": f.time_granularity
+                        or ("day" if f.datatype == "Date" else None),
+                        "datatype": f.datatype,
+                        "description": f.description,
+                    }
+                )
+        out.sort(key=lambda x: (not x["is_dimension"], rank.get(x["dataset"], 0), x["name"]))
+        return out
+
+
+def _window_function(w: object) -> str | None:
+    if w is None:
+        return None
+    return getattr(w, "calculation", None) or getattr(w, "function", None)
+
+
+def _window_dict(w: object) -> dict[str, Any] | None:
+    if w is None:
+        return None
+    to_dict = getattr(w, "to_dict", None)
+    return to_dict() if to_dict is not None else None

@@ -1,0 +1,128 @@
+"""Field expressions: parse, inline references to sibling fields, qualify physical columns.
+
+A field expression reads physical columns of its dataset's source and may name other fields of
+the same dataset (Ossie "Fields": computed expressions). Inlining happens here, once, so the
+planner only ever sees expressions over `<dataset>.<column>`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dosi.compiler.sqlparse import SqlSnippetError, has_window, parse_scalar
+from dosi.errors import DiagnosticSink
+from dosi.model.schema import Expression
+
+PREFERRED_OSI = ("ANSI_SQL",)
+
+
+def pick_expression(expr: Expression, target_osi: str | None = None) -> tuple[str, str]:
+    """The (dialect, text) entry to compile: the target's own entry, else ANSI_SQL, else first."""
+    entries = {d.dialect: d.expression for d in expr.dialects}
+    if target_osi and target_osi in entries:
+        return target_osi, entries[target_osi]
+    for name in PREFERRED_OSI:
+        if name in entries:
+            return name, entries[name]
+    first = expr.dialects[0]
+    return first.dialect, first.expression
+
+
+@dataclass
+class RawField:
+    name: str
+    text: str
+    read: str | None
+    path: str
+    tree: exp.Expression | None = None
+
+
+def qualify_dataset_fields(
+    dataset: str, raw: dict[str, RawField], sink: DiagnosticSink, lines: dict[str, int | None]
+) -> dict[str, exp.Expression]:
+    """Resolve every field of one dataset to an expression over qualified physical columns."""
+    resolved: dict[str, exp.Expression] = {}
+    for f in raw.values():
+        try:
+            f.tree = parse_scalar(f.text, f.read)
+        except SqlSnippetError as err:
+            sink.error("unparseable_expression", str(err), path=f.path, line=lines.get(f.path))
+            continue
+        if f.tree.find(exp.AggFunc) is not None:
+            sink.error(
+                "aggregate_in_field",
+                f"field `{dataset}.{f.name}` aggregates (`{f.text}`); field expressions are "
+                "row-level",
+                path=f.path,
+                line=lines.get(f.path),
+                hint="move the aggregate into a metric expression",
+            )
+            f.tree = None
+        elif has_window(f.tree):
+            sink.error(
+                "window_in_field",
+                f"field `{dataset}.{f.name}` uses a window function; fields are row-level",
+                path=f.path,
+                line=lines.get(f.path),
+                hint="declare a window metric with the DATUS `window` extension instead",
+            )
+            f.tree = None
+
+    def resolve(name: str, stack: tuple[str, ...]) -> exp.Expression | None:
+        if name in resolved:
+            return resolved[name]
+        f = raw[name]
+        if f.tree is None:
+            return None
+        out = f.tree.copy()
+        for col in list(out.find_all(exp.Column)):
+            ref = col.name
+            qualifier = col.table
+            if qualifier and qualifier != dataset:
+                sink.error(
+                    "invalid_expression",
+                    f"field `{dataset}.{name}` reads `{col.sql()}` from another dataset; field "
+                    "expressions read their own dataset only",
+                    path=f.path,
+                    line=lines.get(f.path),
+                )
+                return None
+            if ref in raw and ref != name:
+                if ref in stack:
+                    cycle = " -> ".join((*stack, ref))
+                    sink.error(
+                        "field_reference_cycle",
+                        f"fields reference each other in a cycle: {cycle}",
+                        path=f.path,
+                        line=lines.get(f.path),
+                    )
+                    return None
+                inner = resolve(ref, (*stack, ref))
+                if inner is None:
+                    return None
+                new: exp.Expression = _paren(inner.copy())
+            else:
+                new = exp.Column(this=col.this.copy(), table=ident(dataset))
+            if col is out:
+                out = new
+            else:
+                col.replace(new)
+        resolved[name] = out
+        return out
+
+    for name in raw:
+        resolve(name, (name,))
+    return resolved
+
+
+def _paren(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, (exp.Column, exp.Literal, exp.Anonymous, exp.Func, exp.Paren)):
+        return node
+    return exp.Paren(this=node)
+
+
+def ident(name: str) -> exp.Identifier:
+    """An identifier for a model name, quoted only when it must be."""
+    return exp.to_identifier(name, quoted=not name.isidentifier() or name.lower() != name)

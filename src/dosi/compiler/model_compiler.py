@@ -1,0 +1,833 @@
+"""Model compile: Ossie document -> ModelIr.
+
+Runs every check in one pass and raises a single ModelError listing all problems (with object
+paths and YAML lines). DATUS payloads are read only through `dosi.ext`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dosi import ext
+from dosi.compiler.fields import RawField, ident, pick_expression, qualify_dataset_fields
+from dosi.compiler.measures import (
+    MEASURING_AGGS,
+    agg_name,
+    infer_kind,
+    measure_stem,
+    measured_value_columns,
+    safe_division,
+)
+from dosi.compiler.sqlparse import (
+    OSI_READERS,
+    SqlSnippetError,
+    has_window,
+    parse_scalar,
+    strip_parens,
+)
+from dosi.errors import DiagnosticSink, ModelError, closest
+from dosi.ir.model import (
+    DatasetIr,
+    FieldIr,
+    MeasureIr,
+    MetricIr,
+    ModelIr,
+    RelationshipIr,
+)
+from dosi.model.loader import LineIndex, load_document
+from dosi.model.schema import (
+    TEMPORAL_DATATYPES,
+    DatasetSpec,
+    MetricSpec,
+    SemanticModelSpec,
+    raw_extensions,
+)
+
+
+def compile_model_text(text: str, mode: str = "datus") -> ModelIr:
+    doc = load_document(text)
+    lines = LineIndex(text)
+    sink = DiagnosticSink()
+    if len(doc.semantic_model) > 1:
+        sink.warn(
+            "multiple_semantic_models",
+            f"the document holds {len(doc.semantic_model)} semantic models; using the first, "
+            f"`{doc.semantic_model[0].name}`",
+        )
+    model = _ModelCompiler(doc.semantic_model[0], mode, sink, lines).run()
+    errors = sink.errors
+    if errors:
+        raise ModelError(errors, sink.warnings)
+    model.warnings = sink.warnings
+    return model
+
+
+@dataclass
+class _Ctx:
+    path: str
+    line: int | None
+
+
+class _ModelCompiler:
+    def __init__(
+        self, spec: SemanticModelSpec, mode: str, sink: DiagnosticSink, lines: LineIndex
+    ) -> None:
+        self.spec = spec
+        self.mode = mode
+        self.sink = sink
+        self.lines = lines
+        self.datasets: dict[str, DatasetIr] = {}
+        self.relationships: list[RelationshipIr] = []
+        self.metrics: dict[str, MetricIr] = {}
+        self.measures: dict[str, MeasureIr] = {}
+        self._measure_by_sig: dict[str, str] = {}
+        self._explicit_names: dict[str, str] = {}  # measure name -> signature (D-MEASURE)
+        self._measured_fields: set[tuple[str, str]] = set()
+        self._metric_exts: dict[str, ext.MetricExt] = {}
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _line(self, steps: list[tuple[str, str | None]]) -> int | None:
+        return self.lines.line_of_named(steps)
+
+    def _read_ext(self, carrier: str, path: str, exts: object, line: int | None) -> object:
+        result = ext.read_extensions(carrier, path, raw_extensions(exts), self.mode)  # type: ignore[arg-type]
+        for d in result.diagnostics:
+            if d.line is None and line is not None:
+                d = type(d)(d.code, d.message, d.severity, d.path, line, d.hint, d.candidates)
+            self.sink.items.append(d)
+        return result.payload
+
+    # -- passes ------------------------------------------------------------------------------
+    def run(self) -> ModelIr:
+        spec = self.spec
+        self._read_ext("semantic_model", "semantic_model", spec.custom_extensions, None)
+        self._check_unique([d.name for d in spec.datasets], "dataset", "datasets")
+        for ds in spec.datasets:
+            if ds.name in self.datasets:
+                continue
+            self.datasets[ds.name] = self._dataset(ds)
+        rels = spec.relationships or []
+        self._check_unique([r.name for r in rels], "relationship", "relationships")
+        for rel in rels:
+            ir = self._relationship(rel)
+            if ir is not None:
+                self.relationships.append(ir)
+        metrics = spec.metrics or []
+        self._check_unique([m.name for m in metrics], "metric", "metrics")
+        for m in metrics:
+            if m.name in self.metrics:
+                continue
+            ir = self._metric(m)
+            if ir is not None:
+                self.metrics[m.name] = ir
+        self._check_window_references()
+        model = ModelIr(
+            name=spec.name,
+            datasets=self.datasets,
+            relationships=self.relationships,
+            metrics=self.metrics,
+            measures=self.measures,
+            description=spec.description,
+            mode=self.mode,
+        )
+        model.dimension_roles = self._dimension_roles()
+        return model
+
+    def _check_unique(self, names: list[str], kind: str, key: str) -> None:
+        seen: set[str] = set()
+        for n in names:
+            if n in seen:
+                self.sink.error(
+                    "duplicate_name",
+                    f"{kind} name `{n}` is declared more than once",
+                    path=f"{key}[{n}]",
+                    line=self._line([(key, n)]),
+                    hint=f"give every {kind} a unique name",
+                )
+            seen.add(n)
+
+    def _dataset(self, ds: DatasetSpec) -> DatasetIr:
+        dpath = f"datasets[{ds.name}]"
+        dline = self._line([("datasets", ds.name)])
+        dext = self._read_ext("dataset", dpath, ds.custom_extensions, dline)
+        fields = ds.fields or []
+        names = [f.name for f in fields]
+        seen: set[str] = set()
+        for n in names:
+            if n in seen:
+                self.sink.error(
+                    "duplicate_name",
+                    f"field `{n}` is declared more than once in dataset `{ds.name}`",
+                    path=f"{dpath}.fields[{n}]",
+                    line=self._line([("datasets", ds.name), ("fields", n)]),
+                )
+            seen.add(n)
+        raw: dict[str, RawField] = {}
+        line_map: dict[str, int | None] = {}
+        for f in fields:
+            if f.name in raw:
+                continue
+            dialect, text = pick_expression(f.expression)
+            fpath = f"{dpath}.fields[{f.name}]"
+            raw[f.name] = RawField(f.name, text, OSI_READERS.get(dialect), fpath)
+            line_map[fpath] = self._line([("datasets", ds.name), ("fields", f.name)])
+        exprs = qualify_dataset_fields(ds.name, raw, self.sink, line_map)
+        field_irs: dict[str, FieldIr] = {}
+        for f in fields:
+            if f.name in field_irs or f.name not in exprs:
+                continue
+            fpath = f"{dpath}.fields[{f.name}]"
+            fext = self._read_ext("field", fpath, f.custom_extensions, line_map.get(fpath))
+            is_time = (
+                f.dimension.is_time
+                if f.dimension is not None and f.dimension.is_time is not None
+                else (f.datatype in TEMPORAL_DATATYPES)
+            )
+            grain = getattr(fext, "time_granularity", None)
+            if grain is not None and not is_time:
+                self.sink.error(
+                    "invalid_datus_extension",
+                    f"`time_granularity` on `{ds.name}.{f.name}` needs a time field "
+                    "(dimension.is_time true, or a Date/DateTime datatype)",
+                    path=fpath,
+                    line=line_map.get(fpath),
+                )
+                grain = None
+            field_irs[f.name] = FieldIr(
+                dataset=ds.name,
+                name=f.name,
+                expr=exprs[f.name],
+                datatype=f.datatype,
+                is_time=bool(is_time),
+                time_granularity=grain,
+                is_dimension=getattr(fext, "is_dimension", None),
+                description=f.description,
+                label=f.label,
+                source_sql=raw[f.name].text,
+            )
+        for key_name, key_cols in (("primary_key", [ds.primary_key or []]),
+                                   ("unique_keys", ds.unique_keys or [])):
+            for cols in key_cols:
+                for c in cols:
+                    if c not in field_irs and c not in raw:
+                        self.sink.error(
+                            "unknown_column",
+                            f"{key_name} of `{ds.name}` names `{c}`, which is not a field of it",
+                            path=f"{dpath}.{key_name}",
+                            line=dline,
+                            candidates=closest(c, list(field_irs)),
+                        )
+        primary = self._primary_time(ds.name, dpath, dline, field_irs, dext)
+        return DatasetIr(
+            name=ds.name,
+            source=self._source(ds, dpath, dline),
+            primary_key=tuple(ds.primary_key or ()),
+            unique_keys=tuple(tuple(k) for k in (ds.unique_keys or ())),
+            fields=field_irs,
+            primary_time=primary,
+            description=ds.description,
+        )
+
+    def _primary_time(
+        self,
+        name: str,
+        dpath: str,
+        dline: int | None,
+        fields: dict[str, FieldIr],
+        dext: object,
+    ) -> str | None:
+        declared = getattr(dext, "time_dimension", None)
+        if declared is not None:
+            target = declared.split(".", 1)[1] if declared.startswith(name + ".") else declared
+            f = fields.get(target)
+            if f is None or not f.is_time:
+                what = "is not a field of it" if f is None else "is not a time field"
+                self.sink.error(
+                    "invalid_datus_extension",
+                    f"`time_dimension` of dataset `{name}` names `{declared}`, which {what}",
+                    path=dpath,
+                    line=dline,
+                    candidates=[f.name for f in fields.values() if f.is_time],
+                    hint="name one of the dataset's is_time fields",
+                )
+            else:
+                return target
+        times = [f.name for f in fields.values() if f.is_time]
+        return times[0] if len(times) == 1 else None
+
+    def _source(self, ds: DatasetSpec, dpath: str, dline: int | None) -> exp.Expression:
+        src = ds.source.strip()
+        head = src[:6].lower()
+        if head.startswith("select") or head.startswith("with") or src.startswith("("):
+            import sqlglot
+
+            try:
+                q = sqlglot.parse_one(src.strip("()") if src.startswith("(") else src)
+            except Exception as err:  # noqa: BLE001 - any parse failure is a model error
+                self.sink.error(
+                    "invalid_source",
+                    f"source of `{ds.name}` is not a valid query: {err}",
+                    path=dpath,
+                    line=dline,
+                )
+                return exp.to_table("invalid_source")
+            return exp.Subquery(this=q)
+        try:
+            return exp.to_table(src)
+        except Exception:  # noqa: BLE001
+            self.sink.error(
+                "invalid_source",
+                f"source `{src}` of `{ds.name}` is not a table reference",
+                path=dpath,
+                line=dline,
+            )
+            return exp.to_table("invalid_source")
+
+    def _relationship(self, rel: object) -> RelationshipIr | None:
+        from dosi.model.schema import RelationshipSpec
+
+        assert isinstance(rel, RelationshipSpec)
+        rpath = f"relationships[{rel.name}]"
+        rline = self._line([("relationships", rel.name)])
+        rext = self._read_ext("relationship", rpath, rel.custom_extensions, rline)
+        ok = True
+        for side, ds in (("from", rel.from_), ("to", rel.to)):
+            if ds not in self.datasets:
+                self.sink.error(
+                    "unknown_dataset",
+                    f"relationship `{rel.name}` {side} `{ds}`: no such dataset",
+                    path=rpath,
+                    line=rline,
+                    candidates=closest(ds, list(self.datasets)),
+                )
+                ok = False
+        if len(rel.from_columns) != len(rel.to_columns):
+            self.sink.error(
+                "column_count_mismatch",
+                f"relationship `{rel.name}` pairs {len(rel.from_columns)} from_columns with "
+                f"{len(rel.to_columns)} to_columns; they must correspond one to one",
+                path=rpath,
+                line=rline,
+            )
+            ok = False
+        if not ok:
+            return None
+        from_exprs = self._rel_columns(rel.name, rpath, rline, rel.from_, rel.from_columns)
+        to_exprs = self._rel_columns(rel.name, rpath, rline, rel.to, rel.to_columns)
+        if from_exprs is None or to_exprs is None:
+            return None
+        join_type = getattr(rext, "join_type", None) or "left"
+        return RelationshipIr(
+            name=rel.name,
+            from_dataset=rel.from_,
+            to_dataset=rel.to,
+            from_exprs=tuple(from_exprs),
+            to_exprs=tuple(to_exprs),
+            from_columns=tuple(rel.from_columns),
+            to_columns=tuple(rel.to_columns),
+            join_type=join_type,
+        )
+
+    def _rel_columns(
+        self, rel: str, rpath: str, rline: int | None, ds: str, cols: list[str]
+    ) -> list[exp.Expression] | None:
+        fields = self.datasets[ds].fields
+        out: list[exp.Expression] = []
+        for c in cols:
+            f = fields.get(c)
+            if f is None:
+                self.sink.error(
+                    "unknown_column",
+                    f"relationship `{rel}` names `{ds}.{c}`, which is not a field of `{ds}`",
+                    path=rpath,
+                    line=rline,
+                    candidates=closest(c, list(fields)),
+                )
+                return None
+            out.append(f.expr)
+        return out
+
+    # -- metrics -------------------------------------------------------------------------------
+    def _metric(self, m: MetricSpec) -> MetricIr | None:
+        mpath = f"metrics[{m.name}]"
+        mline = self._line([("metrics", m.name)])
+        mext = self._read_ext("metric", mpath, m.custom_extensions, mline)
+        assert isinstance(mext, ext.MetricExt)
+        self._metric_exts[m.name] = mext
+        dialect, text = pick_expression(m.expression)
+        ctx = _Ctx(mpath, mline)
+        try:
+            tree = parse_scalar(text, OSI_READERS.get(dialect))
+        except SqlSnippetError as err:
+            self.sink.error("unparseable_expression", str(err), path=mpath, line=mline)
+            return None
+        if has_window(tree):
+            self.sink.error(
+                "window_in_metric",
+                f"metric `{m.name}` uses a window function (`{text}`)",
+                path=mpath,
+                line=mline,
+                hint="declare the window with the DATUS `window` extension on a plain aggregate "
+                "metric (D-WINDOW)",
+            )
+            return None
+        aggs = [n for n in tree.find_all(exp.AggFunc)]
+        if not aggs:
+            self.sink.error(
+                "not_an_aggregate",
+                f"metric `{m.name}` has no aggregate (`{text}`); metrics aggregate fields",
+                path=mpath,
+                line=mline,
+                hint="wrap the field in an aggregate, e.g. SUM(dataset.field)",
+            )
+            return None
+        for a in aggs:
+            if any(isinstance(p, exp.AggFunc) for p in _ancestors(a)):
+                self.sink.error(
+                    "nested_aggregate",
+                    f"metric `{m.name}` nests aggregates (`{text}`)",
+                    path=mpath,
+                    line=mline,
+                    hint="aggregate a field once; nested aggregation needs D-LOD",
+                )
+                return None
+        self._note_measured_fields(tree)
+        if not self._resolve_metric_columns(m.name, tree, ctx):
+            return None
+        kind = infer_kind(tree)
+        pin = mext.dataset
+        if pin is not None and pin not in self.datasets:
+            self.sink.error(
+                "invalid_datus_extension",
+                f"`dataset` of metric `{m.name}` names `{pin}`, which is not a dataset",
+                path=mpath,
+                line=mline,
+                candidates=closest(pin, list(self.datasets)),
+            )
+            pin = None
+        formula, measure_names, owners = self._measures(m.name, tree, pin, mext, ctx)
+        if formula is None:
+            return None
+        time_axis, declared = self._metric_time_axis(m.name, mext, owners, ctx)
+        window = mext.window
+        if window is not None and kind != "aggregate":
+            self.sink.error(
+                "invalid_datus_extension",
+                f"metric `{m.name}` carries `window` but its expression is a {kind}; the base "
+                "of a window must be a single plain aggregate",
+                path=mpath,
+                line=mline,
+                hint="put the window on a single-aggregate metric",
+            )
+            window = None
+        fill = mext.fill_nulls_with
+        if window is not None and fill is not None:
+            self.sink.warn(
+                "fill_ignored_on_window",
+                f"`fill_nulls_with` on window metric `{m.name}` is ignored: a NULL window "
+                "output means there is no comparable period",
+                path=mpath,
+                line=mline,
+            )
+            fill = None
+        pure_count = kind == "aggregate" and self.measures[measure_names[0]].is_count
+        return MetricIr(
+            name=m.name,
+            kind=kind,  # type: ignore[arg-type]
+            formula=formula,
+            measures=tuple(measure_names),
+            datasets=frozenset(owners),
+            time_axis=time_axis,
+            time_axis_declared=declared,
+            fill_nulls_with=fill,
+            window=window,
+            description=m.description,
+            datatype=m.datatype,
+            source_sql=text,
+            _pure_count=pure_count,
+        )
+
+    def _note_measured_fields(self, tree: exp.Expression) -> None:
+        """D-DIM inference: fields whose values SUM/AVG/STDDEV/VAR read are measures."""
+        for a in tree.find_all(exp.AggFunc):
+            if agg_name(a) not in MEASURING_AGGS and not agg_name(a).startswith(("sum", "avg")):
+                continue
+            arg = a.this.expressions[0] if isinstance(a.this, exp.Distinct) else a.this
+            if not isinstance(arg, exp.Expression):
+                continue
+            for c in measured_value_columns(arg):
+                if c.table:
+                    self._measured_fields.add((c.table, c.name))
+                else:
+                    for d in self.datasets.values():
+                        if c.name in d.fields:
+                            self._measured_fields.add((d.name, c.name))
+
+    def _resolve_metric_columns(self, metric: str, tree: exp.Expression, ctx: _Ctx) -> bool:
+        """Replace `dataset.field` (or a unique bare `field`) by the field's expression."""
+        ok = True
+        for col in list(tree.find_all(exp.Column)):
+            qual, name = col.table, col.name
+            if qual:
+                ds = self.datasets.get(qual)
+                if ds is None:
+                    self.sink.error(
+                        "unknown_dataset",
+                        f"metric `{metric}` reads `{col.sql()}`: no dataset `{qual}`",
+                        path=ctx.path,
+                        line=ctx.line,
+                        candidates=closest(qual, list(self.datasets)),
+                    )
+                    ok = False
+                    continue
+                f = ds.fields.get(name)
+                if f is None:
+                    self.sink.error(
+                        "unknown_field",
+                        f"metric `{metric}` reads `{qual}.{name}`, which is not a field of "
+                        f"`{qual}`",
+                        path=ctx.path,
+                        line=ctx.line,
+                        candidates=[f"{qual}.{c}" for c in closest(name, list(ds.fields))],
+                    )
+                    ok = False
+                    continue
+            else:
+                matches = [d.fields[name] for d in self.datasets.values() if name in d.fields]
+                if len(matches) != 1:
+                    code = "unknown_field" if not matches else "ambiguous_field"
+                    everything = [f"{d}.{n}" for d, x in self.datasets.items() for n in x.fields]
+                    self.sink.error(
+                        code,
+                        f"metric `{metric}` reads bare `{name}`, which "
+                        + ("matches no field" if not matches else "several datasets define"),
+                        path=ctx.path,
+                        line=ctx.line,
+                        candidates=[m.qualified for m in matches] or closest(name, everything),
+                        hint="qualify it as dataset.field",
+                    )
+                    ok = False
+                    continue
+                f = matches[0]
+            replacement = f.expr.copy()
+            if not isinstance(replacement, (exp.Column, exp.Literal, exp.Func, exp.Paren)):
+                replacement = exp.Paren(this=replacement)
+            replacement.meta["dosi_field"] = f.qualified
+            col.replace(replacement)
+        return ok
+
+    def _owner(
+        self, metric: str, node: exp.AggFunc, pin: str | None, ctx: _Ctx
+    ) -> str | None | bool:
+        """The dataset a measure aggregates: the one every other referenced dataset is
+        many-to-one reachable from. None = no column (COUNT(*) or a constant)."""
+        refs = {c.table for c in node.find_all(exp.Column) if c.table}
+        if not refs:
+            return None
+        if len(refs) == 1:
+            return next(iter(refs))
+        for cand in sorted(refs):
+            if all(self._reachable(cand, other) for other in refs if other != cand):
+                return cand
+        self.sink.error(
+            "measure_spans_datasets",
+            f"metric `{metric}` aggregates over {', '.join(sorted(refs))}, which no single "
+            "dataset reaches through many-to-one relationships",
+            path=ctx.path,
+            line=ctx.line,
+            hint="aggregate each dataset in its own aggregate call",
+        )
+        return False
+
+    def _reachable(self, src: str, dst: str) -> bool:
+        seen = {src}
+        frontier = [src]
+        while frontier:
+            cur = frontier.pop()
+            for r in self.relationships:
+                if r.from_dataset == cur and r.to_dataset not in seen:
+                    if r.to_dataset == dst:
+                        return True
+                    seen.add(r.to_dataset)
+                    frontier.append(r.to_dataset)
+        return False
+
+    def _measures(
+        self,
+        metric: str,
+        tree: exp.Expression,
+        pin: str | None,
+        mext: ext.MetricExt,
+        ctx: _Ctx,
+    ) -> tuple[exp.Expression | None, list[str], list[str]]:
+        aggs = list(tree.find_all(exp.AggFunc))
+        owners: list[str | None] = []
+        for a in aggs:
+            o = self._owner(metric, a, pin, ctx)
+            if o is False:
+                return None, [], []
+            owners.append(o)  # type: ignore[arg-type]
+        known = {o for o in owners if o}
+        for i, o in enumerate(owners):
+            if o is not None:
+                continue
+            if pin is not None:
+                owners[i] = pin
+            elif len(known) == 1:
+                owners[i] = next(iter(known))
+            elif len(self.datasets) == 1:
+                owners[i] = next(iter(self.datasets))
+            else:
+                self.sink.error(
+                    "count_star_needs_dataset",
+                    f"metric `{metric}` counts rows (`{aggs[i].sql()}`) but nothing says which "
+                    "dataset's rows",
+                    path=ctx.path,
+                    line=ctx.line,
+                    candidates=sorted(self.datasets),
+                    hint='pin it with the DATUS extension {"dataset": "<name>"} (D-DATASET), or '
+                    "count a column: COUNT(dataset.key)",
+                )
+                return None, [], []
+        explicit = mext.measure_name
+        if explicit is not None and len(aggs) != 1:
+            self.sink.error(
+                "invalid_datus_extension",
+                f"`measure` on metric `{metric}` needs a single-aggregate expression",
+                path=ctx.path,
+                line=ctx.line,
+            )
+            explicit = None
+        names: list[str] = []
+        replacements: list[tuple[exp.AggFunc, str]] = []
+        for a, owner in zip(aggs, owners, strict=True):
+            assert owner is not None
+            signature = f"{owner}:{a.sql()}"
+            name = self._measure_name(metric, a, owner, signature, explicit, ctx)
+            if name is None:
+                return None, [], []
+            names.append(name)
+            replacements.append((a, name))
+        formula = tree
+        for a, name in replacements:
+            replaced = exp.column(name)
+            if a is formula:
+                formula = replaced
+            else:
+                a.replace(replaced)
+        formula = safe_division(strip_parens(formula))
+        return formula, names, [o for o in owners if o]
+
+    def _measure_name(
+        self,
+        metric: str,
+        node: exp.AggFunc,
+        owner: str,
+        signature: str,
+        explicit: str | None,
+        ctx: _Ctx,
+    ) -> str | None:
+        existing = self._measure_by_sig.get(signature)
+        if explicit is not None:
+            prior_sig = self._explicit_names.get(explicit)
+            if prior_sig is not None and prior_sig != signature:
+                self._collision(metric, explicit, ctx)
+                return None
+            if existing is not None and existing != explicit and self.measures[existing].explicit_name:
+                self._collision(metric, explicit, ctx, other=existing)
+                return None
+            if existing is not None and existing != explicit:
+                # an earlier textual twin took the stem: the declared name wins for both
+                old = self.measures.pop(existing)
+                self._rename_measure(existing, explicit)
+                self.measures[explicit] = MeasureIr(
+                    explicit, old.dataset, old.agg, old.expr, signature, old.datasets, True
+                )
+            elif existing is None:
+                if explicit in self.measures:
+                    self._collision(metric, explicit, ctx)
+                    return None
+                self.measures[explicit] = self._new_measure(explicit, node, owner, signature, True)
+            self._measure_by_sig[signature] = explicit
+            self._explicit_names[explicit] = signature
+            return explicit
+        if existing is not None:
+            return existing
+        stem = measure_stem(owner, node)
+        if stem in self.measures:
+            self._collision(metric, stem, ctx, other_sig=self.measures[stem].signature)
+            return None
+        self.measures[stem] = self._new_measure(stem, node, owner, signature, False)
+        self._measure_by_sig[signature] = stem
+        return stem
+
+    def _rename_measure(self, old: str, new: str) -> None:
+        for name, m in list(self.metrics.items()):
+            if old in m.measures:
+                formula = m.formula.transform(
+                    lambda n: exp.column(new)
+                    if isinstance(n, exp.Column) and not n.table and n.name == old
+                    else n
+                )
+                self.metrics[name] = _replace(
+                    m, formula=formula, measures=tuple(new if x == old else x for x in m.measures)
+                )
+
+    def _new_measure(
+        self, name: str, node: exp.AggFunc, owner: str, signature: str, explicit: bool
+    ) -> MeasureIr:
+        refs = frozenset({c.table for c in node.find_all(exp.Column) if c.table} | {owner})
+        return MeasureIr(
+            name=name,
+            dataset=owner,
+            agg=agg_name(node),
+            expr=node.copy(),
+            signature=signature,
+            datasets=refs,
+            explicit_name=explicit,
+        )
+
+    def _collision(
+        self, metric: str, name: str, ctx: _Ctx, other: str | None = None, other_sig: str | None = None
+    ) -> None:
+        self.sink.error(
+            "measure_name_collision",
+            f"metric `{metric}`: measure name `{name}` already names a different aggregate"
+            + (f" ({other_sig.split(':', 1)[1]})" if other_sig else "")
+            + (f" (also named `{other}`)" if other else ""),
+            path=ctx.path,
+            line=ctx.line,
+            hint='name the measure explicitly with the DATUS extension {"measure": {"name": '
+            '"..."}} (D-MEASURE) and list "measure" in requires',
+        )
+
+    def _metric_time_axis(
+        self, metric: str, mext: ext.MetricExt, owners: list[str], ctx: _Ctx
+    ) -> tuple[str | None, bool]:
+        declared = mext.time_dimension
+        if declared is not None:
+            f = self._find_time_field(declared, owners)
+            if f is None or not f.is_time:
+                what = "matches no field" if f is None else f"names `{f.qualified}`, not a time field"
+                self.sink.error(
+                    "invalid_datus_extension",
+                    f"`time_dimension` of metric `{metric}` ({declared}) {what}",
+                    path=ctx.path,
+                    line=ctx.line,
+                    candidates=[
+                        x.qualified
+                        for d in self.datasets.values()
+                        for x in d.fields.values()
+                        if x.is_time
+                    ][:8],
+                )
+            else:
+                return f.qualified, True
+        primaries = {
+            f"{o}.{self.datasets[o].primary_time}"
+            for o in owners
+            if self.datasets[o].primary_time is not None
+        }
+        if len(primaries) == 1:
+            return next(iter(primaries)), False
+        return None, False
+
+    def _find_time_field(self, ref: str, owners: list[str]) -> FieldIr | None:
+        if "." in ref:
+            ds, _, name = ref.partition(".")
+            d = self.datasets.get(ds)
+            return d.fields.get(name) if d else None
+        # a bare name resolves in the metric's own datasets first (D-TIME)
+        for o in dict.fromkeys(owners):
+            f = self.datasets[o].fields.get(ref)
+            if f is not None:
+                return f
+        hits = [d.fields[ref] for d in self.datasets.values() if ref in d.fields]
+        return hits[0] if len(hits) == 1 else None
+
+    def _check_window_references(self) -> None:
+        """frame.second names a plain single-aggregate metric; partition.exclude names fields."""
+        for name, m in list(self.metrics.items()):
+            w = m.window
+            if w is None:
+                continue
+            mpath = f"metrics[{name}]"
+            mline = self._line([("metrics", name)])
+            second = getattr(w, "second", None)
+            if second is not None:
+                other = self.metrics.get(second)
+                if other is None or other.kind != "aggregate" or other.window is not None:
+                    why = "no such metric" if other is None else "it is not a plain single aggregate"
+                    self.sink.error(
+                        "invalid_datus_extension",
+                        f"`window.frame.second` of `{name}` names `{second}`: {why}",
+                        path=mpath,
+                        line=mline,
+                        candidates=closest(second, list(self.metrics)),
+                    )
+                elif other.datasets != m.datasets:
+                    self.sink.error(
+                        "invalid_datus_extension",
+                        f"`window.frame.second` of `{name}` names `{second}`, which aggregates "
+                        "another dataset; both series must come from one base dataset",
+                        path=mpath,
+                        line=mline,
+                    )
+            partition = getattr(w, "partition", None)
+            for ref in getattr(partition, "exclude", ()) or ():
+                ds, _, fname = ref.partition(".")
+                d = self.datasets.get(ds)
+                if d is None or fname not in d.fields:
+                    everything = [f.qualified for x in self.datasets.values() for f in x.fields.values()]
+                    self.sink.error(
+                        "invalid_datus_extension",
+                        f"`window.partition.exclude` of `{name}` names `{ref}`, which is not a "
+                        "field of the model",
+                        path=mpath,
+                        line=mline,
+                        candidates=closest(ref, everything),
+                    )
+
+    # -- D-DIM -----------------------------------------------------------------------------
+    def _dimension_roles(self) -> dict[tuple[str, str], tuple[bool, str]]:
+        owners = {o for m in self.metrics.values() for o in m.datasets}
+        rel_cols: set[tuple[str, str]] = set()
+        for r in self.relationships:
+            rel_cols.update((r.from_dataset, c) for c in r.from_columns)
+            rel_cols.update((r.to_dataset, c) for c in r.to_columns)
+        roles: dict[tuple[str, str], tuple[bool, str]] = {}
+        for d in self.datasets.values():
+            single_unique = {k[0] for k in d.unique_keys if len(k) == 1} if d.name in owners else set()
+            for f in d.fields.values():
+                key = (d.name, f.name)
+                if f.is_dimension is not None:
+                    roles[key] = (f.is_dimension, "declared")
+                elif f.name in d.primary_key:
+                    roles[key] = (False, "primary_key")
+                elif f.name in single_unique:
+                    roles[key] = (False, "unique_key")
+                elif key in rel_cols:
+                    roles[key] = (False, "relationship_column")
+                elif key in self._measured_fields:
+                    roles[key] = (False, "measured")
+                else:
+                    roles[key] = (True, "time" if f.is_time else "default")
+        return roles
+
+
+def _ancestors(node: exp.Expression):  # type: ignore[no-untyped-def]
+    p = node.parent
+    while p is not None:
+        yield p
+        p = p.parent
+
+
+def _replace(m: MetricIr, **kw: object) -> MetricIr:
+    from dataclasses import replace
+
+    return replace(m, **kw)  # type: ignore[arg-type]
+
+
+__all__ = ["compile_model_text", "ident"]

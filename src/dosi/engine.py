@@ -1,0 +1,255 @@
+"""`dosi.Engine`: the public Python API (compatible with the reference engine's).
+
+Load once, then compile / explain / execute many queries; compiled plans are cached on the
+normalized query, so a repeated query costs a dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from dosi.catalog import Catalog
+from dosi.compiler.model_compiler import compile_model_text
+from dosi.errors import Diagnostic, ExecuteError, OsiError, QueryError
+from dosi.execute.duckdb_runner import arrow_rows, open_duckdb, run_sql
+from dosi.model.loader import read_model_text
+from dosi.pipeline import CompiledQuery, compile_query
+from dosi.plan.joins import JoinGraph
+
+_CACHE_SIZE = 512
+
+
+class QueryResult(dict):  # type: ignore[type-arg]
+    """The result dict ({dialect, sql, outputs, warnings, requested_columns, columns, rows,
+    row_count}) that also carries the Arrow table."""
+
+    def __init__(self, data: dict[str, Any], table: pa.Table) -> None:
+        super().__init__(data)
+        self._table = table
+
+    @property
+    def arrow(self) -> pa.Table:
+        return self._table
+
+    def to_arrow(self) -> pa.Table:
+        return self._table
+
+
+class Engine:
+    """A compiled semantic model, ready to answer metric queries."""
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        model_text: str | None = None,
+        connections: dict[str, Any] | None = None,
+        mode: str = "datus",
+        pool_size: int = 8,
+    ) -> None:
+        if mode not in ("datus", "basic"):
+            raise ValueError(f'mode must be "datus" or "basic", got "{mode}"')
+        if model_path is None and model_text is None:
+            raise ValueError("pass a model: model_path or model_text")
+        if model_path is not None and model_text is not None:
+            raise ValueError("pass at most one of model_path or model_text")
+        text = read_model_text(model_path) if model_path is not None else model_text
+        assert text is not None
+        self.mode = mode
+        self.model = compile_model_text(text, mode)
+        self.graph = JoinGraph(self.model)
+        self.catalog = Catalog(self.model, self.graph)
+        self.connections = _parse_connections(connections)
+        self._cache: OrderedDict[str, CompiledQuery] = OrderedDict()
+        self._lock = threading.Lock()
+        self._cons: dict[str, Any] = {}
+        self._con_lock = threading.Lock()
+
+    # -- catalog -------------------------------------------------------------------------------
+    @property
+    def warnings(self) -> list[dict[str, Any]]:
+        return [d.to_dict() for d in self.model.warnings]
+
+    def metrics(self) -> list[dict[str, Any]]:
+        return self.catalog.metrics()
+
+    def metric(self, name: str) -> dict[str, Any]:
+        return self.catalog.metric(name)
+
+    def datasets(self) -> list[dict[str, Any]]:
+        return self.catalog.datasets()
+
+    def dataset(self, name: str) -> dict[str, Any]:
+        return self.catalog.dataset(name)
+
+    def dimensions(self, metric: str | None = None) -> list[dict[str, Any]]:
+        return self.catalog.dimensions(metric)
+
+    # -- compile ----------------------------------------------------------------------------------
+    def _compiled(self, query: Any, dialect: str | None, pretty: bool) -> CompiledQuery:
+        key = _cache_key(query, dialect, pretty)
+        if key is not None:
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit
+        try:
+            compiled = compile_query(self.model, self.graph, query, dialect, pretty)
+        except OsiError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - never let a raw exception escape
+            raise QueryError(
+                "internal",
+                f"the engine failed to compile this query ({type(exc).__name__}: {exc})",
+                hint="this is a bug in dosi; please report it with the query and model",
+            ) from exc
+        if key is not None:
+            with self._lock:
+                self._cache[key] = compiled
+                if len(self._cache) > _CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        return compiled
+
+    def compile(self, query: Any, dialect: str | None = "duckdb", pretty: bool = False) -> dict[str, Any]:
+        c = self._compiled(query, dialect, pretty)
+        return {
+            "dialect": c.dialect.name,
+            "sql": c.sql,
+            "outputs": c.outputs(),
+            "warnings": self._warnings(c),
+            "requested_columns": c.requested_columns(),
+        }
+
+    def explain(self, query: Any) -> str:
+        c = self._compiled(query, None, False)
+        return c.plan.explain()
+
+    def _warnings(self, c: CompiledQuery) -> list[dict[str, Any]]:
+        return [d.to_dict() for d in (*self.model.warnings, *c.warnings)]
+
+    # -- execute ----------------------------------------------------------------------------------
+    def execute(
+        self,
+        query: Any,
+        dialect: str | None = None,
+        connection: str | None = None,
+        timeout_secs: float | None = None,
+        db_path: str | Path | None = None,
+    ) -> QueryResult:
+        c = self._compiled(query, dialect, False)
+        path = self._resolve_path(connection, db_path)
+        sql = c.sql
+        if c.dialect.name != "duckdb":
+            # execution is on embedded DuckDB: run the DuckDB rendering of the same plan
+            sql = self._compiled(query, "duckdb", False).sql
+        table = self._run(path, sql, timeout_secs)
+        table = _with_metadata(table, c)
+        data = {
+            "dialect": c.dialect.name,
+            "sql": c.sql,
+            "outputs": c.outputs(),
+            "warnings": self._warnings(c),
+            "requested_columns": c.requested_columns(),
+            "columns": list(table.column_names),
+            "rows": arrow_rows(table),
+            "row_count": table.num_rows,
+        }
+        return QueryResult(data, table)
+
+    def _resolve_path(self, connection: str | None, db_path: str | Path | None) -> str | None:
+        if db_path is not None:
+            return str(db_path)
+        if connection is not None:
+            cfg = self.connections.get(connection)
+            if cfg is None:
+                raise ExecuteError(
+                    "config",
+                    f"unknown connection `{connection}`",
+                    candidates=list(self.connections),
+                    hint="pass connections={name: {'type': 'duckdb', 'uri': path}} to Engine",
+                )
+            return cfg
+        defaults = [v for k, v in self.connections.items() if k == "__default__"]
+        return defaults[0] if defaults else None
+
+    def _run(self, path: str | None, sql: str, timeout_secs: float | None) -> pa.Table:
+        key = path or ":memory:"
+        with self._con_lock:
+            con = self._cons.get(key)
+            if con is None:
+                con = self._cons[key] = open_duckdb(path)
+            return run_sql(con, sql, timeout_secs)
+
+    def close(self) -> None:
+        with self._con_lock:
+            for con in self._cons.values():
+                con.close()
+            self._cons.clear()
+
+
+def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:
+    try:
+        body = query if isinstance(query, str) else json.dumps(query, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return None
+    return f"{(dialect or 'duckdb').lower()}|{int(pretty)}|{body}"
+
+
+def _parse_connections(connections: dict[str, Any] | None) -> dict[str, str]:
+    """{name: {"type": "duckdb", "uri": path, "default": true}} (also `path` / `database`)."""
+    out: dict[str, str] = {}
+    for name, cfg in (connections or {}).items():
+        if isinstance(cfg, str):
+            out[name] = cfg
+            continue
+        if not isinstance(cfg, dict):
+            raise ExecuteError("config", f"connection `{name}` must be an object")
+        kind = str(cfg.get("type", "duckdb")).lower()
+        if kind != "duckdb":
+            raise ExecuteError(
+                "config",
+                f"connection `{name}` has type `{kind}`; this release executes on DuckDB only",
+                hint="compile() renders SQL for other dialects; run it with your own client",
+            )
+        uri = cfg.get("uri") or cfg.get("path") or cfg.get("database") or ":memory:"
+        out[name] = str(uri)
+        if cfg.get("default"):
+            out["__default__"] = str(uri)
+    if len(out) == 1:
+        out["__default__"] = next(iter(out.values()))
+    return out
+
+
+def _with_metadata(table: pa.Table, c: CompiledQuery) -> pa.Table:
+    """Arrow field metadata names the metric behind each metric column (dosi.metric)."""
+    metrics = {m.name for m in c.resolved.metrics}
+    fields = []
+    for f in table.schema:
+        if f.name in metrics:
+            f = f.with_metadata({"dosi.metric": f.name, "dosi.params": "{}"})
+        fields.append(f)
+    return table.cast(pa.schema(fields)) if metrics else table
+
+
+def validate(model_text: str, mode: str = "datus") -> dict[str, Any]:
+    """Validate a model without raising: {valid, issues, warnings}."""
+    from dosi.errors import ModelError
+
+    try:
+        model = compile_model_text(model_text, mode)
+    except ModelError as err:
+        return {
+            "valid": False,
+            "issues": [d.to_dict() for d in err.issues],
+            "compile_errors": err.compile_errors,
+            "warnings": [d.to_dict() for d in err.warnings],
+        }
+    return {"valid": True, "issues": [], "compile_errors": [],
+            "warnings": [d.to_dict() for d in model.warnings]}
+
+
+__all__ = ["Diagnostic", "Engine", "QueryResult", "validate"]

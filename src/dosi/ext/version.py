@@ -1,0 +1,118 @@
+"""The envelope version gate: reading `v` and classifying it (datus-extensions §2 `v`).
+
+| situation                                   | outcome (code)                                  |
+|---------------------------------------------|-------------------------------------------------|
+| `v` absent or null                          | silent                                          |
+| malformed (bad string, wrong type, ≥2 dp)   | error `invalid_datus_extension`                 |
+| below 1.0, or a MAJOR newer than ours       | error `unsupported_datus_ext_version`           |
+| MINOR newer than ours                       | warning `datus_ext_version_ahead`               |
+| a key newer than the declared `v`           | warning `datus_ext_key_newer_than_declared`     |
+| older MINOR, every key inside its range     | silent                                          |
+
+CHECKLIST ENV-V-01 … ENV-V-10.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from dosi.ext.registry import ENGINE_VERSION
+
+Version = tuple[int, int]
+GateOutcome = Literal["ok", "ahead", "unsupported"]
+
+_STRING_FORM = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
+_NUMBER_FORM = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?")
+
+
+class VersionFormatError(ValueError):
+    """`v` is malformed: reported as `invalid_datus_extension` (ENV-V-05)."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class BelowOne:
+    """A well-formed `v` below 1.0 (e.g. `0.9`, `-1`): reported as unsupported (ENV-V-06)."""
+
+    text: str
+
+
+def fmt(version: Version) -> str:
+    """`(1, 10)` → `"1.10"`."""
+    return f"{version[0]}.{version[1]}"
+
+
+def parse_declared(raw: Any) -> Version | BelowOne | None:
+    """Read a payload's `v`: `None` when absent/null (ENV-V-04), else `(major, minor)`.
+
+    Accepts the canonical string `"MAJOR.MINOR"` (ENV-V-01) and JSON numbers: an integer `n`
+    means `n.0`, a number with one decimal is `MAJOR.MINOR` (ENV-V-02). A number with two or
+    more decimals (or an exponent) is rejected with a hint to use the string form, because
+    `1.10` and `1.1` are the same float (ENV-V-03). `bool` is not a number.
+    Raises `VersionFormatError` for a malformed `v` (ENV-V-05).
+    """
+    if raw is None:
+        return None
+    if isinstance(raw, bool):
+        raise VersionFormatError(
+            f'`v` must be a "MAJOR.MINOR" string or a number, not a boolean ({str(raw).lower()})',
+            'write the version as a string, e.g. "v": "1.10"',
+        )
+    if isinstance(raw, int):
+        if raw < 1:
+            return BelowOne(str(raw))
+        return raw, 0
+    if isinstance(raw, float):
+        text = getattr(raw, "text", None) or repr(raw)
+        m = _NUMBER_FORM.fullmatch(text)
+        if m is None or (m.group(3) is not None and len(m.group(3)) >= 2):
+            raise VersionFormatError(
+                f"`v` {text} cannot be read as MAJOR.MINOR: a JSON number can only express minors "
+                "0-9 (1.10 and 1.1 are the same number)",
+                f'write the version as a string, e.g. "v": "{_string_hint(text)}"',
+            )
+        sign, major_s, minor_s = m.group(1), m.group(2), m.group(3) or "0"
+        if sign:
+            return BelowOne(text)
+        version = int(major_s), int(minor_s)
+        if version < (1, 0):
+            return BelowOne(text)
+        return version
+    if isinstance(raw, str):
+        m = _STRING_FORM.fullmatch(raw)
+        if m is None:
+            raise VersionFormatError(
+                f'`v` "{raw}" is not of the form "MAJOR.MINOR"',
+                f'write e.g. "v": "1.1" (this engine implements "{fmt(ENGINE_VERSION)}")',
+            )
+        version = int(m.group(1)), int(m.group(2))
+        if version < (1, 0):
+            return BelowOne(raw)
+        return version
+    kind = "an array" if isinstance(raw, list) else "an object" if isinstance(raw, dict) else "?"
+    raise VersionFormatError(
+        f'`v` must be a "MAJOR.MINOR" string or a number, not {kind}',
+        'write the version as a string, e.g. "v": "1.1"',
+    )
+
+
+def _string_hint(text: str) -> str:
+    m = re.fullmatch(r"([0-9]+)\.([0-9]+)", text)
+    if m is None:
+        return fmt(ENGINE_VERSION)
+    return f"{int(m.group(1))}.{int(m.group(2))}"
+
+
+def classify(declared: Version) -> GateOutcome:
+    """Compare a declared version with this engine's (ENV-V-06/07/09)."""
+    if declared[0] != ENGINE_VERSION[0]:
+        return "unsupported"
+    if declared[1] > ENGINE_VERSION[1]:
+        return "ahead"
+    return "ok"

@@ -1,0 +1,233 @@
+"""D-WINDOW: the normalized window IR the planner consumes, plus the payload enumerations.
+
+window-metrics-extension.md: every window metric normalizes to one of four families
+(`offset`, `frame`, `rank`, `value`); the `pop` / `rolling` / `cumulative` sugars are desugared
+by `window_payload.parse_window` into the same classes, recording the sugar in `sugar`.
+The properties (`needs_time_axis`, `partition_global`, `is_running`, `expands_scan`) encode the
+query-time restrictions of WM "Restrictions" (CHECKLIST WIN-RES-01 … 05, WIN-FRM-21).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Literal
+
+Grain = Literal["day", "week", "month", "quarter", "year"]
+Calculation = Literal["value", "delta", "percent_change", "ratio"]
+Direction = Literal["back", "forward"]
+
+GRAINS: tuple[str, ...] = ("day", "week", "month", "quarter", "year")
+RESET_GRAINS: tuple[str, ...] = ("week", "month", "quarter", "year")
+CALCULATIONS: tuple[str, ...] = ("value", "delta", "percent_change", "ratio")
+DIRECTIONS: tuple[str, ...] = ("back", "forward")
+SUGARS: tuple[str, ...] = ("pop", "rolling", "cumulative")
+FAMILIES: tuple[str, ...] = ("offset", "frame", "rank", "value")
+
+FRAME_W1: tuple[str, ...] = ("sum", "avg", "min", "max", "count")
+FRAME_W2: tuple[str, ...] = ("stddev_pop", "stddev_samp", "var_pop", "var_samp")
+FRAME_W3: tuple[str, ...] = ("covar_pop", "covar_samp", "corr")
+FRAME_FUNCTIONS: tuple[str, ...] = FRAME_W1 + FRAME_W2 + FRAME_W3
+TWO_ARG_FUNCTIONS: frozenset[str] = frozenset(FRAME_W3)
+RANK_FUNCTIONS: tuple[str, ...] = (
+    "row_number",
+    "rank",
+    "dense_rank",
+    "ntile",
+    "percent_rank",
+    "cume_dist",
+)
+VALUE_FUNCTIONS: tuple[str, ...] = ("first_value", "last_value", "nth_value")
+
+ORDER_BY: tuple[str, ...] = ("time", "value")
+ORDER_DIRECTIONS: tuple[str, ...] = ("asc", "desc")
+NULLS: tuple[str, ...] = ("first", "last")
+PARTITION_MODES: tuple[str, ...] = (
+    "query_dimensions",
+    "query_dimensions_except",
+    "time_bucket",
+    "none",
+)
+UNITS: tuple[str, ...] = ("rows", "range")
+
+OFFSET_KEYS: tuple[str, ...] = ("count", "granularity", "direction")
+FRAME_KEYS: tuple[str, ...] = (
+    "function",
+    "preceding",
+    "reset",
+    "require_full_window",
+    "order",
+    "partition",
+    "units",
+    "second",
+    "scope",
+)
+RANK_KEYS: tuple[str, ...] = ("function", "buckets", "order", "partition")
+VALUE_KEYS: tuple[str, ...] = ("function", "n", "order", "partition")
+ORDER_KEYS: tuple[str, ...] = ("by", "direction", "nulls")
+PARTITION_KEYS: tuple[str, ...] = ("mode", "exclude")
+
+
+# --------------------------------------------------------------------------------------------
+# IR
+
+
+@dataclass(frozen=True)
+class OrderSpec:
+    """Shared `order` modifier (WM "Shared modifiers"; `nulls` is 1.9)."""
+
+    by: Literal["time", "value"]
+    direction: Literal["asc", "desc"]
+    nulls: Literal["first", "last"] | None = None
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """Shared `partition` modifier (WM "Shared modifiers")."""
+
+    mode: Literal["query_dimensions", "query_dimensions_except", "time_bucket", "none"]
+    exclude: tuple[str, ...] = ()
+
+
+FRAME_DEFAULT_ORDER = OrderSpec("time", "asc")
+FRAME_DEFAULT_PARTITION = PartitionSpec("query_dimensions")
+RANK_DEFAULT_ORDER = OrderSpec("value", "desc")
+RANK_DEFAULT_PARTITION = PartitionSpec("none")
+VALUE_DEFAULT_ORDER = OrderSpec("time", "asc")
+VALUE_DEFAULT_PARTITION = PartitionSpec("query_dimensions")
+
+
+class _WindowProps:
+    """Planner-facing properties shared by the four families (WM "Restrictions")."""
+
+    family: ClassVar[str] = ""
+
+    @property
+    def needs_time_axis(self) -> bool:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def partition_global(self) -> bool:
+        return False
+
+    @property
+    def is_running(self) -> bool:
+        return False
+
+    @property
+    def expands_scan(self) -> bool:
+        return False
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)  # type: ignore[call-overload]
+        out["family"] = self.family
+        return out
+
+
+@dataclass(frozen=True)
+class OffsetWindow(_WindowProps):
+    """Calendar-shifted comparison (WM "General form — offset"; `pop` desugars here)."""
+
+    count: int
+    granularity: Grain
+    direction: Direction = "back"
+    calculation: Calculation = "percent_change"
+    sugar: str | None = None
+    family: ClassVar[str] = "offset"
+
+    @property
+    def needs_time_axis(self) -> bool:
+        """Offsets always need the time axis (WIN-OFF-12)."""
+        return True
+
+    @property
+    def expands_scan(self) -> bool:
+        """Offset lookback / lookahead widens the input scan (WIN-QRY-04)."""
+        return True
+
+
+@dataclass(frozen=True)
+class FrameWindow(_WindowProps):
+    """Ordered re-aggregation (WM "General form — frame"; `rolling` / `cumulative` desugar here).
+
+    `preceding is None` means UNBOUNDED PRECEDING. With `scope == "partition"` (1.9) the frame is
+    the whole partition: `preceding`, `reset`, `units` and `order` do not apply.
+    """
+
+    function: str
+    preceding: int | None
+    reset: Grain | None = None
+    require_full_window: bool = False
+    order: OrderSpec = FRAME_DEFAULT_ORDER
+    partition: PartitionSpec = FRAME_DEFAULT_PARTITION
+    units: Literal["rows", "range"] = "rows"
+    second: str | None = None
+    scope: Literal["partition"] | None = None
+    sugar: str | None = None
+    family: ClassVar[str] = "frame"
+
+    @property
+    def time_ordered(self) -> bool:
+        return self.scope is None and self.order.by == "time"
+
+    @property
+    def needs_time_axis(self) -> bool:
+        """Time-ordered, reset, or partitioned by time bucket (WIN-FRM-21)."""
+        return self.time_ordered or self.reset is not None or self.partition.mode == "time_bucket"
+
+    @property
+    def partition_global(self) -> bool:
+        """Value-ordered frames (WIN-RES-05) and whole-partition `scope` frames (1.9)."""
+        return self.scope is not None or self.order.by == "value"
+
+    @property
+    def is_running(self) -> bool:
+        """Time-ordered, unbounded, never reset (WIN-RES-04)."""
+        return self.time_ordered and self.preceding is None and self.reset is None
+
+    @property
+    def expands_scan(self) -> bool:
+        """A reset aligns the scan to the reset boundary (WIN-FRM-17)."""
+        return self.reset is not None
+
+
+@dataclass(frozen=True)
+class RankWindow(_WindowProps):
+    """SQL:2003 ranking over the metric value (WM "General form — rank", 1.3)."""
+
+    function: str
+    buckets: int | None = None
+    order: OrderSpec = RANK_DEFAULT_ORDER
+    partition: PartitionSpec = RANK_DEFAULT_PARTITION
+    family: ClassVar[str] = "rank"
+
+    @property
+    def needs_time_axis(self) -> bool:
+        """Only when time-ordered or partitioned by time bucket (WIN-RNK-08)."""
+        return self.order.by == "time" or self.partition.mode == "time_bucket"
+
+    @property
+    def partition_global(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class ValueWindow(_WindowProps):
+    """first/last/nth navigation (WM "General form — value", 1.3)."""
+
+    function: str
+    n: int | None = None
+    order: OrderSpec = VALUE_DEFAULT_ORDER
+    partition: PartitionSpec = VALUE_DEFAULT_PARTITION
+    family: ClassVar[str] = "value"
+
+    @property
+    def needs_time_axis(self) -> bool:
+        """Only when time-ordered or partitioned by time bucket (WIN-VAL-07)."""
+        return self.order.by == "time" or self.partition.mode == "time_bucket"
+
+    @property
+    def partition_global(self) -> bool:
+        return True
+
+
+WindowSpec = OffsetWindow | FrameWindow | RankWindow | ValueWindow

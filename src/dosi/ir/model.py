@@ -1,0 +1,122 @@
+"""Compiled model IR: what the planner sees. Never raw YAML, never DATUS payloads.
+
+Expressions are sqlglot trees whose columns are qualified by the dataset name (the planner uses
+dataset names as table aliases), with field references already inlined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from sqlglot import exp
+
+from dosi.errors import Diagnostic
+
+if TYPE_CHECKING:
+    from dosi.ext import WindowSpec
+
+Grain = Literal["day", "week", "month", "quarter", "year"]
+GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
+GRAIN_RANK: dict[str, int] = {g: i for i, g in enumerate(GRAINS)}
+MetricKind = Literal["aggregate", "ratio", "expression"]
+JoinType = Literal["left", "inner"]
+
+
+@dataclass(frozen=True)
+class FieldIr:
+    dataset: str
+    name: str
+    expr: exp.Expression
+    datatype: str | None
+    is_time: bool
+    time_granularity: Grain | None
+    is_dimension: bool | None  # the D-DIM declaration, None when absent
+    description: str | None = None
+    label: str | None = None
+    source_sql: str = ""
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.dataset}.{self.name}"
+
+
+@dataclass(frozen=True)
+class DatasetIr:
+    name: str
+    source: exp.Expression  # a Table, or a Subquery for a `SELECT ...` source
+    primary_key: tuple[str, ...]
+    unique_keys: tuple[tuple[str, ...], ...]
+    fields: dict[str, FieldIr]
+    primary_time: str | None  # field name: D-TIME, else the single is_time field
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class RelationshipIr:
+    name: str
+    from_dataset: str
+    to_dataset: str
+    from_exprs: tuple[exp.Expression, ...]
+    to_exprs: tuple[exp.Expression, ...]
+    from_columns: tuple[str, ...]
+    to_columns: tuple[str, ...]
+    join_type: JoinType
+
+
+@dataclass(frozen=True)
+class MeasureIr:
+    """One aggregate, shared by every metric that spells the same aggregate."""
+
+    name: str
+    dataset: str
+    agg: str  # sum, count, count_distinct, avg, min, max, ...
+    expr: exp.Expression  # the aggregate call, columns qualified
+    signature: str
+    datasets: frozenset[str]  # every dataset the argument reads (joins needed)
+    explicit_name: bool = False
+
+    @property
+    def is_count(self) -> bool:
+        return self.agg in ("count", "count_distinct", "count_star")
+
+
+@dataclass(frozen=True)
+class MetricIr:
+    name: str
+    kind: MetricKind
+    formula: exp.Expression  # measures appear as exp.Column(name=<measure name>)
+    measures: tuple[str, ...]
+    datasets: frozenset[str]  # datasets owning the measures
+    time_axis: str | None  # qualified field: D-TIME metric > unique dataset primary time
+    time_axis_declared: bool
+    fill_nulls_with: float | int | None
+    window: WindowSpec | None
+    description: str | None = None
+    datatype: str | None = None
+    source_sql: str = ""
+
+    @property
+    def is_pure_count(self) -> bool:
+        """S-FAN-6: a pure COUNT metric reads 0 for groups only other branches produced."""
+        return self.kind == "aggregate" and self._pure_count
+
+    _pure_count: bool = False
+
+
+@dataclass
+class ModelIr:
+    name: str
+    datasets: dict[str, DatasetIr]
+    relationships: list[RelationshipIr]
+    metrics: dict[str, MetricIr]
+    measures: dict[str, MeasureIr]
+    warnings: list[Diagnostic] = field(default_factory=list)
+    description: str | None = None
+    mode: str = "datus"
+    # D-DIM: (dataset, field) -> (is_dimension, source rule)
+    dimension_roles: dict[tuple[str, str], tuple[bool, str]] = field(default_factory=dict)
+
+    def field(self, qualified: str) -> FieldIr:
+        ds, _, name = qualified.partition(".")
+        return self.datasets[ds].fields[name]

@@ -1,0 +1,56 @@
+"""One query through every layer: parse -> resolve -> plan -> SQL tree -> dialect text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dosi.errors import Diagnostic, QueryError
+from dosi.ir.model import ModelIr
+from dosi.plan.joins import JoinGraph
+from dosi.plan.nodes import QueryPlan
+from dosi.plan.planner import Planner
+from dosi.plan.windows import plan_windows
+from dosi.query.resolve import ResolvedQuery, resolve_query
+from dosi.query.spec import Query, parse_query
+from dosi.sql.dialects import Dialect, get_dialect
+from dosi.sql.render import render_plan
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    query: Query
+    resolved: ResolvedQuery
+    plan: QueryPlan
+    dialect: Dialect
+    sql: str
+    warnings: tuple[Diagnostic, ...]
+
+    def outputs(self) -> list[dict[str, Any]]:
+        return [{"column": m.name, "metric": m.name} for m in self.resolved.metrics]
+
+    def requested_columns(self) -> list[dict[str, Any]]:
+        return [
+            {"requested": d.spelling.split(":")[0] if d.window is None else d.spelling,
+             "column": d.output}
+            for d in self.resolved.dims
+        ]
+
+
+def compile_query(
+    model: ModelIr, graph: JoinGraph, raw: Any, dialect: str | None = None, pretty: bool = False
+) -> CompiledQuery:
+    query = parse_query(raw)
+    dia = get_dialect(dialect)
+    rq = resolve_query(model, query)
+    plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
+    tree = render_plan(model, plan, dia)
+    try:
+        sql = tree.sql(dialect=dia.name, pretty=pretty)
+    except Exception as exc:  # noqa: BLE001 - a dialect that cannot express the plan
+        raise QueryError(
+            "dialect_unsupported",
+            f"the plan cannot be rendered for {dia.name}: {exc}",
+            hint="compile for another dialect",
+        ) from None
+    return CompiledQuery(query, rq, plan, dia, sql, ())

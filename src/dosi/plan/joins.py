@@ -1,0 +1,100 @@
+"""Join paths over many-to-one relationships.
+
+A branch reads one fact dataset and may join only "up" (many -> one), so an aggregate never sees
+duplicated rows. A dataset reachable only against the arrow is a fan-out (`fan_out_risk`); two
+distinct paths are ambiguous (`ambiguous_join_path`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from dosi.errors import QueryError
+from dosi.ir.model import ModelIr, RelationshipIr
+
+
+class JoinGraph:
+    def __init__(self, model: ModelIr) -> None:
+        self.model = model
+        self.up: dict[str, list[RelationshipIr]] = {}
+        self.undirected: dict[str, set[str]] = {}
+        for r in model.relationships:
+            self.up.setdefault(r.from_dataset, []).append(r)
+            self.undirected.setdefault(r.from_dataset, set()).add(r.to_dataset)
+            self.undirected.setdefault(r.to_dataset, set()).add(r.from_dataset)
+        self.path = lru_cache(maxsize=4096)(self._path)
+
+    def paths(self, src: str, dst: str, limit: int = 8) -> list[tuple[RelationshipIr, ...]]:
+        out: list[tuple[RelationshipIr, ...]] = []
+
+        def walk(cur: str, seen: frozenset[str], acc: tuple[RelationshipIr, ...]) -> None:
+            if len(out) >= limit:
+                return
+            for r in self.up.get(cur, ()):
+                if r.to_dataset in seen:
+                    continue
+                step = (*acc, r)
+                if r.to_dataset == dst:
+                    out.append(step)
+                else:
+                    walk(r.to_dataset, seen | {r.to_dataset}, step)
+
+        walk(src, frozenset({src}), ())
+        return out
+
+    def reachable(self, src: str, dst: str) -> bool:
+        return src == dst or bool(self.paths(src, dst, limit=1))
+
+    def connected(self, a: str, b: str) -> bool:
+        seen = {a}
+        frontier = [a]
+        while frontier:
+            cur = frontier.pop()
+            if cur == b:
+                return True
+            for n in self.undirected.get(cur, ()):
+                if n not in seen:
+                    seen.add(n)
+                    frontier.append(n)
+        return False
+
+    def _path(self, src: str, dst: str, purpose: str) -> tuple[RelationshipIr, ...]:
+        if src == dst:
+            return ()
+        found = self.paths(src, dst)
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            routes = [" -> ".join([src, *(r.to_dataset for r in p)]) + f" (via {', '.join(r.name for r in p)})" for p in found]
+            raise QueryError(
+                "ambiguous_join_path",
+                f"{purpose}: `{dst}` is reachable from `{src}` along {len(found)} different "
+                "relationship paths",
+                candidates=routes,
+                hint="remove or rename one relationship so the path is unique",
+            )
+        if self.connected(src, dst):
+            raise QueryError(
+                "fan_out_risk",
+                f"{purpose}: `{dst}` is on the many side of `{src}`; joining it would repeat "
+                f"`{src}` rows and inflate the aggregate",
+                hint=f"group by fields that `{src}` reaches through many-to-one relationships, "
+                f"or use a metric that aggregates `{dst}`",
+            )
+        raise QueryError(
+            "no_join_path",
+            f"{purpose}: no relationship connects `{src}` to `{dst}`",
+            hint=f"declare a relationship from `{src}` to `{dst}` in the model",
+        )
+
+
+def join_order(paths: list[tuple[RelationshipIr, ...]]) -> list[RelationshipIr]:
+    """Union of the paths, each relationship once, parents before children."""
+    out: list[RelationshipIr] = []
+    seen: set[str] = set()
+    for p in paths:
+        for r in p:
+            if r.name not in seen:
+                seen.add(r.name)
+                out.append(r)
+    return out

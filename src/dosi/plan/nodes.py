@@ -1,0 +1,174 @@
+"""Logical plan nodes: small immutable records the SQL renderer visits.
+
+A query plan is: aggregation branches (one per fact dataset and time axis) -> a merge on the
+group-by output names -> metric formulas -> an optional window stage -> trim -> order / limit.
+Each node can describe itself for `explain`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from dosi.ir.model import RelationshipIr
+
+
+@dataclass(frozen=True)
+class JoinStep:
+    """Join `relationship.to_dataset` (the one side) onto the many side already in scope."""
+
+    relationship: RelationshipIr
+
+    @property
+    def kind(self) -> str:
+        return self.relationship.join_type.upper()
+
+    def describe(self) -> str:
+        r = self.relationship
+        return f"{self.kind} JOIN {r.to_dataset} via {r.name} ({r.from_dataset} -> {r.to_dataset})"
+
+
+@dataclass(frozen=True)
+class BranchDim:
+    output: str
+    expr: exp.Expression  # over the branch's tables
+    grain: str | None  # bucketed by the dialect at render time
+    window: object | None = None  # a streaming window (dosi.query.spec.StreamWindow)
+
+
+@dataclass(frozen=True)
+class TimeFilter:
+    """`expr` in [start, end): bounds rendered as literals typed like the field."""
+
+    expr: exp.Expression
+    start: dt.date | dt.datetime | None
+    end: dt.date | dt.datetime | None
+    datatype: str | None
+    start_grain_shift: tuple[tuple[int, str], ...] = ()  # scan expansion (D-WINDOW)
+    start_align: str | None = None  # DATE_TRUNC(reset, start) alignment (D-WINDOW)
+    end_shift: tuple[int, str] | None = None  # forward offsets widen the end bound
+
+    def describe(self) -> str:
+        return f"time {self.expr.sql()} in [{self.start or '-inf'}, {self.end or '+inf'})"
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One GROUP BY over one fact dataset at the query grain (never across a fan-out)."""
+
+    id: str
+    dataset: str
+    axis: str | None  # the field metric_time resolves to in this branch
+    joins: tuple[JoinStep, ...]
+    dims: tuple[BranchDim, ...]
+    measures: tuple[str, ...]
+    filters: tuple[exp.Expression, ...]
+    time_filters: tuple[TimeFilter, ...] = ()
+
+    def describe(self) -> str:
+        parts = [f"Branch {self.id}: aggregate {self.dataset}"]
+        if self.axis:
+            parts.append(f"metric_time={self.axis}")
+        parts.append(f"measures=[{', '.join(self.measures)}]")
+        if self.dims:
+            parts.append(f"by=[{', '.join(d.output for d in self.dims)}]")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class MetricColumn:
+    """A metric computed from measures; `sources` maps each measure to its branch."""
+
+    name: str
+    formula: exp.Expression
+    sources: tuple[tuple[str, str], ...]  # (measure, branch id)
+    fill: float | int | None
+    zero_fill_count: bool  # S-FAN-6: pure count reading a group only other branches made
+
+    def describe(self) -> str:
+        extra = ""
+        if self.fill is not None:
+            extra = f" fill={self.fill}"
+        elif self.zero_fill_count:
+            extra = " fill=0 (count)"
+        return f"{self.name} = {self.formula.sql()}{extra}"
+
+
+@dataclass(frozen=True)
+class TimeBounds:
+    """Half-open [start, end) on a time bucket or a time column."""
+
+    start: dt.date | dt.datetime | None
+    end: dt.date | dt.datetime | None
+
+
+@dataclass(frozen=True)
+class WindowMetric:
+    """One window metric evaluated over the base series (D-WINDOW)."""
+
+    name: str
+    base_column: str  # the base series column in the stage input
+    spec: object  # dosi.ext WindowSpec
+    partition: tuple[str, ...]  # output columns
+    tiebreak: tuple[str, ...]  # output columns used to break ties (row_number / ntile / value)
+    second_column: str | None = None
+    # rows below this bound were loaded only for other metrics' lookback: a frame that does
+    # not expand reads them as NULL, so it answers exactly as it would alone (WM Restrictions)
+    mask_before: dt.date | dt.datetime | None = None
+
+    def describe(self) -> str:
+        return f"{self.name}: {type(self.spec).__name__} over {self.base_column} partition=[{', '.join(self.partition)}]"
+
+
+@dataclass(frozen=True)
+class WindowStage:
+    time_key: str | None  # output column of the time bucket
+    grain: str | None
+    metrics: tuple[WindowMetric, ...]
+    trim: TimeBounds | None  # applied after the window stage
+    base_columns: tuple[str, ...]  # base series columns computed below the stage
+
+    def describe(self) -> str:
+        t = f" time={self.time_key}" if self.time_key else ""
+        trim = ""
+        if self.trim is not None:
+            trim = f" trim=[{self.trim.start or '-inf'}, {self.trim.end or '+inf'})"
+        return f"WindowStage{t}{trim}"
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    branches: tuple[Branch, ...]
+    dims: tuple[str, ...]  # group-by output names, in order
+    metrics: tuple[MetricColumn, ...]  # base metrics (including window bases, hidden or not)
+    outputs: tuple[str, ...]  # final column order
+    order: tuple[tuple[str, bool], ...]
+    limit: int | None
+    window: WindowStage | None = None
+    hidden: tuple[str, ...] = field(default=())  # base columns computed but not returned
+
+    def explain(self) -> str:
+        lines = ["QueryPlan"]
+        for b in self.branches:
+            lines.append(f"  {b.describe()}")
+            for j in b.joins:
+                lines.append(f"    {j.describe()}")
+            for f in b.filters:
+                lines.append(f"    filter {f.sql()}")
+            for t in b.time_filters:
+                lines.append(f"    {t.describe()}")
+        if len(self.branches) > 1:
+            lines.append(f"  Merge FULL OUTER on [{', '.join(self.dims)}] (NULL-safe)")
+        for m in self.metrics:
+            lines.append(f"  Metric {m.describe()}")
+        if self.window is not None:
+            lines.append(f"  {self.window.describe()}")
+            for wm in self.window.metrics:
+                lines.append(f"    {wm.describe()}")
+        if self.order:
+            lines.append("  Order " + ", ".join(f"{k} {'DESC' if d else 'ASC'}" for k, d in self.order))
+        if self.limit is not None:
+            lines.append(f"  Limit {self.limit}")
+        return "\n".join(lines)

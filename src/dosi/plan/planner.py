@@ -1,0 +1,152 @@
+"""Planner: ResolvedQuery -> QueryPlan.
+
+Measures are grouped into branches keyed by (fact dataset, time axis): a branch only joins
+many-to-one from its fact dataset, so no aggregate ever runs over fanned-out rows. Metrics
+whose measures live in several branches are computed after the merge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from dosi.errors import QueryError
+from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
+from dosi.plan.joins import JoinGraph, join_order
+from dosi.plan.nodes import Branch, BranchDim, JoinStep, MetricColumn, QueryPlan, TimeFilter
+from dosi.query.resolve import ResolvedQuery
+
+
+@dataclass
+class _BranchDraft:
+    dataset: str
+    axis: FieldIr | None
+    measures: list[str] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+
+
+def time_field_for(model: ModelIr, graph: JoinGraph, metric: MetricIr, measure: MeasureIr) -> FieldIr:
+    """The field metric_time means for one measure of one metric (resolved per branch)."""
+    if metric.time_axis is not None:
+        f = model.field(metric.time_axis)
+        if graph.reachable(measure.dataset, f.dataset):
+            return f
+    own = model.datasets[measure.dataset].primary_time
+    if own is not None and metric.time_axis is None:
+        return model.datasets[measure.dataset].fields[own]
+    times = [f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time]
+    raise QueryError(
+        "no_primary_time_dimension",
+        f"metric `{metric.name}` has no primary time dimension, so metric_time and a time_range "
+        "without `dimension` cannot apply to it",
+        metrics=[metric.name],
+        candidates=times,
+        hint="declare time_dimension on the metric or its dataset (DATUS D-TIME), or group by "
+        "and filter on an explicit time field",
+    )
+
+
+class Planner:
+    def __init__(self, model: ModelIr, graph: JoinGraph) -> None:
+        self.model = model
+        self.graph = graph
+
+    def plan(self, rq: ResolvedQuery, extra_metrics: tuple[MetricIr, ...] = ()) -> QueryPlan:
+        model = self.model
+        needs_axis = rq.uses_metric_time or (
+            rq.time_range is not None and rq.time_range.field is None
+        )
+        drafts: dict[tuple[str, str | None], _BranchDraft] = {}
+        sources: dict[str, list[tuple[str, tuple[str, str | None]]]] = {}
+        all_metrics = [*rq.metrics, *extra_metrics]
+        for m in all_metrics:
+            srcs: list[tuple[str, tuple[str, str | None]]] = []
+            for mname in m.measures:
+                meas = model.measures[mname]
+                axis = time_field_for(model, self.graph, m, meas) if needs_axis else None
+                key = (meas.dataset, axis.qualified if axis else None)
+                draft = drafts.get(key)
+                if draft is None:
+                    draft = drafts[key] = _BranchDraft(meas.dataset, axis)
+                if mname not in draft.measures:
+                    draft.measures.append(mname)
+                if m.name not in draft.metrics:
+                    draft.metrics.append(m.name)
+                srcs.append((mname, key))
+            sources[m.name] = srcs
+        branch_ids = {key: f"m{i}" for i, key in enumerate(drafts)}
+        branches = tuple(self._branch(branch_ids[k], d, rq) for k, d in drafts.items())
+        multi = len(branches) > 1
+        metrics = tuple(
+            MetricColumn(
+                name=m.name,
+                formula=m.formula,
+                sources=tuple((meas, branch_ids[key]) for meas, key in sources[m.name]),
+                fill=m.fill_nulls_with if m.window is None else None,
+                zero_fill_count=multi and m.is_pure_count and m.fill_nulls_with is None,
+            )
+            for m in all_metrics
+        )
+        dims = tuple(d.output for d in rq.dims)
+        outputs = (*dims, *(m.name for m in rq.metrics))
+        return QueryPlan(
+            branches=branches,
+            dims=dims,
+            metrics=metrics,
+            outputs=outputs,
+            order=tuple(rq.order),
+            limit=rq.query.limit,
+        )
+
+    def _branch(self, bid: str, draft: _BranchDraft, rq: ResolvedQuery) -> Branch:
+        model = self.model
+        ds = draft.dataset
+        needed: dict[str, str] = {}  # dataset -> why
+        for mname in draft.measures:
+            for d in model.measures[mname].datasets:
+                needed.setdefault(d, f"measure `{mname}`")
+        dims: list[BranchDim] = []
+        for d in rq.dims:
+            f = d.field if d.field is not None else draft.axis
+            if f is None:  # pragma: no cover - needs_axis guarantees an axis
+                raise AssertionError("metric_time without an axis")
+            needed.setdefault(f.dataset, f"group_by `{d.spelling}`")
+            dims.append(BranchDim(d.output, f.expr, d.grain, d.window))
+        filters: list[exp.Expression] = []
+        if rq.where is not None:
+            for f in rq.where.fields:
+                needed.setdefault(f.dataset, f"where_sql field `{f.qualified}`")
+            filters.append(rq.where.expr)
+        time_filters: list[TimeFilter] = []
+        if rq.time_range is not None:
+            tf = rq.time_range.field or draft.axis
+            if tf is None:
+                raise QueryError(
+                    "time_range_needs_dimension",
+                    "time_range has no `dimension` and the metrics "
+                    f"{', '.join(draft.metrics)} have no primary time dimension",
+                    metrics=draft.metrics,
+                    hint='name the time field: "time_range": {"dimension": "dataset.field", ...}',
+                )
+            needed.setdefault(tf.dataset, f"time_range on `{tf.qualified}`")
+            tr = rq.time_range.range
+            time_filters.append(TimeFilter(tf.expr, tr.start, tr.end, tf.datatype))
+        paths = []
+        for target, why in needed.items():
+            try:
+                paths.append(self.graph.path(ds, target, why))
+            except QueryError as err:
+                err.metrics = list(draft.metrics)
+                raise
+        joins = tuple(JoinStep(r) for r in join_order(paths))
+        return Branch(
+            id=bid,
+            dataset=ds,
+            axis=draft.axis.qualified if draft.axis else None,
+            joins=joins,
+            dims=tuple(dims),
+            measures=tuple(draft.measures),
+            filters=tuple(filters),
+            time_filters=tuple(time_filters),
+        )

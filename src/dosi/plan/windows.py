@@ -1,0 +1,323 @@
+"""D-WINDOW planning: the window stage above the base aggregate.
+
+window-metrics-extension.md: the base CTE is the exact grouped aggregate of the base metrics;
+offsets become shifted-key self-joins, frames / ranks / values window functions; the scan is
+widened for offset lookback, forward lookahead and reset alignment, and trimmed after the stage.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+
+from dosi.errors import QueryError
+from dosi.ext import FrameWindow, OffsetWindow, RankWindow, ValueWindow
+from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
+from dosi.plan.calendar import shift_when, trunc_when
+from dosi.plan.joins import JoinGraph
+from dosi.plan.nodes import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
+from dosi.plan.planner import Planner
+from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
+from dosi.sql.dialects import Dialect
+
+_MONTHS = {"month": 1, "quarter": 3, "year": 12}
+
+
+def offset_aligned(count: int, granularity: str, grain: str) -> bool:
+    """Does a shift of count x granularity land on a bucket boundary of the query grain?"""
+    if grain == "day":
+        return True
+    if grain == "week":
+        return granularity == "week" or (granularity == "day" and count % 7 == 0)
+    if granularity not in _MONTHS:
+        return False
+    return (count * _MONTHS[granularity]) % _MONTHS[grain] == 0
+
+
+def aligned_grains(count: int, granularity: str) -> list[str]:
+    return [g for g in ("day", "week", "month", "quarter", "year")
+            if offset_aligned(count, granularity, g)]
+
+
+def plan_windows(
+    model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, planner: Planner, dialect: Dialect
+) -> QueryPlan:
+    windowed = [m for m in rq.metrics if m.window is not None]
+    if not windowed:
+        return planner.plan(rq)
+    return _WindowPlanner(model, rq, planner, dialect, windowed).plan()
+
+
+class _WindowPlanner:
+    def __init__(
+        self,
+        model: ModelIr,
+        rq: ResolvedQuery,
+        planner: Planner,
+        dialect: Dialect,
+        windowed: list[MetricIr],
+    ) -> None:
+        self.model = model
+        self.rq = rq
+        self.planner = planner
+        self.dialect = dialect
+        self.windowed = windowed
+
+    def plan(self) -> QueryPlan:
+        rq = self.rq
+        time_dim, axis = self._time_key()
+        grain = time_dim.grain if time_dim is not None else None
+        self._check_grains(grain)
+        self._check_restrictions()
+        seconds = self._second_metrics()
+        base = self.planner.plan(rq, extra_metrics=seconds)
+        if len(base.branches) > 1:
+            raise QueryError(
+                "not_implemented",
+                "window queries are single-branch: every metric must aggregate one base dataset "
+                "with one time axis, but this query needs "
+                + ", ".join(f"{b.dataset}" + (f"@{b.axis}" if b.axis else "") for b in base.branches),
+                metrics=[m.name for m in rq.metrics],
+                hint="query the window metrics separately from metrics of other datasets",
+            )
+        branch = base.branches[0]
+        time_key = time_dim.output if time_dim is not None else None
+        trim = None
+        tr = rq.time_range
+        on_axis = tr is not None and (
+            tr.field is None or (axis is not None and tr.field.qualified == axis)
+        )
+        if tr is not None and on_axis and time_key is not None:
+            branch = replace(branch, time_filters=tuple(
+                self._expand(tf) for tf in branch.time_filters))
+            trim = TimeBounds(tr.range.start, tr.range.end)
+        metrics = tuple(self._window_metric(m, time_dim) for m in self.windowed)
+        expanded = trim is not None and trim.start is not None and any(
+            m.window.expands_scan for m in self.windowed  # type: ignore[union-attr]
+        )
+        if expanded:
+            metrics = tuple(
+                replace(wm, mask_before=trim.start)  # type: ignore[union-attr]
+                if isinstance(wm.spec, FrameWindow) and wm.spec.time_ordered
+                and wm.spec.reset is None
+                else wm
+                for wm in metrics
+            )
+        stage = WindowStage(
+            time_key=time_key,
+            grain=grain,
+            metrics=metrics,
+            trim=trim,
+            base_columns=tuple(dict.fromkeys(m for b in (branch,) for m in b.measures)),
+        )
+        return replace(base, branches=(branch,), window=stage)
+
+    # -- checks ------------------------------------------------------------------------------
+    def _time_key(self) -> tuple[ResolvedDim | None, str | None]:
+        """The group-by item carrying the shared time axis (WM "Querying window metrics")."""
+        needing = [m for m in self.windowed if m.window.needs_time_axis]  # type: ignore[union-attr]
+        if not needing:
+            return None, None
+        axes: dict[str, list[str]] = {}
+        for m in needing:
+            if m.time_axis is None:
+                times = [f.qualified for d in self.model.datasets.values()
+                         for f in d.fields.values() if f.is_time]
+                raise QueryError(
+                    "no_primary_time_dimension",
+                    f"window metric `{m.name}` has no time axis to order or shift along",
+                    metrics=[m.name],
+                    candidates=times,
+                    hint="declare time_dimension on the metric or its dataset (DATUS D-TIME)",
+                )
+            axes.setdefault(m.time_axis, []).append(m.name)
+        if len(axes) > 1:
+            raise QueryError(
+                "not_implemented",
+                "window metrics in one query must share one time axis; these use "
+                + " vs ".join(sorted(axes)),
+                metrics=[n for names in axes.values() for n in names],
+                hint="query the metrics separately",
+            )
+        axis = next(iter(axes))
+        for d in self.rq.dims:
+            if d.grain is not None and d.window is None and (
+                d.is_metric_time or (d.field is not None and d.field.qualified == axis)
+            ):
+                if d.is_metric_time or not any(
+                    x.is_metric_time and x.grain for x in self.rq.dims
+                ):
+                    return d, axis
+        raise QueryError(
+            "time_axis_not_grouped",
+            f"window metric{'s' if len(needing) > 1 else ''} "
+            + ", ".join(f"`{m.name}`" for m in needing)
+            + f" order or shift along `{axis}`, which the query does not group by with a grain",
+            candidates=[axis, METRIC_TIME],
+            hint=f'add "{axis}:<grain>" (e.g. :month) or "metric_time:<grain>" to group_by',
+            missing_dimensions=[axis],
+        )
+
+    def _check_grains(self, grain: str | None) -> None:
+        for m in self.windowed:
+            w = m.window
+            if isinstance(w, OffsetWindow) and grain is not None:
+                if not offset_aligned(w.count, w.granularity, grain):
+                    ok = aligned_grains(w.count, w.granularity)
+                    raise QueryError(
+                        "window_offset_misaligned",
+                        f"window metric `{m.name}` shifts {w.count} {w.granularity}, which does "
+                        f"not land on a {grain} bucket boundary: every row would look up a bucket "
+                        "the query never builds",
+                        metrics=[m.name],
+                        hint="group the time axis by " + ", ".join(ok),
+                    )
+            if isinstance(w, FrameWindow) and w.reset is not None and grain is not None:
+                if GRAIN_RANK[w.reset] < GRAIN_RANK[grain]:
+                    ok = [g for g in ("week", "month", "quarter", "year")
+                          if GRAIN_RANK[g] >= GRAIN_RANK[grain]]
+                    raise QueryError(
+                        "window_reset_too_fine",
+                        f"window metric `{m.name}` resets every {w.reset}, finer than the "
+                        f"queried {grain} grain",
+                        metrics=[m.name],
+                        hint=f"use a reset of {' / '.join(ok)}, or group at a finer grain",
+                    )
+            partition = getattr(w, "partition", None)
+            if partition is not None and partition.mode == "query_dimensions_except":
+                grouped = {d.field.qualified for d in self.rq.dims if d.field is not None}
+                missing = [x for x in partition.exclude if x not in grouped]
+                if missing:
+                    raise QueryError(
+                        "window_exclude_not_grouped",
+                        f"window metric `{m.name}` excludes {', '.join(missing)} from its "
+                        "partition, but the query does not group by "
+                        + ("it" if len(missing) == 1 else "them"),
+                        metrics=[m.name],
+                        candidates=[d.spelling for d in self.rq.dims],
+                        hint=" and ".join(f'add "{x}"' for x in missing) + " to group_by",
+                        missing_dimensions=missing,
+                    )
+
+    def _check_restrictions(self) -> None:
+        """WM "Restrictions": expansion must never change what another metric sees."""
+        tr = self.rq.time_range
+        if tr is None:
+            return
+        specs = [(m, m.window) for m in self.windowed]
+        expanding = [m.name for m, w in specs if w.expands_scan]  # type: ignore[union-attr]
+        if not expanding:
+            return
+        running = [m.name for m, w in specs if w.is_running]  # type: ignore[union-attr]
+        if running and tr.range.start is not None:
+            raise QueryError(
+                "not_implemented",
+                f"running metric{'s' if len(running) > 1 else ''} {', '.join(running)} would "
+                f"accumulate over the scan widened for {', '.join(expanding)} under a "
+                "time_range start",
+                metrics=running,
+                hint="query the running metric separately, give it a reset, or drop the "
+                "time_range start",
+            )
+        global_ = [m.name for m, w in specs if w.partition_global]  # type: ignore[union-attr]
+        if global_:
+            raise QueryError(
+                "not_implemented",
+                f"partition-global metric{'s' if len(global_) > 1 else ''} {', '.join(global_)} "
+                f"would rank or aggregate over the scan widened for {', '.join(expanding)}",
+                metrics=global_,
+                hint="query it separately, or drop the time_range",
+            )
+
+    def _second_metrics(self) -> tuple[MetricIr, ...]:
+        requested = {m.name for m in self.rq.metrics}
+        out: list[MetricIr] = []
+        for m in self.windowed:
+            second = getattr(m.window, "second", None)
+            if second is not None and second not in requested:
+                out.append(self.model.metrics[second])
+        return tuple(dict.fromkeys(out))
+
+    # -- expansion ----------------------------------------------------------------------------
+    def _expand(self, tf: TimeFilter) -> TimeFilter:
+        start, end = tf.start, tf.end
+        new_start = start
+        week_align = None
+        if start is not None:
+            lows: list[dt.date | dt.datetime] = [start]
+            for m in self.windowed:
+                w = m.window
+                if isinstance(w, OffsetWindow) and w.direction == "back":
+                    lows.append(shift_when(start, -w.count, w.granularity))
+                if isinstance(w, FrameWindow) and w.reset is not None:
+                    if w.reset == "week":
+                        week_align = "week"  # week start is the dialect's: aligned in SQL
+                    else:
+                        lows.append(trunc_when(start, w.reset))
+            new_start = min(lows, key=_sort_key)
+        new_end = end
+        if end is not None:
+            highs = [end]
+            for m in self.windowed:
+                w = m.window
+                if isinstance(w, OffsetWindow) and w.direction == "forward":
+                    highs.append(shift_when(end, w.count, w.granularity))
+            new_end = max(highs, key=_sort_key)
+        if week_align is not None and new_start is not None:
+            # DATE_TRUNC('week', low) <= every other low and <= the week start of `start`;
+            # week starts are the dialect's, so the alignment stays in SQL (WIN-FRM-19).
+            return replace(tf, start=new_start, end=new_end, start_align="week")
+        return replace(tf, start=new_start, end=new_end)
+
+    # -- window metrics -------------------------------------------------------------------------
+    def _window_metric(self, m: MetricIr, time_dim: ResolvedDim | None) -> WindowMetric:
+        w = m.window
+        time_key = time_dim.output if time_dim is not None else None
+        dims = [d.output for d in self.rq.dims]
+        non_time = [d for d in dims if d != time_key]
+        ordered_by_time = isinstance(w, OffsetWindow) or (
+            getattr(w, "order", None) is not None and w.order.by == "time"  # type: ignore[union-attr]
+            and getattr(w, "scope", None) is None
+        )
+        partition_spec = getattr(w, "partition", None)
+        if isinstance(w, OffsetWindow) or partition_spec is None:
+            partition = non_time
+        else:
+            mode = partition_spec.mode
+            if mode == "none":
+                partition = []
+            elif mode == "time_bucket":
+                partition = [time_key] if time_key else []
+            else:
+                base = non_time if ordered_by_time else dims
+                if mode == "query_dimensions_except":
+                    excluded = {
+                        d.output for d in self.rq.dims
+                        if d.field is not None and d.field.qualified in partition_spec.exclude
+                    }
+                    base = [d for d in base if d not in excluded]
+                partition = base
+        tiebreak: list[str] = []
+        if isinstance(w, (RankWindow, ValueWindow)):
+            wants = isinstance(w, ValueWindow) or w.function in ("row_number", "ntile")
+            if wants:
+                order_cols = {time_key} if ordered_by_time else set()
+                tiebreak = [d for d in dims if d not in partition and d not in order_cols]
+        second_col = None
+        second = getattr(w, "second", None)
+        if second is not None:
+            second_col = self.model.metrics[second].measures[0]
+        return WindowMetric(
+            name=m.name,
+            base_column=m.measures[0],
+            spec=w,
+            partition=tuple(partition),
+            tiebreak=tuple(tiebreak),
+            second_column=second_col,
+        )
+
+
+def _sort_key(v: dt.date | dt.datetime) -> dt.datetime:
+    if isinstance(v, dt.datetime):
+        return v.replace(tzinfo=None)
+    return dt.datetime(v.year, v.month, v.day)

@@ -1,0 +1,289 @@
+"""Query resolution: names in a parsed Query -> model objects.
+
+Everything a caller can misspell is checked here, with candidates and a retry hint; the planner
+receives only resolved objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from dosi.compiler.sqlparse import SqlSnippetError, has_window, parse_scalar
+from dosi.errors import QueryError, closest
+from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
+from dosi.query.spec import GroupByItem, Query, StreamWindow, TimeRange, query_to_dict
+
+METRIC_TIME = "metric_time"
+
+
+@dataclass(frozen=True)
+class ResolvedDim:
+    output: str
+    spelling: str
+    field: FieldIr | None  # None for metric_time (resolved per branch)
+    grain: str | None
+    window: StreamWindow | None = None
+
+    @property
+    def is_metric_time(self) -> bool:
+        return self.field is None
+
+    @property
+    def is_time(self) -> bool:
+        return self.field is None or self.field.is_time
+
+
+@dataclass(frozen=True)
+class ResolvedWhere:
+    expr: exp.Expression  # columns carry meta["dosi_field"] = "dataset.field"
+    fields: tuple[FieldIr, ...]
+
+
+@dataclass(frozen=True)
+class ResolvedTimeRange:
+    range: TimeRange
+    field: FieldIr | None  # None: each metric's own axis (or metric_time)
+
+
+@dataclass
+class ResolvedQuery:
+    query: Query
+    metrics: list[MetricIr]
+    dims: list[ResolvedDim]
+    where: ResolvedWhere | None
+    time_range: ResolvedTimeRange | None
+    order: list[tuple[str, bool]] = field(default_factory=list)  # (output column, desc)
+
+    @property
+    def uses_metric_time(self) -> bool:
+        return any(d.is_metric_time for d in self.dims)
+
+
+def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
+    metrics = [_metric(model, query, name) for name in query.metrics]
+    dims = [_dim(model, query, g) for g in query.group_by]
+    seen: dict[str, str] = {}
+    for d in dims:
+        if d.output in seen:
+            raise QueryError(
+                "duplicate_output_name",
+                f"group_by items `{seen[d.output]}` and `{d.spelling}` both produce the output "
+                f"column `{d.output}`",
+                hint="group by one of them, or rename a field in the model",
+            )
+        seen[d.output] = d.spelling
+        if d.output in query.metrics:
+            raise QueryError(
+                "duplicate_output_name",
+                f"group_by item `{d.spelling}` and metric `{d.output}` share an output name",
+                hint="rename the field or the metric in the model",
+            )
+    where = _where(model, query.where_sql) if query.where_sql else None
+    tr = _time_range(model, query) if query.time_range else None
+    rq = ResolvedQuery(query, metrics, dims, where, tr)
+    rq.order = _order(query, rq)
+    return rq
+
+
+def _metric(model: ModelIr, query: Query, name: str) -> MetricIr:
+    m = model.metrics.get(name)
+    if m is not None:
+        return m
+    cands = closest(name, model.metrics)
+    retry = None
+    if cands:
+        fixed = query_to_dict(query)
+        fixed["metrics"] = [cands[0] if x == name else x for x in query.metrics]
+        retry = fixed
+    raise QueryError(
+        "unknown_metric",
+        f"unknown metric `{name}`",
+        candidates=cands,
+        hint="list metrics with `dosi list metrics`",
+        suggested_retry=retry,
+    )
+
+
+def all_dimension_names(model: ModelIr) -> list[str]:
+    return [f.qualified for d in model.datasets.values() for f in d.fields.values()]
+
+
+def find_field(model: ModelIr, query: Query | None, name: str, *, role: str = "dimension") -> FieldIr:
+    """`dataset.field`, or a bare field name defined by exactly one dataset."""
+    if "." in name:
+        ds, _, fname = name.partition(".")
+        d = model.datasets.get(ds)
+        if d is not None and fname in d.fields:
+            return d.fields[fname]
+        _unknown(model, query, name, role)
+    hits = [d.fields[name] for d in model.datasets.values() if name in d.fields]
+    if len(hits) == 1:
+        return hits[0]
+    if len(hits) > 1:
+        code = "ambiguous_dimension" if role == "dimension" else "ambiguous_field"
+        raise QueryError(
+            code,
+            f"`{name}` is a field of several datasets: " + ", ".join(h.qualified for h in hits),
+            candidates=[h.qualified for h in hits],
+            hint="qualify it as dataset.field",
+        )
+    _unknown(model, query, name, role)
+    raise AssertionError("unreachable")
+
+
+def _unknown(model: ModelIr, query: Query | None, name: str, role: str) -> None:
+    options = all_dimension_names(model)
+    cands = closest(name, options)
+    if role == "dimension":
+        cands = cands or closest(name, [*options, METRIC_TIME])
+    code = "unknown_dimension" if role == "dimension" else "unknown_field"
+    retry = None
+    if cands and query is not None and role == "dimension":
+        fixed = query_to_dict(query)
+        fixed["group_by"] = [
+            (cands[0] + (":" + g.grain if g.grain else "")) if g.field == name else g.spelling
+            for g in query.group_by
+        ]
+        retry = fixed
+    raise QueryError(
+        code,
+        f"unknown {role} `{name}`",
+        candidates=cands,
+        hint="list dimensions with `dosi list dimensions`; write dataset.field",
+        suggested_retry=retry,
+    )
+
+
+def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
+    if g.field == METRIC_TIME:
+        if g.grain is not None:
+            for m in query.metrics:
+                mir = model.metrics.get(m)
+                if mir is not None and mir.time_axis is not None:
+                    check_grain(model.field(mir.time_axis), g.grain, g.spelling)
+        out = METRIC_TIME if g.grain is None else f"{METRIC_TIME}__{g.grain}"
+        if g.window is not None:
+            out = METRIC_TIME
+        return ResolvedDim(out, g.spelling, None, g.grain, g.window)
+    f = find_field(model, query, g.field)
+    if g.grain is not None:
+        if not f.is_time:
+            raise QueryError(
+                "grain_on_non_time_dimension",
+                f"`{f.qualified}` is not a time dimension, so `:{g.grain}` does not apply",
+                hint=f"group by `{f.qualified}` without a grain",
+                suggested_retry=_retry_without_grain(query, g, f.qualified),
+            )
+        check_grain(f, g.grain, g.spelling)
+    if g.window is not None and not f.is_time:
+        raise QueryError(
+            "grain_on_non_time_dimension",
+            f"`{f.qualified}` is not a time dimension; streaming windows bucket time",
+        )
+    out = f.name if g.grain is None else f"{f.name}__{g.grain}"
+    return ResolvedDim(out, g.spelling, f, g.grain, g.window)
+
+
+def _retry_without_grain(query: Query, g: GroupByItem, name: str) -> dict:
+    fixed = query_to_dict(query)
+    fixed["group_by"] = [name if x is g else x.spelling for x in query.group_by]
+    return fixed
+
+
+def check_grain(f: FieldIr, grain: str, spelling: str) -> None:
+    """D-GRAIN: a grain finer than the stored one is `grain_too_fine`."""
+    native = f.time_granularity
+    if native is not None and GRAIN_RANK[grain] < GRAIN_RANK[native]:
+        ok = [g for g in GRAINS if GRAIN_RANK[g] >= GRAIN_RANK[native]]
+        raise QueryError(
+            "grain_too_fine",
+            f"`{f.qualified}` is stored at {native} grain; `{spelling}` asks for {grain}",
+            candidates=ok,
+            hint=f"use {native} or a coarser grain ({', '.join(ok)})",
+        )
+
+
+def _where(model: ModelIr, text: str) -> ResolvedWhere:
+    try:
+        tree = parse_scalar(text)
+    except SqlSnippetError as err:
+        raise QueryError("unsupported_filter", f"where_sql: {err}",
+                         hint="write one SQL predicate over dataset.field names") from None
+    if tree.find(exp.AggFunc) is not None:
+        raise QueryError(
+            "aggregate_in_where",
+            f"where_sql `{text}` aggregates; where_sql filters rows before aggregation",
+            hint="filter on fields only; to filter groups by a metric value, order and limit",
+        )
+    if has_window(tree):
+        raise QueryError("unsupported_filter", f"where_sql `{text}` uses a window function")
+    if isinstance(tree, (exp.Column, exp.Literal)) and not isinstance(tree, exp.Boolean):
+        raise QueryError("unsupported_filter", f"where_sql `{text}` is not a predicate",
+                         hint="e.g. orders.status = 'completed'")
+    fields: list[FieldIr] = []
+    for col in list(tree.find_all(exp.Column)):
+        name = f"{col.table}.{col.name}" if col.table else col.name
+        if col.args.get("db") or col.args.get("catalog"):
+            raise QueryError("unknown_field", f"where_sql reads `{col.sql()}`; write dataset.field")
+        if name == METRIC_TIME:
+            raise QueryError(
+                "unsupported_filter",
+                "where_sql cannot read metric_time; use time_range for the time axis",
+                hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-02-01"}',
+            )
+        f = find_field(model, None, name, role="field")
+        fields.append(f)
+        repl = f.expr.copy()
+        if not isinstance(repl, (exp.Column, exp.Literal, exp.Func, exp.Paren)):
+            repl = exp.Paren(this=repl)
+        repl.meta["dosi_field"] = f.qualified
+        if col is tree:
+            tree = repl
+        else:
+            col.replace(repl)
+    return ResolvedWhere(tree, tuple(dict.fromkeys(fields)))
+
+
+def _time_range(model: ModelIr, query: Query) -> ResolvedTimeRange:
+    tr = query.time_range
+    assert tr is not None
+    if tr.dimension is None or tr.dimension == METRIC_TIME:
+        return ResolvedTimeRange(tr, None)
+    f = find_field(model, query, tr.dimension, role="dimension")
+    if not f.is_time:
+        raise QueryError(
+            "time_range_needs_time_dimension",
+            f"time_range.dimension `{f.qualified}` is not a time field",
+            candidates=[x.qualified for d in model.datasets.values() for x in d.fields.values()
+                        if x.is_time],
+        )
+    return ResolvedTimeRange(tr, f)
+
+
+def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool]]:
+    if not query.order_by:
+        return []
+    names: dict[str, str] = {}
+    for m in rq.metrics:
+        names[m.name] = m.name
+    for d in rq.dims:
+        names[d.output] = d.output
+        names[d.spelling] = d.output
+        if d.field is not None:
+            names[d.field.qualified + (f":{d.grain}" if d.grain else "")] = d.output
+            if d.grain is None:
+                names[d.field.qualified] = d.output
+    out: list[tuple[str, bool]] = []
+    for o in query.order_by:
+        col = names.get(o.key)
+        if col is None:
+            raise QueryError(
+                "unknown_order_key",
+                f"order_by key `{o.key}` is neither a requested metric nor a group_by item",
+                candidates=closest(o.key, names) or list(dict.fromkeys(names.values())),
+                hint="order by a metric name or a group_by output name (e.g. metric_time__month)",
+            )
+        out.append((col, o.desc))
+    return out

@@ -1,0 +1,282 @@
+"""The query shape shared by Python, CLI and REST: parsing and shape checks only.
+
+Names are not resolved here (see `dosi.query.resolve`); this module turns a JSON-like dict into
+a frozen, hashable `Query` so compiled plans can be cached on it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from dosi.errors import QueryError, QueryShapeError, closest
+from dosi.ir.model import GRAINS
+
+QUERY_KEYS = ("metrics", "group_by", "where_sql", "time_range", "order_by", "limit")
+RESERVED_KEYS = ("context_filter", "time_ranges", "params")
+ALIASES = {"where": "where_sql", "dimensions": "group_by"}
+
+STREAM_WINDOW_TYPES = ("tumble", "hop", "cumulate", "session")
+
+
+@dataclass(frozen=True)
+class StreamWindow:
+    """A streaming-window bucketing of the time axis (window-udf.md), sizes in milliseconds."""
+
+    type: str
+    size_ms: int | None = None
+    slide_ms: int | None = None
+    step_ms: int | None = None
+    gap_ms: int | None = None
+    offset_ms: int = 0
+
+
+@dataclass(frozen=True)
+class GroupByItem:
+    field: str  # "orders.region", "region" or "metric_time"
+    grain: str | None
+    spelling: str  # as the caller wrote it
+    window: StreamWindow | None = None
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    start: dt.date | dt.datetime | None
+    end: dt.date | dt.datetime | None
+    dimension: str | None
+
+
+@dataclass(frozen=True)
+class OrderItem:
+    key: str
+    desc: bool
+
+
+@dataclass(frozen=True)
+class Query:
+    metrics: tuple[str, ...]
+    group_by: tuple[GroupByItem, ...] = ()
+    where_sql: str | None = None
+    time_range: TimeRange | None = None
+    order_by: tuple[OrderItem, ...] = ()
+    limit: int | None = None
+
+
+def _bad(code: str, message: str, **kw: Any) -> QueryError:
+    cls = QueryShapeError if code in ("invalid_query", "unknown_grain") else QueryError
+    return cls(code, message, **kw)
+
+
+def parse_query(raw: Any) -> Query:
+    if isinstance(raw, Query):
+        return raw
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise _bad("invalid_query", f"the query is not valid JSON: {exc.msg}") from None
+    if not isinstance(raw, dict):
+        raise _bad("invalid_query", "a query is a JSON object with at least `metrics`",
+                   hint='e.g. {"metrics": ["revenue"], "group_by": ["metric_time:month"]}')
+    data = {ALIASES.get(k, k): v for k, v in raw.items()}
+    for key in data:
+        if key in RESERVED_KEYS:
+            raise _bad(
+                "not_implemented",
+                f"query key `{key}` is reserved for a later release of this engine",
+                hint=f"remove `{key}` from the query",
+            )
+        if key not in QUERY_KEYS:
+            raise _bad(
+                "unknown_query_key",
+                f"unknown query key `{key}`",
+                candidates=closest(key, QUERY_KEYS) or list(QUERY_KEYS),
+                hint="valid keys: " + ", ".join(QUERY_KEYS),
+            )
+    metrics = data.get("metrics")
+    if metrics is None or metrics == []:
+        raise _bad("empty_query", "the query names no metrics",
+                   hint='add at least one metric: {"metrics": ["<metric>"]}')
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not isinstance(metrics, list) or not all(isinstance(m, str) and m for m in metrics):
+        raise _bad("invalid_query", "`metrics` must be a list of metric names")
+    group_by = tuple(_group_by_item(g) for g in _as_list(data.get("group_by"), "group_by"))
+    where = data.get("where_sql")
+    if where is not None and not isinstance(where, str):
+        raise _bad("invalid_query", "`where_sql` must be a SQL predicate string")
+    if isinstance(where, str) and not where.strip():
+        where = None
+    return Query(
+        metrics=tuple(dict.fromkeys(metrics)),
+        group_by=group_by,
+        where_sql=where,
+        time_range=_time_range(data.get("time_range")),
+        order_by=tuple(_order_item(o) for o in _as_list(data.get("order_by"), "order_by")),
+        limit=_limit(data.get("limit")),
+    )
+
+
+def _as_list(value: Any, key: str) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, (str, dict)):
+        return [value]
+    if not isinstance(value, list):
+        raise _bad("invalid_query", f"`{key}` must be a list")
+    return value
+
+
+def _grain(value: Any, spelling: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or value.lower() not in GRAINS:
+        raise _bad(
+            "unknown_grain",
+            f"unknown time grain `{value}` in `{spelling}`",
+            candidates=closest(str(value), GRAINS) or list(GRAINS),
+            hint="grains: " + ", ".join(GRAINS),
+        )
+    return value.lower()
+
+
+def _group_by_item(item: Any) -> GroupByItem:
+    if isinstance(item, str):
+        text = item.strip()
+        name, sep, grain = text.partition(":")
+        if not name:
+            raise _bad("invalid_query", f"empty group_by item `{item}`")
+        if sep and grain.strip().lower() in STREAM_WINDOW_TYPES or "(" in grain:
+            from dosi.query.stream_windows import parse_window_text
+
+            return GroupByItem(name.strip(), None, text, parse_window_text(grain.strip(), text))
+        return GroupByItem(name.strip(), _grain(grain.strip() or None, text) if sep else None, text)
+    if isinstance(item, dict):
+        extra = set(item) - {"field", "grain", "window"}
+        if extra:
+            raise _bad(
+                "unknown_query_key",
+                f"unknown group_by key `{sorted(extra)[0]}`",
+                candidates=["field", "grain", "window"],
+            )
+        field = item.get("field")
+        if not isinstance(field, str) or not field.strip():
+            raise _bad("invalid_query", "a group_by object needs a `field` string",
+                       hint='e.g. {"field": "metric_time", "grain": "month"}')
+        spelling = field if item.get("grain") is None else f"{field}:{item['grain']}"
+        window = None
+        if item.get("window") is not None:
+            from dosi.query.stream_windows import parse_window_object
+
+            window = parse_window_object(item["window"], field)
+            spelling = field
+        return GroupByItem(field.strip(), _grain(item.get("grain"), spelling), spelling, window)
+    raise _bad("invalid_query", f"group_by items are strings or objects, got {item!r}")
+
+
+def parse_when(value: Any, key: str) -> dt.date | dt.datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime | dt.date):
+        return value
+    if not isinstance(value, str):
+        raise _bad("unsupported_filter", f"`time_range.{key}` must be an ISO date string")
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            return dt.date.fromisoformat(text)
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise _bad(
+            "unsupported_filter",
+            f"`time_range.{key}` = `{value}` is not an ISO date (YYYY-MM-DD)",
+            hint='write dates as "2025-01-31"',
+        ) from None
+
+
+def _time_range(value: Any) -> TimeRange | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _bad("unsupported_filter", "`time_range` is an object {start, end, dimension}")
+    extra = set(value) - {"start", "end", "dimension"}
+    if extra:
+        raise _bad("unknown_query_key", f"unknown time_range key `{sorted(extra)[0]}`",
+                   candidates=["start", "end", "dimension"])
+    start = parse_when(value.get("start"), "start")
+    end = parse_when(value.get("end"), "end")
+    if start is None and end is None:
+        raise _bad("unsupported_filter", "a time_range needs a start, an end, or both",
+                   hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-07-01"}')
+    if start is not None and end is not None and _as_dt(start) >= _as_dt(end):
+        raise _bad("unsupported_filter",
+                   f"time_range start {start} is not before end {end} (end is exclusive)")
+    dim = value.get("dimension")
+    if dim is not None and not isinstance(dim, str):
+        raise _bad("unsupported_filter", "`time_range.dimension` must be a field name")
+    return TimeRange(start, end, dim)
+
+
+def _as_dt(v: dt.date | dt.datetime) -> dt.datetime:
+    if isinstance(v, dt.datetime):
+        return v.replace(tzinfo=None)
+    return dt.datetime(v.year, v.month, v.day)
+
+
+def _order_item(item: Any) -> OrderItem:
+    if isinstance(item, str):
+        text = item.strip()
+        desc = False
+        if text.startswith("-"):
+            text, desc = text[1:], True
+        low = text.lower()
+        for suffix, flag in ((" desc", True), (" asc", False)):
+            if low.endswith(suffix):
+                text, desc = text[: -len(suffix)].strip(), flag
+        return OrderItem(text, desc)
+    if isinstance(item, dict):
+        extra = set(item) - {"key", "desc"}
+        if extra:
+            raise _bad("unknown_query_key", f"unknown order_by key `{sorted(extra)[0]}`",
+                       candidates=["key", "desc"])
+        key = item.get("key")
+        if not isinstance(key, str) or not key:
+            raise _bad("invalid_query", "an order_by item needs a `key` string")
+        desc = item.get("desc", False)
+        if not isinstance(desc, bool):
+            raise _bad("invalid_query", "`desc` in order_by must be true or false")
+        return OrderItem(key, desc)
+    raise _bad("invalid_query", f"order_by items are objects {{key, desc}}, got {item!r}")
+
+
+def _limit(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _bad("invalid_query", "`limit` must be a non-negative integer")
+    return value
+
+
+def query_to_dict(q: Query) -> dict[str, Any]:
+    """The canonical JSON form (used in suggested_retry and as the plan-cache key)."""
+    out: dict[str, Any] = {"metrics": list(q.metrics)}
+    if q.group_by:
+        out["group_by"] = [g.spelling for g in q.group_by]
+    if q.where_sql:
+        out["where_sql"] = q.where_sql
+    if q.time_range:
+        tr: dict[str, Any] = {}
+        if q.time_range.start is not None:
+            tr["start"] = q.time_range.start.isoformat()
+        if q.time_range.end is not None:
+            tr["end"] = q.time_range.end.isoformat()
+        if q.time_range.dimension:
+            tr["dimension"] = q.time_range.dimension
+        out["time_range"] = tr
+    if q.order_by:
+        out["order_by"] = [{"key": o.key, "desc": o.desc} for o in q.order_by]
+    if q.limit is not None:
+        out["limit"] = q.limit
+    return out

@@ -1,0 +1,208 @@
+"""Plan -> sqlglot tree (a visitor over plan nodes); the dialect renders the text.
+
+Shapes:
+- one branch, no window: a flat `SELECT dims, formulas FROM fact JOIN ... GROUP BY dims`;
+- several branches: one CTE per branch, merged with NULL-safe FULL OUTER JOINs on the
+  group-by output names, formulas evaluated over the measure columns after the merge;
+- a window stage sits on top of the aggregate as further CTEs (see `dosi.sql.windows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from dosi.compiler.fields import ident
+from dosi.ir.model import ModelIr
+from dosi.plan.nodes import Branch, BranchDim, MetricColumn, QueryPlan, TimeFilter
+from dosi.sql.dialects import Dialect
+
+
+def col(name: str, table: str | None = None) -> exp.Column:
+    return exp.Column(this=ident(name), table=ident(table) if table else None)
+
+
+def and_all(preds: list[exp.Expression]) -> exp.Expression | None:
+    out: exp.Expression | None = None
+    for p in preds:
+        p = exp.Paren(this=p) if isinstance(p, exp.Or) else p
+        out = p if out is None else exp.And(this=out, expression=p)
+    return out
+
+
+class Renderer:
+    def __init__(self, model: ModelIr, dialect: Dialect) -> None:
+        self.model = model
+        self.dialect = dialect
+
+    # -- pieces ------------------------------------------------------------------------------
+    def dim_expr(self, d: BranchDim) -> exp.Expression:
+        if d.window is not None:
+            from dosi.sql.stream import stream_window_start
+
+            return stream_window_start(d.expr.copy(), d.window, self.dialect)
+        if d.grain is None:
+            return d.expr.copy()
+        return self.dialect.bucket(d.expr.copy(), d.grain)
+
+    def time_predicates(self, tf: TimeFilter) -> list[exp.Expression]:
+        preds: list[exp.Expression] = []
+        if tf.start is not None:
+            bound = self.dialect.time_literal(tf.start, tf.datatype)
+            if tf.start_align is not None:
+                bound = self.dialect.trunc_date(bound, tf.start_align)
+            for count, grain in tf.start_grain_shift:
+                bound = self.dialect.shift(bound, -count, grain)
+            preds.append(exp.GTE(this=tf.expr.copy(), expression=bound))
+        if tf.end is not None:
+            bound = self.dialect.time_literal(tf.end, tf.datatype)
+            if tf.end_shift is not None:
+                bound = self.dialect.shift(bound, tf.end_shift[0], tf.end_shift[1])
+            preds.append(exp.LT(this=tf.expr.copy(), expression=bound))
+        return preds
+
+    def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select:
+        ds = self.model.datasets[branch.dataset]
+        select = select.from_(exp.alias_(ds.source.copy(), ident(ds.name), table=True), copy=False)
+        for step in branch.joins:
+            r = step.relationship
+            target = self.model.datasets[r.to_dataset]
+            on = and_all(
+                [
+                    exp.EQ(this=a.copy(), expression=b.copy())
+                    for a, b in zip(r.from_exprs, r.to_exprs, strict=True)
+                ]
+            )
+            select = select.join(
+                exp.alias_(target.source.copy(), ident(target.name), table=True),
+                on=on,
+                join_type=r.join_type.upper(),
+                copy=False,
+            )
+        preds = [f.copy() for f in branch.filters]
+        for tf in branch.time_filters:
+            preds.extend(self.time_predicates(tf))
+        where = and_all(preds)
+        if where is not None:
+            select = select.where(where, copy=False)
+        return select
+
+    def substitute(
+        self, formula: exp.Expression, lookup: Callable[[str], exp.Expression]
+    ) -> exp.Expression:
+        def repl(n: exp.Expression) -> exp.Expression:
+            if isinstance(n, exp.Column) and not n.table and n.name in self.model.measures:
+                return lookup(n.name)
+            return n
+
+        return formula.copy().transform(repl)
+
+    @staticmethod
+    def fill(expr: exp.Expression, m: MetricColumn) -> exp.Expression:
+        if m.fill is not None:
+            return exp.Coalesce(this=expr, expressions=[_number(m.fill)])
+        if m.zero_fill_count:
+            return exp.Coalesce(this=expr, expressions=[exp.Literal.number(0)])
+        return expr
+
+    # -- shapes --------------------------------------------------------------------------------
+    def aggregate(self, plan: QueryPlan, metric_names: tuple[str, ...]) -> exp.Select:
+        """The grouped aggregate: dims + the named metrics, without order / limit."""
+        wanted = [m for m in plan.metrics if m.name in metric_names]
+        if len(plan.branches) == 1:
+            return self._flat(plan.branches[0], wanted)
+        return self._merged(plan, wanted)
+
+    def _flat(self, b: Branch, metrics: list[MetricColumn]) -> exp.Select:
+        sel = exp.Select()
+        groups = []
+        for d in b.dims:
+            e = self.dim_expr(d)
+            sel = sel.select(exp.alias_(e, ident(d.output)), copy=False)
+            groups.append(e.copy())
+        for m in metrics:
+            e = self.substitute(m.formula, lambda n: self.model.measures[n].expr.copy())
+            sel = sel.select(exp.alias_(self.fill(e, m), ident(m.name)), copy=False)
+        sel = self.from_clause(b, sel)
+        if groups:
+            sel = sel.group_by(*groups, copy=False)
+        return sel
+
+    def branch_cte(self, b: Branch) -> exp.Select:
+        sel = exp.Select()
+        groups = []
+        for d in b.dims:
+            e = self.dim_expr(d)
+            sel = sel.select(exp.alias_(e, ident(d.output)), copy=False)
+            groups.append(e.copy())
+        for mname in b.measures:
+            sel = sel.select(
+                exp.alias_(self.model.measures[mname].expr.copy(), ident(mname)), copy=False
+            )
+        sel = self.from_clause(b, sel)
+        if groups:
+            sel = sel.group_by(*groups, copy=False)
+        return sel
+
+    def _merged(self, plan: QueryPlan, metrics: list[MetricColumn]) -> exp.Select:
+        sel = exp.Select()
+        ids = [b.id for b in plan.branches]
+        for d in plan.dims:
+            sel = sel.select(
+                exp.alias_(
+                    exp.Coalesce(this=col(d, ids[0]), expressions=[col(d, i) for i in ids[1:]]),
+                    ident(d),
+                ),
+                copy=False,
+            )
+        for m in metrics:
+            where = dict(m.sources)
+            e = self.substitute(m.formula, lambda n, w=where: col(n, w[n]))
+            sel = sel.select(exp.alias_(self.fill(e, m), ident(m.name)), copy=False)
+        sel = sel.from_(exp.to_table(ids[0]), copy=False)
+        for i, bid in enumerate(ids[1:], start=1):
+            if plan.dims:
+                conds = []
+                for d in plan.dims:
+                    left: exp.Expression = (
+                        col(d, ids[0])
+                        if i == 1
+                        else exp.Coalesce(this=col(d, ids[0]),
+                                          expressions=[col(d, x) for x in ids[1:i]])
+                    )
+                    conds.append(exp.NullSafeEQ(this=left, expression=col(d, bid)))
+                sel = sel.join(exp.to_table(bid), on=and_all(conds), join_type="FULL OUTER",
+                               copy=False)
+            else:
+                sel = sel.join(exp.to_table(bid), join_type="CROSS", copy=False)
+        for b in plan.branches:
+            sel = sel.with_(b.id, as_=self.branch_cte(b), copy=False)
+        return sel
+
+    def finish(self, sel: exp.Select, plan: QueryPlan) -> exp.Select:
+        keys = []
+        for key, desc in plan.order:
+            keys.extend(self.dialect.ordered(col(key), desc))
+        if keys:
+            sel = sel.order_by(*keys, copy=False)
+        if plan.limit is not None:
+            sel = sel.limit(plan.limit, copy=False)
+        return sel
+
+
+def _number(v: float | int) -> exp.Expression:
+    if isinstance(v, float) and v.is_integer() is False:
+        return exp.Literal.number(repr(v))
+    lit = exp.Literal.number(str(v))
+    return exp.Neg(this=exp.Literal.number(str(-v))) if v < 0 else lit
+
+
+def render_plan(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> exp.Expression:
+    r = Renderer(model, dialect)
+    if plan.window is not None:
+        from dosi.sql.windows import render_window_plan
+
+        return render_window_plan(r, plan)
+    names = tuple(m.name for m in plan.metrics)
+    return r.finish(r.aggregate(plan, names), plan)

@@ -1,0 +1,251 @@
+"""Window stage -> SQL (window-metrics-extension.md, "Compilation semantics").
+
+    WITH base AS (<the grouped aggregate: dims + base measures>),
+         win  AS (SELECT c.*, <offset calculations>, <window functions>
+                  FROM base AS c LEFT JOIN base AS p1 ON <partition> AND p1.t = c.t - shift)
+    SELECT <outputs> FROM win WHERE <trim> ORDER BY ... LIMIT ...
+
+The trim sits outside the windowed SELECT: WHERE runs before window functions, so an inner trim
+would delete the lookback rows the accumulation needs.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dosi.compiler.fields import ident
+from dosi.ext import FrameWindow, OffsetWindow, RankWindow, ValueWindow
+from dosi.plan.nodes import QueryPlan, WindowMetric
+from dosi.sql.render import Renderer, and_all, col
+
+_AGGS: dict[str, type[exp.Expression]] = {
+    "sum": exp.Sum,
+    "avg": exp.Avg,
+    "min": exp.Min,
+    "max": exp.Max,
+    "stddev_pop": exp.StddevPop,
+    "stddev_samp": exp.StddevSamp,
+    "var_pop": exp.VariancePop,
+    "var_samp": exp.Variance,
+}
+_TWO_ARG: dict[str, type[exp.Expression]] = {
+    "covar_pop": exp.CovarPop,
+    "covar_samp": exp.CovarSamp,
+    "corr": exp.Corr,
+}
+_RANKS: dict[str, type[exp.Expression]] = {
+    "row_number": exp.RowNumber,
+    "rank": exp.Rank,
+    "dense_rank": exp.DenseRank,
+    "percent_rank": exp.PercentRank,
+    "cume_dist": exp.CumeDist,
+}
+_DOUBLE = exp.DataType.build("DOUBLE")
+
+BASE, WIN, CUR = "base", "win", "c"
+
+
+def _double(e: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=e, to=_DOUBLE.copy())
+
+
+def _safe_div(num: exp.Expression, den: exp.Expression) -> exp.Expression:
+    return exp.Div(this=_double(num), expression=exp.Nullif(this=den, expression=exp.Literal.number(0)))
+
+
+class _StageRenderer:
+    def __init__(self, r: Renderer, plan: QueryPlan) -> None:
+        self.r = r
+        self.plan = plan
+        assert plan.window is not None
+        self.stage = plan.window
+        self.dialect = r.dialect
+        self.shift_alias: dict[tuple[int, str, str], str] = {}
+
+    def cur(self, name: str) -> exp.Column:
+        return col(name, CUR)
+
+    # -- offsets -------------------------------------------------------------------------------
+    def offset_alias(self, w: OffsetWindow) -> str:
+        key = (w.count, w.granularity, w.direction)
+        if key not in self.shift_alias:
+            self.shift_alias[key] = f"p{len(self.shift_alias) + 1}"
+        return self.shift_alias[key]
+
+    def offset_expr(self, wm: WindowMetric, w: OffsetWindow) -> exp.Expression:
+        alias = self.offset_alias(w)
+        cur = self.cur(wm.base_column)
+        prev = col(wm.base_column, alias)
+        calc = w.calculation
+        if calc == "value":
+            return prev
+        if calc == "delta":
+            return exp.Sub(this=cur, expression=prev)
+        if calc == "ratio":
+            return _safe_div(cur, prev)
+        return _safe_div(exp.Paren(this=exp.Sub(this=cur, expression=prev)), prev)
+
+    def offset_joins(self, sel: exp.Select, partition: tuple[str, ...]) -> exp.Select:
+        t = self.stage.time_key
+        assert t is not None
+        for (count, gran, direction), alias in self.shift_alias.items():
+            signed = -count if direction == "back" else count
+            conds: list[exp.Expression] = [
+                # partition equality is plain `=`: a NULL dimension has no comparable period
+                exp.EQ(this=col(d, alias), expression=self.cur(d)) for d in partition
+            ]
+            conds.append(
+                exp.EQ(
+                    this=col(t, alias),
+                    expression=self.dialect.shift(self.cur(t), signed, gran),
+                )
+            )
+            sel = sel.join(
+                exp.alias_(exp.to_table(BASE), ident(alias), table=True),
+                on=and_all(conds),
+                join_type="LEFT",
+                copy=False,
+            )
+        return sel
+
+    # -- ordered windows ----------------------------------------------------------------------
+    def order_keys(self, wm: WindowMetric, by: str, direction: str, nulls: str | None) -> list[exp.Ordered]:
+        desc = direction == "desc"
+        target = self.cur(self.stage.time_key) if by == "time" else self.cur(wm.base_column)  # type: ignore[arg-type]
+        keys = self.dialect.ordered(target, desc, nulls)
+        for d in wm.tiebreak:
+            keys.extend(self.dialect.ordered(self.cur(d), False))
+        return keys
+
+    def window(
+        self,
+        func: exp.Expression,
+        partition: list[exp.Expression],
+        order: list[exp.Ordered] | None,
+        spec: exp.WindowSpec | None,
+    ) -> exp.Window:
+        w = exp.Window(this=func)
+        if partition:
+            w.set("partition_by", partition)
+        if order:
+            w.set("order", exp.Order(expressions=order))
+        if spec is not None:
+            w.set("spec", spec)
+        return w
+
+    def masked(self, wm: WindowMetric, value: exp.Expression) -> exp.Expression:
+        if wm.mask_before is None:
+            return value
+        t = self.cur(self.stage.time_key)  # type: ignore[arg-type]
+        keep = exp.GTE(this=t, expression=self.dialect.time_literal(wm.mask_before, None))
+        return exp.Case(ifs=[exp.If(this=keep, true=value)])
+
+    def frame_count(self, wm: WindowMetric) -> exp.Expression:
+        if wm.mask_before is None:
+            return exp.Count(this=exp.Star())
+        return exp.Count(this=self.masked(wm, exp.Literal.number(1)))
+
+    def frame_expr(self, wm: WindowMetric, w: FrameWindow) -> exp.Expression:
+        v = self.masked(wm, self.cur(wm.base_column))
+        if w.function == "count":
+            func: exp.Expression = self.frame_count(wm)
+        elif w.function in _TWO_ARG:
+            assert wm.second_column is not None
+            func = _TWO_ARG[w.function](
+                this=self.masked(wm, self.cur(wm.second_column)), expression=v
+            )
+        else:
+            func = _AGGS[w.function](this=v)
+        partition: list[exp.Expression] = [self.cur(p) for p in wm.partition]
+        if w.scope == "partition":
+            return self.window(func, partition, None, None)
+        if w.reset is not None:
+            partition.append(self.dialect.bucket(self.cur(self.stage.time_key), w.reset))  # type: ignore[arg-type]
+        order = self.order_keys(wm, w.order.by, w.order.direction, w.order.nulls)
+        start: object = "UNBOUNDED" if w.preceding is None else exp.Literal.number(w.preceding)
+        spec = exp.WindowSpec(
+            kind="RANGE" if w.units == "range" else "ROWS",
+            start=start,
+            start_side="PRECEDING",
+            end="CURRENT ROW",
+        )
+        out: exp.Expression = self.window(func, partition, order, spec)
+        if w.require_full_window and w.preceding is not None:
+            count = self.window(self.frame_count(wm), [p.copy() for p in partition],
+                                [o.copy() for o in order], spec.copy())
+            full = exp.GTE(this=count, expression=exp.Literal.number(w.preceding + 1))
+            out = exp.Case(ifs=[exp.If(this=full, true=out)])
+        return out
+
+    def rank_expr(self, wm: WindowMetric, w: RankWindow) -> exp.Expression:
+        if w.function == "ntile":
+            func: exp.Expression = exp.Ntile(this=exp.Literal.number(w.buckets or 1))
+        else:
+            func = _RANKS[w.function]()
+        order = self.order_keys(wm, w.order.by, w.order.direction, w.order.nulls)
+        return self.window(func, [self.cur(p) for p in wm.partition], order, None)
+
+    def value_expr(self, wm: WindowMetric, w: ValueWindow) -> exp.Expression:
+        v = self.cur(wm.base_column)
+        if w.function == "first_value":
+            func: exp.Expression = exp.FirstValue(this=v)
+        elif w.function == "last_value":
+            func = exp.LastValue(this=v)
+        else:
+            func = exp.NthValue(this=v, offset=exp.Literal.number(w.n or 1))
+        order = self.order_keys(wm, w.order.by, w.order.direction, w.order.nulls)
+        spec = exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING",
+                              end="UNBOUNDED", end_side="FOLLOWING")
+        return self.window(func, [self.cur(p) for p in wm.partition], order, spec)
+
+    def metric_expr(self, wm: WindowMetric) -> exp.Expression:
+        w = wm.spec
+        if isinstance(w, OffsetWindow):
+            return self.offset_expr(wm, w)
+        if isinstance(w, FrameWindow):
+            return self.frame_expr(wm, w)
+        if isinstance(w, RankWindow):
+            return self.rank_expr(wm, w)
+        assert isinstance(w, ValueWindow)
+        return self.value_expr(wm, w)
+
+    # -- the statement -------------------------------------------------------------------------
+    def render(self) -> exp.Select:
+        plan, r = self.plan, self.r
+        window_names = {wm.name for wm in self.stage.metrics}
+        win = exp.Select()
+        for d in plan.dims:
+            win = win.select(exp.alias_(self.cur(d), ident(d)), copy=False)
+        for m in plan.metrics:
+            if m.name in window_names or m.name not in plan.outputs:
+                continue
+            e = r.substitute(m.formula, lambda n: self.cur(n))
+            win = win.select(exp.alias_(r.fill(e, m), ident(m.name)), copy=False)
+        offset_partition: tuple[str, ...] = ()
+        for wm in self.stage.metrics:
+            win = win.select(exp.alias_(self.metric_expr(wm), ident(wm.name)), copy=False)
+            if isinstance(wm.spec, OffsetWindow):
+                offset_partition = wm.partition
+        win = win.from_(exp.alias_(exp.to_table(BASE), ident(CUR), table=True), copy=False)
+        if self.shift_alias:
+            win = self.offset_joins(win, offset_partition)
+        final = exp.Select().select(*(col(o) for o in plan.outputs), copy=False)
+        final = final.from_(exp.to_table(WIN), copy=False)
+        trim = self.stage.trim
+        if trim is not None and self.stage.time_key is not None:
+            t = col(self.stage.time_key)
+            preds: list[exp.Expression] = []
+            if trim.start is not None:
+                preds.append(exp.GTE(this=t, expression=self.dialect.time_literal(trim.start, None)))
+            if trim.end is not None:
+                preds.append(exp.LT(this=t.copy(), expression=self.dialect.time_literal(trim.end, None)))
+            cond = and_all(preds)
+            if cond is not None:
+                final = final.where(cond, copy=False)
+        final = r.finish(final, plan)
+        base = r.branch_cte(plan.branches[0])
+        return final.with_(BASE, as_=base, copy=False).with_(WIN, as_=win, copy=False)
+
+
+def render_window_plan(r: Renderer, plan: QueryPlan) -> exp.Select:
+    return _StageRenderer(r, plan).render()

@@ -1,0 +1,124 @@
+"""Capability registry (datus-extensions §2.1, §7; CHECKLIST ENV-REG-*, ENV-IMP-01, ENV-V-11)."""
+
+from __future__ import annotations
+
+import json
+
+import dosi.ext as ext
+from dosi.ext import DATUS_EXT, DATUS_EXT_VERSION, HISTORY, IMPACTS, REGISTRY, capabilities
+from dosi.ext.payloads import PAYLOAD_FIELDS
+from dosi.ext.registry import parse_engine_version
+
+
+def test_env_v_11_engine_reports_version_1_10() -> None:
+    """ENV-V-11: the engine implements (and reports) DATUS 1.10."""
+    assert DATUS_EXT_VERSION == "1.10"
+    assert DATUS_EXT["version"] == "1.10"
+    assert ext.DATUS_EXT_VERSION == "1.10"
+
+
+def test_env_reg_03_registry_contents() -> None:
+    """ENV-REG-03: key → (extension, since, impact, carriers) exactly as §7 lists them."""
+    expected = {
+        "join_type": ("D-JOIN", "1.0", "documented", ("relationship",)),
+        "fill_nulls_with": ("D-FILL", "1.0", "documented", ("metric",)),
+        "time_dimension": ("D-TIME", "1.1", "degraded", ("dataset", "metric")),
+        "time_granularity": ("D-GRAIN", "1.1", "documented", ("field",)),
+        "dataset": ("D-DATASET", "1.1", "degraded", ("metric",)),
+        "window": ("D-WINDOW", "1.2", "documented", ("metric",)),
+        "derive": ("D-DERIVE", "1.4", "degraded", ("metric",)),
+        "measure": ("D-MEASURE", "1.4", "silent", ("metric",)),
+        "params": ("D-PARAM", "1.5", "degraded", ("metric",)),
+        "time": ("D-FORMAT", "1.6", "silent", ("field",)),
+        "is_dimension": ("D-DIM", "1.7", "documented", ("field",)),
+        "cardinality": ("D-CONFORM", "1.8", "silent", ("relationship",)),
+        "lod": ("D-LOD", "1.10", "degraded", ("field",)),
+    }
+    got = {k: (i.extension, i.since, i.impact, i.carriers) for k, i in REGISTRY.items()}
+    assert got == expected
+
+
+def test_env_reg_04_silent_keys_are_exactly_measure_time_cardinality() -> None:
+    """ENV-REG-04 / ENV-REQ-03: the shipped silent keys, the only ones needing `requires`."""
+    assert {k for k, i in REGISTRY.items() if i.impact == "silent"} == {
+        "measure",
+        "time",
+        "cardinality",
+    }
+    assert all(i.requires_needed == (i.impact == "silent") for i in REGISTRY.values())
+
+
+def test_registry_implemented_flags() -> None:
+    """This engine implements eight keys; derive, params, time, cardinality, lod are not yet."""
+    assert {k for k, i in REGISTRY.items() if not i.implemented} == {
+        "derive",
+        "params",
+        "time",
+        "cardinality",
+        "lod",
+    }
+
+
+def test_registry_implemented_flag_matches_payload_fields() -> None:
+    """The registry flag and the validators agree for every (carrier, key) pair."""
+    for key, info in REGISTRY.items():
+        for carrier in info.carriers:
+            assert ((carrier, key) in PAYLOAD_FIELDS) == info.implemented, (carrier, key)
+    assert {k for _, k in PAYLOAD_FIELDS} <= set(REGISTRY)
+
+
+def test_env_imp_01_four_impact_levels() -> None:
+    """ENV-IMP-01: inert < degraded < documented < silent."""
+    assert list(IMPACTS) == ["inert", "degraded", "documented", "silent"]
+
+
+def test_env_reg_01_every_key_has_fallback_text() -> None:
+    """ENV-REG-01/02: fallback texts used by basic-mode warnings come from the registry."""
+    for info in REGISTRY.values():
+        assert info.fallback.strip()
+        assert DATUS_EXT["keys"][info.key]["fallback"] == info.fallback
+    assert "plain base aggregate" in REGISTRY["window"].fallback
+    assert "LEFT" in REGISTRY["join_type"].fallback
+
+
+def test_env_reg_06_history_matches_registry() -> None:
+    """ENV-REG-05/06: every key appears in exactly one history row, at its `since` version;
+    1.3 and 1.9 are in-family window growth with no new keys."""
+    seen: dict[str, str] = {}
+    for entry in HISTORY:
+        for key in entry.keys:
+            assert key not in seen
+            seen[key] = entry.version
+    assert seen == {k: i.since for k, i in REGISTRY.items()}
+    by_version = {h.version: h for h in HISTORY}
+    assert by_version["1.3"].keys == () and by_version["1.9"].keys == ()
+    assert by_version["1.0"].date == "2026-07-11"
+    assert by_version["1.10"].date == "2026-09-23"
+    versions = [parse_engine_version(h.version) for h in HISTORY]
+    assert versions == sorted(versions)
+    assert HISTORY[-1].version == DATUS_EXT_VERSION
+
+
+def test_datus_ext_is_json_able_and_capabilities_is_a_copy() -> None:
+    """ENV-REG-06/07: `DATUS_EXT` / `capabilities()` are plain JSON data with impacts."""
+    text = json.dumps(DATUS_EXT)
+    assert json.loads(text) == DATUS_EXT
+    assert set(DATUS_EXT) == {"version", "keys", "history"}
+    caps = capabilities()
+    assert caps == DATUS_EXT
+    caps["keys"]["join_type"]["impact"] = "silent"
+    assert DATUS_EXT["keys"]["join_type"]["impact"] == "documented"
+    assert DATUS_EXT["keys"]["measure"]["requires_needed"] is True
+    assert DATUS_EXT["history"][0] == {
+        "version": "1.0",
+        "date": "2026-07-11",
+        "keys": ["join_type", "fill_nulls_with"],
+    }
+
+
+def test_window_in_family_features_are_published() -> None:
+    """§7 1.3 / 1.9: in-family window growth is listed under the window key."""
+    features = DATUS_EXT["keys"]["window"]["features"]
+    assert features["window.rank"] == "1.3"
+    assert features["window.frame.scope"] == "1.9"
+    assert features["window.order.nulls"] == "1.9"
