@@ -90,12 +90,14 @@ class Planner:
         )
         dims = tuple(d.output for d in rq.dims)
         outputs = (*dims, *(m.name for m in rq.metrics))
+        # without an order_by, sort by the group-by columns so results are deterministic
+        order = tuple(rq.order) or tuple((d, False) for d in dims)
         return QueryPlan(
             branches=branches,
             dims=dims,
             metrics=metrics,
             outputs=outputs,
-            order=tuple(rq.order),
+            order=order,
             limit=rq.query.limit,
         )
 
