@@ -149,3 +149,11 @@ def test_macros_work_on_a_read_only_database(tmp_path: Any) -> None:
         assert to_us(value) == -60_000_000
     finally:
         con.close()
+
+
+def test_every_declared_arity_binds_UDF_TUM_01_HOP_01_SES_01_CUM_01_02(duck: Any) -> None:
+    for function, arities in dosi.udf.WINDOW_FUNCTION_ARITIES.items():
+        for arity in arities:
+            args = ", ".join(["INTERVAL 1 HOUR"] * (arity - 1))
+            value = duck.execute(f"SELECT {function}(TIMESTAMP '2020-01-01 00:30', {args})")
+            assert value.fetchone()[0] is not None, (function, arity)

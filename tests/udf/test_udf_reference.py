@@ -131,3 +131,14 @@ def test_invalid_arguments_name_function_and_argument_UDF_GAP_02_04(
     assert info.value.message.startswith(f"{function}: argument '{argument}' ")
     assert phrase in info.value.message
     assert info.value.detail == {"function": function, "argument": argument}
+
+
+def test_error_from_engine_only_reads_window_errors() -> None:
+    from dosi.udf import error_from_engine
+
+    assert error_from_engine(RuntimeError("Binder Error: column x not found")) is None
+    text = "Invalid Input Error: [invalid_window_argument] hop: argument 'slide' must be a positive interval"
+    error = error_from_engine(RuntimeError(text))
+    assert error is not None
+    assert str(error).startswith("[invalid_window_argument] hop: argument 'slide' must be")
+    assert error.detail == {"function": "hop", "argument": "slide"}

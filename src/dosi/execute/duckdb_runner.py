@@ -67,6 +67,11 @@ def run_sql(
     try:
         return con.sql(sql).to_arrow_table()
     except duckdb.Error as exc:
+        from dosi.udf import error_from_engine
+
+        structured = error_from_engine(exc)
+        if structured is not None:  # a bad streaming-window argument, named by the UDF
+            raise structured from None
         if timed_out.is_set():
             raise ExecuteError(
                 "timeout",

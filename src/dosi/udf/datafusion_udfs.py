@@ -52,7 +52,7 @@ OFFSET_VARIANTS: Final[dict[tuple[str, int], str]] = {
     ("hop_end", 4): "hop_end_offset",
 }
 
-_US_PER_DAY: Final = 86_400_000_000
+_NS_PER_DAY: Final = 86_400_000_000_000
 
 
 class WindowArgumentError(ValueError):
@@ -76,7 +76,7 @@ def _interval_us(values: pa.Array, function: str, argument: str, *, length: bool
         months, days, nanos = item.months, item.days, item.nanoseconds
         if months != 0:
             raise WindowArgumentError(engine_message(function, argument, NOT_FIXED_LENGTH))
-        total_ns = days * _US_PER_DAY * 1000 + nanos
+        total_ns = days * _NS_PER_DAY + nanos
         if total_ns % 1_000_000 != 0:
             raise WindowArgumentError(engine_message(function, argument, NOT_WHOLE_MS))
         if length and total_ns <= 0:
@@ -86,11 +86,8 @@ def _interval_us(values: pa.Array, function: str, argument: str, *, length: bool
 
 
 def _floor_mod(a: pa.Array, b: pa.Array) -> pa.Array:
+    """`a mod b` rounded toward minus infinity (pyarrow's `modulo` is Python's `%`)."""
     return pc.modulo(a, b)
-
-
-def _result(us: pa.Array) -> pa.Array:
-    return us.cast(RESULT_TYPE)
 
 
 def _any(mask: pa.Array) -> bool:
@@ -129,7 +126,7 @@ def _cumulate_start(ts: pa.Array, step: pa.Array, size: pa.Array, fn: str) -> pa
     sz = _interval_us(size, fn, "size", length=True)
     if _any(pc.greater(st, sz)):
         raise WindowArgumentError(engine_message(fn, "step", STEP_LARGER_THAN_SIZE))
-    if _any(pc.not_equal(pc.modulo(sz, st), 0)):
+    if _any(pc.not_equal(_floor_mod(sz, st), 0)):
         raise WindowArgumentError(engine_message(fn, "size", SIZE_NOT_MULTIPLE_OF_STEP))
     t = _ts_us(ts)
     start = pc.subtract_checked(t, _floor_mod(t, sz))
@@ -183,7 +180,7 @@ def register_datafusion(session_context: Any) -> None:
 
 def _as_timestamps(body: Callable[..., pa.Array]) -> Callable[..., pa.Array]:
     def run(*args: pa.Array) -> pa.Array:
-        return _result(body(*args))
+        return body(*args).cast(RESULT_TYPE)
 
     return run
 

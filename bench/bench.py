@@ -1,0 +1,158 @@
+"""Benchmark: model load, compile latency, and end-to-end query time vs hand-written SQL.
+
+    python bench/bench.py                      # compile figures + queries at scale 1
+    python bench/bench.py --scale 2500         # ~10M orders (builds /tmp/dosi-bench once)
+
+Not a test: it prints figures (medians) for the closing notes. Query time compares the
+engine's SQL with the hand-written SQL of bench/queries.py in the same run, and checks that
+both return the same rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import itertools
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+import dosi  # noqa: E402
+from queries import CASES  # noqa: E402
+
+MODEL = ROOT / "examples" / "shop" / "model.yaml"
+
+
+def _generator() -> Any:
+    spec = importlib.util.spec_from_file_location("shop_generate", ROOT / "examples/shop/generate.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def median_ms(fn: Any, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def compile_figures() -> None:
+    loads = []
+    for _ in range(7):
+        t = time.perf_counter()
+        engine = dosi.Engine(model_path=MODEL)
+        loads.append(time.perf_counter() - t)
+    print(f"model load (shop, {len(engine.model.metrics)} metrics): "
+          f"median {statistics.median(loads) * 1e3:.2f} ms")
+    metrics = ["revenue", "order_count", "customer_count", "avg_order_value", "net_revenue",
+               "completed_revenue", "refund_total", "refund_count"]
+    dims = ["orders.channel", "customers.segment", "regions.region_name", "metric_time:month",
+            "orders.status", "metric_time:quarter", "metric_time:week"]
+    queries = []
+    for i, (a, b) in enumerate(itertools.combinations(metrics, 2)):
+        for j, d in enumerate(dims):
+            q: dict[str, Any] = {"metrics": [a, b], "group_by": [d]}
+            if j % 2:
+                q["time_range"] = {"start": f"2024-{1 + i % 12:02d}-01"}
+            queries.append(q)
+    windows = ["revenue_mom", "revenue_yoy", "revenue_rolling_3m", "revenue_ytd",
+               "revenue_running", "revenue_rank", "first_month_revenue", "revenue_next_month"]
+    wqueries = []
+    for i, w in enumerate(windows * 8):
+        wqueries.append({"metrics": ["revenue", w],
+                         "group_by": ["orders.channel", "metric_time:month"], "limit": i})
+
+    def timed(qs: list[dict[str, Any]]) -> list[float]:
+        out = []
+        for q in qs:
+            e = dosi.Engine(model_path=MODEL) if False else engine
+            t = time.perf_counter()
+            e.compile(q)
+            out.append(time.perf_counter() - t)
+        return out
+
+    engine = dosi.Engine(model_path=MODEL)  # fresh cache: every query below is distinct
+    d = timed(queries)
+    w = timed(wqueries)
+    print(f"compile, distinct queries (n={len(d)}): median {statistics.median(d) * 1e3:.3f} ms, "
+          f"p90 {sorted(d)[int(len(d) * 0.9)] * 1e3:.3f} ms")
+    print(f"compile, distinct window queries (n={len(w)}): median "
+          f"{statistics.median(w) * 1e3:.3f} ms, p90 {sorted(w)[int(len(w) * 0.9)] * 1e3:.3f} ms")
+    rep = [queries[3]] * 5000
+    r = timed(rep)
+    print(f"compile, repeated query (plan cache): median {statistics.median(r) * 1e6:.1f} us")
+
+
+def _norm(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    def cell(v: Any) -> Any:
+        if isinstance(v, float):
+            return round(v, 6)
+        if hasattr(v, "is_finite"):  # Decimal
+            return round(float(v), 6)
+        if hasattr(v, "isoformat"):
+            return str(v)[:10]
+        return v
+
+    return sorted((tuple(cell(v) for v in r) for r in rows), key=repr)
+
+
+def query_figures(db: Path, runs: int) -> None:
+    engine = dosi.Engine(model_path=MODEL)
+    con = duckdb.connect(str(db), read_only=True)
+    ratios = []
+    print(f"\n{'query':32} {'engine ms':>10} {'hand ms':>10} {'ratio':>7}  rows")
+    for name, query, hand in CASES:
+        sql = engine.compile(query)["sql"]
+        got = con.sql(sql).fetchall()
+        want = con.sql(hand).fetchall()
+        same = _norm(got) == _norm(want)
+        # interleave to share cache and noise conditions
+        e_ms, h_ms = [], []
+        for _ in range(runs):
+            e_ms.append(median_ms(lambda s=sql: con.sql(s).fetchall(), 1))
+            h_ms.append(median_ms(lambda s=hand: con.sql(s).fetchall(), 1))
+        e, h = statistics.median(e_ms), statistics.median(h_ms)
+        ratios.append(e / h)
+        flag = "" if same else "  ROWS DIFFER"
+        print(f"{name:32} {e:10.2f} {h:10.2f} {e / h:7.2f}  {len(got)}{flag}")
+    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    print(f"geometric mean engine/hand: {geo:.3f} (worst {max(ratios):.2f})")
+    t = time.perf_counter()
+    for name, query, _ in CASES:
+        engine.execute(query, db_path=str(db))
+    print(f"end to end (compile + execute + rows), all {len(CASES)} queries: "
+          f"{(time.perf_counter() - t) * 1e3:.1f} ms")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--db", type=Path, default=None)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--skip-compile", action="store_true")
+    args = ap.parse_args()
+    if not args.skip_compile:
+        compile_figures()
+    db = args.db or Path(f"/tmp/dosi-bench/shop-{args.scale:g}.duckdb")
+    if not db.exists():
+        db.parent.mkdir(parents=True, exist_ok=True)
+        t = time.perf_counter()
+        _generator().build(db, scale=args.scale)
+        print(f"built {db} in {time.perf_counter() - t:.1f} s")
+    query_figures(db, args.runs)
+
+
+if __name__ == "__main__":
+    main()
