@@ -7,6 +7,7 @@ from typing import Any
 
 from dosi.errors import Diagnostic, QueryError
 from dosi.ir.model import ModelIr
+from dosi.plan.gates import check_window_gates
 from dosi.plan.joins import JoinGraph
 from dosi.plan.nodes import QueryPlan
 from dosi.plan.planner import Planner
@@ -43,6 +44,7 @@ def compile_query(
     query = parse_query(raw)
     dia = get_dialect(dialect)
     rq = resolve_query(model, query)
+    check_window_gates(rq, dia)
     plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
     tree = render_plan(model, plan, dia)
     try:

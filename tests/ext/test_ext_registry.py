@@ -7,7 +7,7 @@ import json
 import dosi.ext as ext
 from dosi.ext import DATUS_EXT, DATUS_EXT_VERSION, HISTORY, IMPACTS, REGISTRY, capabilities
 from dosi.ext.payloads import PAYLOAD_FIELDS
-from dosi.ext.registry import parse_engine_version
+from dosi.ext.registry import parse_engine_version, registry_row
 
 
 def test_env_v_11_engine_reports_version_1_10() -> None:
@@ -76,7 +76,7 @@ def test_env_reg_01_every_key_has_fallback_text() -> None:
     """ENV-REG-01/02: fallback texts used by basic-mode warnings come from the registry."""
     for info in REGISTRY.values():
         assert info.fallback.strip()
-        assert DATUS_EXT["keys"][info.key]["fallback"] == info.fallback
+        assert registry_row(info.key)["fallback"] == info.fallback
     assert "plain base aggregate" in REGISTRY["window"].fallback
     assert "LEFT" in REGISTRY["join_type"].fallback
 
@@ -103,22 +103,22 @@ def test_datus_ext_is_json_able_and_capabilities_is_a_copy() -> None:
     """ENV-REG-06/07: `DATUS_EXT` / `capabilities()` are plain JSON data with impacts."""
     text = json.dumps(DATUS_EXT)
     assert json.loads(text) == DATUS_EXT
-    assert set(DATUS_EXT) == {"version", "keys", "history"}
+    assert set(DATUS_EXT) == {"vendor_name", "version", "min_version", "keys", "history"}
     caps = capabilities()
     assert caps == DATUS_EXT
-    caps["keys"]["join_type"]["impact"] = "silent"
-    assert DATUS_EXT["keys"]["join_type"]["impact"] == "documented"
-    assert DATUS_EXT["keys"]["measure"]["requires_needed"] is True
+    caps["keys"][0]["impact"] = "silent"
+    assert registry_row("join_type")["impact"] == "documented"
+    assert registry_row("measure")["requires_needed"] is True
     assert DATUS_EXT["history"][0] == {
         "version": "1.0",
         "date": "2026-07-11",
-        "keys": ["join_type", "fill_nulls_with"],
+        "added": ["join_type", "fill_nulls_with"],
     }
 
 
 def test_window_in_family_features_are_published() -> None:
     """§7 1.3 / 1.9: in-family window growth is listed under the window key."""
-    features = DATUS_EXT["keys"]["window"]["features"]
+    features = registry_row("window")["features"]
     assert features["window.rank"] == "1.3"
     assert features["window.frame.scope"] == "1.9"
     assert features["window.order.nulls"] == "1.9"

@@ -226,7 +226,7 @@ class HistoryEntry:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"version": self.version, "date": self.date, "keys": list(self.keys)}
+        out: dict[str, Any] = {"version": self.version, "date": self.date, "added": list(self.keys)}
         if self.note:
             out["note"] = self.note
         return out
@@ -279,15 +279,24 @@ def keys_for(carrier: Carrier) -> tuple[KeyInfo, ...]:
 
 
 def _build() -> dict[str, Any]:
+    # the reference engine's shape: keys as a list of rows, history rows with `added`
     return {
+        "vendor_name": "DATUS",
         "version": DATUS_EXT_VERSION,
-        "keys": {k.key: k.to_dict() for k in _KEYS},
+        "min_version": "1.0",
+        "keys": [{"key": k.key, **k.to_dict()} for k in _KEYS],
         "history": [h.to_dict() for h in HISTORY],
     }
 
 
 DATUS_EXT: dict[str, Any] = _build()
-"""The registry as plain JSON-able data: `{"version", "keys", "history"}` (§7, ENV-REG-06)."""
+"""The registry as plain JSON-able data: `{"vendor_name", "version", "min_version", "keys",
+"history"}` (§7, ENV-REG-06)."""
+
+
+def registry_row(key: str) -> dict[str, Any]:
+    """The `DATUS_EXT["keys"]` row of one key."""
+    return next(row for row in DATUS_EXT["keys"] if row["key"] == key)
 
 
 def capabilities() -> dict[str, Any]:

@@ -1,0 +1,192 @@
+"""Turning `dosi` command-line input into a query: JSON text, a file, stdin or query flags.
+
+Flag-built queries produce exactly the JSON a caller would write, so
+`dosi query -M revenue -g metric_time:month --start 2024-01-01` and
+`dosi query --query '{"metrics": ["revenue"], "group_by": ["metric_time:month"],
+"time_range": {"start": "2024-01-01"}}'` are the same query.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from dosi.cli_output import CliError
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split on commas outside parentheses / brackets (`a,b` -> [a, b]; `f(1,2)` stays whole)."""
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}" and depth > 0:
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _items(values: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        out.extend(split_top_level(v))
+    return out
+
+
+def order_item(text: str) -> dict[str, Any]:
+    """`-revenue` / `revenue:desc` / `revenue desc` -> descending; `revenue[:asc]` ascending."""
+    key = text.strip()
+    desc = False
+    if key.startswith("-"):
+        key, desc = key[1:].strip(), True
+    elif key.startswith("+"):
+        key = key[1:].strip()
+    head, sep, tail = key.rpartition(":")
+    if sep and tail.strip().lower() in ("asc", "desc"):
+        key, desc = head.strip(), tail.strip().lower() == "desc"
+    else:
+        low = key.lower()
+        for suffix, flag in ((" desc", True), (" asc", False)):
+            if low.endswith(suffix):
+                key, desc = key[: -len(suffix)].strip(), flag
+                break
+    if not key:
+        raise CliError(
+            "invalid_query",
+            f"empty --order-by item `{text}`",
+            hint="e.g. --order-by=-revenue or --order-by revenue:desc",
+        )
+    return {"key": key, "desc": desc}
+
+
+def flags_query(
+    metrics: Sequence[str],
+    group_by: Sequence[str],
+    where: Sequence[str],
+    start: str | None,
+    end: str | None,
+    time_dimension: str | None,
+    order_by: Sequence[str],
+    limit: int | None,
+) -> dict[str, Any]:
+    """The JSON query the flags describe (keys only when given)."""
+    names = _items(metrics)
+    if not names:
+        raise CliError(
+            "missing_query",
+            "no metrics: the query flags need at least one --metric/-M",
+            hint="e.g. dosi query -M revenue -g metric_time:month "
+            "(or pass --query JSON / --query-file FILE)",
+        )
+    query: dict[str, Any] = {"metrics": names}
+    groups = _items(group_by)
+    if groups:
+        query["group_by"] = groups
+    preds = [w.strip() for w in where if w and w.strip()]
+    if len(preds) == 1:
+        query["where_sql"] = preds[0]
+    elif preds:
+        query["where_sql"] = " AND ".join(f"({p})" for p in preds)
+    if start is not None or end is not None:
+        tr: dict[str, Any] = {}
+        if start is not None:
+            tr["start"] = start
+        if end is not None:
+            tr["end"] = end
+        if time_dimension is not None:
+            tr["dimension"] = time_dimension
+        query["time_range"] = tr
+    elif time_dimension is not None:
+        raise CliError(
+            "invalid_query",
+            "--time-dimension names the axis that --start / --end filter, but neither is given",
+            hint="add --start and/or --end (end is exclusive), e.g. "
+            "--time-dimension metric_time --start 2025-01-01",
+        )
+    orders = [order_item(o) for o in _items(order_by)]
+    if orders:
+        query["order_by"] = orders
+    if limit is not None:
+        query["limit"] = limit
+    return query
+
+
+def read_query_file(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(
+            "query_file_not_found",
+            f"cannot read query file {path}: {exc.strerror or exc}",
+            hint="pass an existing JSON file, or - to read the query from stdin",
+        ) from None
+
+
+def resolve_query(
+    query_json: str | None,
+    query_file: str | None,
+    flags: dict[str, Any],
+) -> str | dict[str, Any]:
+    """The query from exactly one source: --query, --query-file, or the query flags."""
+    used_flags = [name for name, value in flags.items() if value not in (None, (), [], "")]
+    sources = [s for s in (query_json, query_file) if s is not None]
+    if len(sources) > 1:
+        raise CliError("conflicting_options", "pass either --query or --query-file, not both")
+    if sources and used_flags:
+        flag_names = ", ".join("--" + n.replace("_", "-") for n in used_flags)
+        raise CliError(
+            "conflicting_options",
+            f"a --query / --query-file query cannot be combined with query flags ({flag_names})",
+            hint="put everything in the JSON query, or build it from flags only",
+        )
+    if query_json is not None:
+        if query_json == "-":
+            return sys.stdin.read()
+        return query_json
+    if query_file is not None:
+        return read_query_file(query_file)
+    if not used_flags:
+        raise CliError(
+            "missing_query",
+            "no query given",
+            hint="pass --metric/-M (with --group-by, --where, --start, ...), "
+            "--query JSON, or --query-file FILE (- for stdin)",
+        )
+    return flags_query(**flags)
+
+
+def command_line(
+    query: dict[str, Any], command: str = "query", prefix: Sequence[str] = ()
+) -> str:
+    """The `dosi <command> ...` flag spelling of a JSON query (for `dosi demo`)."""
+    args: list[str] = ["dosi", command, *prefix]
+    args += ["-M", ",".join(query["metrics"])]
+    for g in query.get("group_by", []):
+        args += ["-g", g if isinstance(g, str) else f"{g['field']}:{g['grain']}"]
+    if query.get("where_sql"):
+        args += ["--where", query["where_sql"]]
+    tr = query.get("time_range") or {}
+    for key, flag in (("start", "--start"), ("end", "--end"), ("dimension", "--time-dimension")):
+        if tr.get(key) is not None:
+            args += [flag, str(tr[key])]
+    for o in query.get("order_by", []):
+        if isinstance(o, str):
+            key, desc = o, False
+        else:
+            key, desc = o["key"], bool(o.get("desc"))
+        args.append(f"--order-by=-{key}" if desc else f"--order-by={key}")
+    if query.get("limit") is not None:
+        args += ["--limit", str(query["limit"])]
+    return " ".join(shlex.quote(a) for a in args)
