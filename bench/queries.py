@@ -83,7 +83,7 @@ CASES: list[tuple[str, Q, str]] = [
         {"metrics": ["items_sold"], "group_by": ["products.category"]},
         """
         SELECT p.category, SUM(i.quantity) AS items_sold
-        FROM order_items i LEFT JOIN products p ON i.product_id = p.product_id
+        FROM order_items i JOIN products p ON i.product_id = p.product_id
         GROUP BY 1 ORDER BY 1
         """,
     ),

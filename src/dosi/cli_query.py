@@ -167,9 +167,7 @@ def resolve_query(
     return flags_query(**flags)
 
 
-def command_line(
-    query: dict[str, Any], command: str = "query", prefix: Sequence[str] = ()
-) -> str:
+def command_line(query: dict[str, Any], command: str = "query", prefix: Sequence[str] = ()) -> str:
     """The `dosi <command> ...` flag spelling of a JSON query (for `dosi demo`)."""
     args: list[str] = ["dosi", command, *prefix]
     args += ["-M", ",".join(query["metrics"])]

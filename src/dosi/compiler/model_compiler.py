@@ -137,13 +137,14 @@ class _ModelCompiler:
 
     def _check_unique(self, names: list[str], kind: str, key: str) -> None:
         seen: set[str] = set()
-        for n in names:
+        for i, n in enumerate(names):
             if n in seen:
                 self.sink.error(
                     "duplicate_name",
                     f"{kind} name `{n}` is declared more than once",
                     path=f"{key}[{n}]",
-                    line=self._line([(key, n)]),
+                    # the line of this (repeated) declaration, not of the first one
+                    line=self.lines.line_of(("semantic_model", 0, key, i)),
                     hint=f"give every {kind} a unique name",
                 )
             seen.add(n)
@@ -155,13 +156,14 @@ class _ModelCompiler:
         fields = ds.fields or []
         names = [f.name for f in fields]
         seen: set[str] = set()
-        for n in names:
+        ds_index = [d.name for d in self.spec.datasets].index(ds.name)
+        for i, n in enumerate(names):
             if n in seen:
                 self.sink.error(
                     "duplicate_name",
                     f"field `{n}` is declared more than once in dataset `{ds.name}`",
                     path=f"{dpath}.fields[{n}]",
-                    line=self._line([("datasets", ds.name), ("fields", n)]),
+                    line=self.lines.line_of(("semantic_model", 0, "datasets", ds_index, "fields", i)),
                 )
             seen.add(n)
         raw: dict[str, RawField] = {}

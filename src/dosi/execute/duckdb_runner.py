@@ -46,7 +46,8 @@ def to_python(value: Any) -> Any:
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
-        return float(value)
+        exponent = value.as_tuple().exponent
+        return int(value) if isinstance(exponent, int) and exponent >= 0 else float(value)
     if isinstance(value, dt.time):
         return value.isoformat()
     return value

@@ -36,6 +36,7 @@ class BranchDim:
     expr: exp.Expression  # over the branch's tables
     grain: str | None  # bucketed by the dialect at render time
     window: object | None = None  # a streaming window (dosi.query.spec.StreamWindow)
+    datatype: str | None = None  # the field's Ossie datatype (Date enables day pre-aggregation)
 
 
 @dataclass(frozen=True)

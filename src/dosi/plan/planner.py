@@ -114,7 +114,7 @@ class Planner:
             if f is None:  # pragma: no cover - needs_axis guarantees an axis
                 raise AssertionError("metric_time without an axis")
             needed.setdefault(f.dataset, f"group_by `{d.spelling}`")
-            dims.append(BranchDim(d.output, f.expr, d.grain, d.window))
+            dims.append(BranchDim(d.output, f.expr, d.grain, d.window, f.datatype))
         filters: list[exp.Expression] = []
         if rq.where is not None:
             for f in rq.where.fields:

@@ -19,6 +19,9 @@ from dosi.plan.nodes import Branch, BranchDim, MetricColumn, QueryPlan, TimeFilt
 from dosi.sql.dialects import Dialect
 
 
+_Build = Callable[[Callable[[str], exp.Expression]], exp.Expression]
+
+
 def col(name: str, table: str | None = None) -> exp.Column:
     return exp.Column(this=ident(name), table=ident(table) if table else None)
 
@@ -115,35 +118,81 @@ class Renderer:
         return self._merged(plan, wanted)
 
     def _flat(self, b: Branch, metrics: list[MetricColumn]) -> exp.Select:
+        return self._grouped(
+            b,
+            [
+                (m.name, lambda look, m=m: self.fill(self.substitute(m.formula, look), m))
+                for m in metrics
+            ],
+        )
+
+    def branch_cte(self, b: Branch) -> exp.Select:
+        return self._grouped(b, [(n, lambda look, n=n: look(n)) for n in b.measures])
+
+    def _grouped(self, b: Branch, columns: list[tuple[str, _Build]]) -> exp.Select:
+        """SELECT dims, columns FROM the branch GROUP BY dims; each column builds its value
+        from a measure lookup. With a date bucket and re-aggregatable measures, rows are first
+        grouped by the raw date and then rolled up (PERFORMANCE.md item 1)."""
+        if self._pre_aggregable(b):
+            return self._rolled_up(b, columns)
         sel = exp.Select()
         groups = []
         for d in b.dims:
             e = self.dim_expr(d)
             sel = sel.select(exp.alias_(e, ident(d.output)), copy=False)
             groups.append(e.copy())
-        for m in metrics:
-            e = self.substitute(m.formula, lambda n: self.model.measures[n].expr.copy())
-            sel = sel.select(exp.alias_(self.fill(e, m), ident(m.name)), copy=False)
+        for name, build in columns:
+            value = build(lambda n: self.model.measures[n].expr.copy())
+            sel = sel.select(exp.alias_(value, ident(name)), copy=False)
         sel = self.from_clause(b, sel)
         if groups:
             sel = sel.group_by(*groups, copy=False)
         return sel
 
-    def branch_cte(self, b: Branch) -> exp.Select:
-        sel = exp.Select()
+    def _pre_aggregable(self, b: Branch) -> bool:
+        if any(d.window is not None for d in b.dims):
+            return False
+        if not any(d.grain not in (None, "day") and d.datatype == "Date" for d in b.dims):
+            return False
+        return all(self.model.measures[m].agg in _ROLLUP for m in b.measures)
+
+    def _rolled_up(self, b: Branch, columns: list[tuple[str, _Build]]) -> exp.Select:
+        inner = exp.Select()
+        inner_groups = []
+        raw_names: dict[str, str] = {}
+        for i, d in enumerate(b.dims):
+            name = d.output if d.grain is None else f"__t{i}"
+            raw_names[d.output] = name
+            inner = inner.select(exp.alias_(d.expr.copy(), ident(name)), copy=False)
+            inner_groups.append(d.expr.copy())
+        for m in b.measures:
+            inner = inner.select(
+                exp.alias_(self.model.measures[m].expr.copy(), ident(m)), copy=False
+            )
+        inner = self.from_clause(b, inner)
+        if inner_groups:
+            inner = inner.group_by(*inner_groups, copy=False)
+        outer = exp.Select()
         groups = []
         for d in b.dims:
-            e = self.dim_expr(d)
-            sel = sel.select(exp.alias_(e, ident(d.output)), copy=False)
+            raw = col(raw_names[d.output], _PRE)
+            e = raw if d.grain is None else self.dialect.bucket(raw, d.grain)
+            outer = outer.select(exp.alias_(e, ident(d.output)), copy=False)
             groups.append(e.copy())
-        for mname in b.measures:
-            sel = sel.select(
-                exp.alias_(self.model.measures[mname].expr.copy(), ident(mname)), copy=False
-            )
-        sel = self.from_clause(b, sel)
-        if groups:
-            sel = sel.group_by(*groups, copy=False)
-        return sel
+
+        def rolled(n: str) -> exp.Expression:
+            agg = self.model.measures[n].agg
+            out: exp.Expression = _ROLLUP[agg](this=col(n, _PRE))
+            if agg in ("count", "count_star"):  # a count stays an integer, as COUNT is
+                out = exp.Cast(this=out, to=exp.DataType.build("BIGINT"))
+            return out
+
+        for name, build in columns:
+            outer = outer.select(exp.alias_(build(rolled), ident(name)), copy=False)
+        outer = outer.from_(
+            exp.alias_(exp.Subquery(this=inner), ident(_PRE), table=True), copy=False
+        )
+        return outer.group_by(*groups, copy=False)
 
     def _merged(self, plan: QueryPlan, metrics: list[MetricColumn]) -> exp.Select:
         sel = exp.Select()
@@ -189,6 +238,17 @@ class Renderer:
         if plan.limit is not None:
             sel = sel.limit(plan.limit, copy=False)
         return sel
+
+
+_PRE = "pre"
+# measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
+_ROLLUP: dict[str, type[exp.Expression]] = {
+    "sum": exp.Sum,
+    "count": exp.Sum,
+    "count_star": exp.Sum,
+    "min": exp.Min,
+    "max": exp.Max,
+}
 
 
 def _number(v: float | int) -> exp.Expression:
