@@ -134,7 +134,7 @@ class ModelError(OsiError):
 
 _SCHEMA_CODES = frozenset(
     {"unknown_model_key", "missing_model_key", "invalid_model_value", "invalid_yaml",
-     "invalid_model", "unsupported_version", "model_not_found"}
+     "invalid_model", "unsupported_version", "model_not_found", "empty_datasets"}
 )
 
 

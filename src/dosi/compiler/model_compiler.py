@@ -620,6 +620,16 @@ class _ModelCompiler:
             else:
                 a.replace(replaced)
         formula = safe_division(strip_parens(formula))
+        loose = [c for c in formula.find_all(exp.Column) if c.table]
+        if loose:
+            self.sink.error(
+                "not_an_aggregate",
+                f"metric `{metric}` reads `{loose[0].sql()}` outside any aggregate",
+                path=ctx.path,
+                line=ctx.line,
+                hint="wrap every field reference of a metric in an aggregate",
+            )
+            return None, [], []
         return formula, names, [o for o in owners if o]
 
     def _measure_name(

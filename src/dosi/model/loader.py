@@ -75,6 +75,18 @@ def _schema_issue(err: Any, data: Any, lines: LineIndex) -> Diagnostic:
     path = object_path(data, loc)
     kind = err["type"]
     field = loc[-1] if loc else ""
+    if list(loc) == ["version"]:
+        code, msg = "unsupported_version", (
+            f"model version {data.get('version')!r} is not supported; this engine reads Ossie "
+            "0.2.0.dev0"
+        )
+        if kind == "missing":
+            code, msg = "missing_model_key", "required key `version` is missing (0.2.0.dev0)"
+        return Diagnostic(code, msg, path="version", line=lines.line_of(loc),
+                          hint="set `version: 0.2.0.dev0`")
+    if kind == "too_short" and loc and loc[-1] == "datasets":
+        code, msg = "empty_datasets", "a semantic model needs at least one dataset"
+        return Diagnostic(code, msg, path=object_path(data, loc), line=lines.line_of(loc))
     if kind == "extra_forbidden":
         code, msg = "unknown_model_key", f"unknown key `{field}` (the Ossie schema forbids it)"
     elif kind == "missing":
