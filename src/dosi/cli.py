@@ -493,7 +493,7 @@ def _emit_rows(fmt: str, rows: list[dict[str, Any]], table_cols: Sequence[str]) 
     elif fmt == "csv":
         print_csv(_all_columns(rows) or list(table_cols), rows)
     else:
-        print_table(table_cols, rows)
+        print_table(table_cols, rows, null="")
 
 
 @cli.command("list", epilog=COMMAND_EPILOG)
@@ -615,6 +615,7 @@ def _show_dataset(fmt: str, ds: dict[str, Any]) -> None:
         _columns(fields, ["name", "is_time", "datatype", "expression", "description"]),
         fields,
         title="fields",
+        null="",
     )
     rels = ds.get("relationships") or []
     if rels:
@@ -661,11 +662,12 @@ def info(fmt: str) -> None:
     click.echo(f"datus-ext version: {data['datus_ext_version']}")
     click.echo("modes:             --osi-datus (default), --osi-basic")
     click.echo()
-    rows = [{"key": k, **v} for k, v in data["keys"].items()]
+    rows = _key_rows(data.get("keys"))
     print_table(
         ["key", "extension", "carriers", "since", "impact", "implemented", "fallback"],
         rows,
         title="capabilities (DATUS payload keys)",
+        null="",
     )
     click.echo()
     print_table(
@@ -676,14 +678,21 @@ def info(fmt: str) -> None:
     click.echo()
     hist = [
         {
-            "version": h["version"],
-            "date": h["date"],
-            "keys": h.get("keys") or None,
+            "version": h.get("version"),
+            "date": h.get("date"),
+            "keys": h.get("added", h.get("keys")) or None,
             "note": h.get("note"),
         }
-        for h in data["history"]
+        for h in data.get("history") or []
     ]
-    print_table(["version", "date", "keys", "note"], hist, title="history")
+    print_table(["version", "date", "keys", "note"], hist, title="history", null="")
+
+
+def _key_rows(keys: Any) -> list[dict[str, Any]]:
+    """Registry rows, whether `keys` is a list of rows or a {key: row} mapping."""
+    if isinstance(keys, Mapping):
+        return [{"key": k, **v} for k, v in keys.items()]
+    return [dict(r) for r in keys or []]
 
 
 # -- compile / explain / query ------------------------------------------------------------------
@@ -813,7 +822,7 @@ def _print_result(fmt: str, result: Mapping[str, Any]) -> None:
     if fmt == "csv":
         print_csv(columns, rows)
     else:
-        print_table(columns, rows)
+        print_table(columns, rows, scales=_decimal_scales(result))
         n = result["row_count"]
         click.echo(f"({n} row{'s' if n != 1 else ''})")
     print_warnings(result.get("warnings") or [])
@@ -885,10 +894,22 @@ def demo(example_dir: str | None, db: str | None, rebuild: bool, fmt: str) -> No
         click.echo("try:   dosi list metrics -m " + _rel(model_path))
 
 
+def _decimal_scales(result: Any) -> dict[str, int]:
+    """{column: scale} of the DECIMAL columns of a result's Arrow table."""
+    import pyarrow as pa
+
+    table = getattr(result, "arrow", None)
+    if table is None:
+        return {}
+    return {f.name: f.type.scale for f in table.schema if pa.types.is_decimal(f.type)}
+
+
 def _rel(path: Path) -> str:
+    """`path` relative to the working directory when it lies below it, else absolute."""
+    path = Path(path).resolve()
     try:
-        return os.path.relpath(path)
-    except ValueError:  # another drive on Windows
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
         return str(path)
 
 

@@ -13,6 +13,7 @@ import decimal
 import io
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -79,11 +80,16 @@ def echo_json(value: Any) -> None:
 
 # -- cell formatting ----------------------------------------------------------------------------
 def _is_number(v: Any) -> bool:
+    if isinstance(v, _Shown):
+        return True
     return isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool)
 
 
-def cell_text(v: Any) -> str:
-    """Display text of one value in a table (JSON and CSV keep full precision)."""
+def cell_text(v: Any, scale: int | None = None) -> str:
+    """Display text of one value in a table (JSON and CSV keep full precision).
+
+    `scale` is the column's DECIMAL scale: decimals (which rows carry as floats) show that many
+    digits, so money reads 135697.40 rather than 135697.4."""
     if v is None:
         return NULL_TEXT
     if isinstance(v, bool):
@@ -91,6 +97,8 @@ def cell_text(v: Any) -> str:
     if isinstance(v, float):
         if not math.isfinite(v):
             return str(v)
+        if scale is not None:
+            return f"{v:.{scale}f}"
         if v.is_integer() and abs(v) < 1e15:
             return repr(v)
         if abs(v) < 1e15:
@@ -131,24 +139,70 @@ def stdout_is_terminal() -> bool:
         return False
 
 
+_MIDNIGHT = re.compile(r"\d{4}-\d{2}-\d{2} 00:00:00")
+
+
+def _display_rows(
+    columns: Sequence[str], rows: list[Mapping[str, Any]], scales: Mapping[str, int]
+) -> list[dict[str, Any]]:
+    """Rows with cells pre-rendered for display: decimals at their scale, and a timestamp
+    column whose values are all midnights (a date truncated to month) shown as dates."""
+    midnight = {
+        c
+        for c in columns
+        if any(isinstance(r.get(c), str) for r in rows)
+        and all(
+            r.get(c) is None or (isinstance(r.get(c), str) and _MIDNIGHT.fullmatch(r[c]))
+            for r in rows
+        )
+    }
+    out = []
+    for r in rows:
+        d: dict[str, Any] = {}
+        for c in columns:
+            v = r.get(c)
+            if v is not None and c in midnight:
+                v = v[:10]
+            elif isinstance(v, float) and c in scales:
+                v = _Shown(cell_text(v, scales[c]))
+            d[c] = v
+        out.append(d)
+    return out
+
+
+class _Shown(str):
+    """A number already rendered for display (still right-aligned as a number)."""
+
+
 def print_table(
-    columns: Sequence[str], rows: Iterable[Mapping[str, Any]], title: str | None = None
+    columns: Sequence[str],
+    rows: Iterable[Mapping[str, Any]],
+    title: str | None = None,
+    null: str = NULL_TEXT,
+    scales: Mapping[str, int] | None = None,
 ) -> None:
-    """Rows (dicts) as a table: rich on a terminal, plain aligned text otherwise."""
-    rows = list(rows)
+    """Rows (dicts) as a table: rich on a terminal, plain aligned text otherwise.
+
+    `null` is how a missing value shows: NULL for query results, blank for catalog listings;
+    `scales` gives DECIMAL columns their digits after the point."""
+    rows = _display_rows(columns, list(rows), scales or {})
     numeric = [
         any(_is_number(r.get(c)) for r in rows)
         and all(r.get(c) is None or _is_number(r.get(c)) for r in rows)
         for c in columns
     ]
     if stdout_is_terminal():
-        _rich_table(columns, rows, numeric, title)
+        _rich_table(columns, rows, numeric, title, null)
     else:
-        _plain_table(columns, rows, numeric, title)
+        _plain_table(columns, rows, numeric, title, null)
 
 
 def _rich_table(
-    columns: Sequence[str], rows: list[Mapping[str, Any]], numeric: list[bool], title: str | None
+    columns: Sequence[str],
+    rows: list[Mapping[str, Any]],
+    numeric: list[bool],
+    title: str | None,
+    null: str,
 ) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -161,15 +215,19 @@ def _rich_table(
         cells = []
         for c in columns:
             v = r.get(c)
-            cells.append(Text(NULL_TEXT, style="dim") if v is None else Text(cell_text(v)))
+            cells.append(Text(null, style="dim") if v is None else Text(cell_text(v)))
         table.add_row(*cells)
     Console(file=click.get_text_stream("stdout"), soft_wrap=False).print(table)
 
 
 def _plain_table(
-    columns: Sequence[str], rows: list[Mapping[str, Any]], numeric: list[bool], title: str | None
+    columns: Sequence[str],
+    rows: list[Mapping[str, Any]],
+    numeric: list[bool],
+    title: str | None,
+    null: str,
 ) -> None:
-    cells = [[cell_text(r.get(c)) for c in columns] for r in rows]
+    cells = [[null if r.get(c) is None else cell_text(r.get(c)) for c in columns] for r in rows]
     widths = [len(c) for c in columns]
     for line in cells:
         for i, text in enumerate(line):
@@ -195,7 +253,7 @@ def _plain_table(
 def print_kv(pairs: Iterable[tuple[str, Any]], title: str | None = None) -> None:
     """A two-column key / value table (one metric or dataset in detail)."""
     rows = [{"key": k, "value": cell_text(v) if v is not None else None} for k, v in pairs]
-    print_table(["key", "value"], rows, title)
+    print_table(["key", "value"], rows, title, null="")
 
 
 def print_csv(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> None:

@@ -134,6 +134,9 @@ def read_query_file(path: str) -> str:
         ) from None
 
 
+_FLAG_NAMES = {"metrics": "--metric", "where": "--where", "order_by": "--order-by"}
+
+
 def resolve_query(
     query_json: str | None,
     query_file: str | None,
@@ -145,7 +148,7 @@ def resolve_query(
     if len(sources) > 1:
         raise CliError("conflicting_options", "pass either --query or --query-file, not both")
     if sources and used_flags:
-        flag_names = ", ".join("--" + n.replace("_", "-") for n in used_flags)
+        flag_names = ", ".join(_FLAG_NAMES.get(n, "--" + n.replace("_", "-")) for n in used_flags)
         raise CliError(
             "conflicting_options",
             f"a --query / --query-file query cannot be combined with query flags ({flag_names})",
