@@ -179,4 +179,12 @@ def _window_dict(w: object) -> dict[str, Any] | None:
     if w is None:
         return None
     to_dict = getattr(w, "to_dict", None)
-    return to_dict() if to_dict is not None else None
+    return _jsonable(to_dict()) if to_dict is not None else None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value

@@ -286,11 +286,12 @@ def _model_text(model: str) -> str:
         ) from None
 
 
-def _load_connections(path: str | None) -> dict[str, Any] | None:
+def _load_connections(path: str | None, pick: str | None = None) -> dict[str, Any] | None:
     """{name: {type, uri}} from a connections file or an agent.yml `datasources:` section.
 
-    Entries of other database types are dropped (this release executes on DuckDB); relative
-    paths are resolved against the file's directory."""
+    Entries of other database types are dropped (this release executes on DuckDB), unless
+    `pick` names one: that is an error. Relative paths are resolved against the file's
+    directory."""
     if path is None:
         return None
     import yaml
@@ -327,7 +328,15 @@ def _load_connections(path: str | None) -> dict[str, Any] | None:
             cfg = {"type": "duckdb", "uri": cfg}
         if not isinstance(cfg, Mapping):
             continue
-        if str(cfg.get("type", "duckdb")).lower() != "duckdb":
+        kind = str(cfg.get("type", "duckdb")).lower()
+        if kind != "duckdb":
+            if str(name) == pick:
+                raise ExecuteError(
+                    "config",
+                    f"connection `{name}` has type `{kind}`; this release executes on DuckDB only",
+                    hint="`dosi compile --dialect` renders SQL for other databases; "
+                    "run it with your own client",
+                )
             continue
         entry = dict(cfg)
         uri = entry.get("uri") or entry.get("path") or entry.get("database")
@@ -343,13 +352,17 @@ def _load_connections(path: str | None) -> dict[str, Any] | None:
     return out
 
 
-def _engine(model: str | None, mode: str | None, connections: str | None = None) -> Any:
+def _engine(
+    model: str | None,
+    mode: str | None,
+    connections: str | None = None,
+    connection: str | None = None,
+) -> Any:
     from dosi.engine import Engine
 
     text = _model_text(_resolve_model(model))
-    return Engine(
-        model_text=text, mode=_resolve_mode(mode), connections=_load_connections(connections)
-    )
+    conns = _load_connections(connections, connection)
+    return Engine(model_text=text, mode=_resolve_mode(mode), connections=conns)
 
 
 # -- the group ----------------------------------------------------------------------------------
@@ -797,21 +810,30 @@ def query(
     """
     fmt = _fmt(fmt)
     q = _query_from(kw)
-    engine = _engine(model, mode, connections_file)
+    engine = _engine(model, mode, connections_file, connection)
     db_path = _resolve_db(db)
     if show_sql:
         click.echo(engine.compile(q)["sql"], err=True)
     try:
         result = engine.execute(q, connection=connection, timeout_secs=timeout, db_path=db_path)
     except ExecuteError as err:
-        if db_path is None and connection is None and not engine.connections:
-            err.hint = ((err.hint + "; ") if err.hint else "") + (
-                "no database was given: pass --db PATH (or set DOSI_DB), or --connections FILE"
-            )
+        _cli_hint(err, no_db=db_path is None and connection is None and not engine.connections)
         raise
     finally:
         engine.close()
     _print_result(fmt, result)
+
+
+def _cli_hint(err: ExecuteError, no_db: bool) -> None:
+    """Say the engine's hints in command-line terms (--db, --timeout)."""
+    hint = err.hint or ""
+    hint = hint.replace("pass db_path= an existing", "pass --db an existing")
+    hint = hint.replace("raise timeout_secs", "raise --timeout").replace("(db_path)", "(--db)")
+    if no_db and err.code == "sql_rejected":
+        hint = (hint + "; " if hint else "") + (
+            "no database was given: pass --db PATH (or set DOSI_DB), or --connections FILE"
+        )
+    err.hint = hint or None
 
 
 def _print_result(fmt: str, result: Mapping[str, Any]) -> None:

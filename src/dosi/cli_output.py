@@ -14,6 +14,7 @@ import io
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -132,9 +133,8 @@ def csv_text(v: Any) -> str:
 
 # -- tables -------------------------------------------------------------------------------------
 def stdout_is_terminal() -> bool:
-    stream = click.get_text_stream("stdout")
     try:
-        return bool(stream.isatty())
+        return bool(sys.stdout.isatty())
     except (AttributeError, ValueError):
         return False
 
@@ -217,7 +217,7 @@ def _rich_table(
             v = r.get(c)
             cells.append(Text(null, style="dim") if v is None else Text(cell_text(v)))
         table.add_row(*cells)
-    Console(file=click.get_text_stream("stdout"), soft_wrap=False).print(table)
+    Console(file=sys.stdout, soft_wrap=False).print(table)
 
 
 def _plain_table(

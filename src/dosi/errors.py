@@ -38,11 +38,15 @@ class Diagnostic:
             out["candidates"] = list(self.candidates)
         return out
 
-    def __str__(self) -> str:
+    def located(self) -> str:
+        """The message prefixed with where it applies: `path (line N): message`."""
         where = f"{self.path}" if self.path else ""
         if self.line is not None:
             where += f" (line {self.line})"
-        return f"[{self.code}] {where + ': ' if where else ''}{self.message}"
+        return f"{where + ': ' if where else ''}{self.message}"
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.located()}"
 
 
 class OsiError(Exception):
@@ -105,7 +109,7 @@ class ModelError(OsiError):
         issues = list(issues)
         first = issues[0]
         if len(issues) == 1:
-            message = str(first)
+            message = first.located()
         else:
             message = f"{len(issues)} problems in the model:\n" + "\n".join(
                 f"  - {d}" for d in issues

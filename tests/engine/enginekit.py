@@ -329,12 +329,30 @@ def mini_doc(
         ),
     ]
     relationships = [
-        rel("orders_to_customers", "orders", "customers", ["customer_id"], ["id"],
-            rel_ext.get("orders_to_customers")),
-        rel("items_to_orders", "order_items", "orders", ["order_id"], ["order_id"],
-            rel_ext.get("items_to_orders")),
-        rel("refunds_to_orders", "refunds", "orders", ["order_id"], ["order_id"],
-            rel_ext.get("refunds_to_orders")),
+        rel(
+            "orders_to_customers",
+            "orders",
+            "customers",
+            ["customer_id"],
+            ["id"],
+            rel_ext.get("orders_to_customers"),
+        ),
+        rel(
+            "items_to_orders",
+            "order_items",
+            "orders",
+            ["order_id"],
+            ["order_id"],
+            rel_ext.get("items_to_orders"),
+        ),
+        rel(
+            "refunds_to_orders",
+            "refunds",
+            "orders",
+            ["order_id"],
+            ["order_id"],
+            rel_ext.get("refunds_to_orders"),
+        ),
     ]
     metrics = [
         metric("revenue", "SUM(orders.amount)"),

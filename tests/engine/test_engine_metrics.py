@@ -165,8 +165,20 @@ def test_aggregate_in_field_expression_is_rejected() -> None:
     """Issue 2 / CORE-MOD-04: field expressions are scalar; an aggregate is
     `aggregate_in_field` (the reference drops the field with a warning instead)."""
     doc = model_doc(
-        [dataset("orders", ["order_id", {"name": "total", "expression": {
-            "dialects": [{"dialect": "ANSI_SQL", "expression": "SUM(amount)"}]}}])],
+        [
+            dataset(
+                "orders",
+                [
+                    "order_id",
+                    {
+                        "name": "total",
+                        "expression": {
+                            "dialects": [{"dialect": "ANSI_SQL", "expression": "SUM(amount)"}]
+                        },
+                    },
+                ],
+            )
+        ],
         metrics=[metric("n", "COUNT(orders.order_id)")],
     )
     err = compile_error(doc)
@@ -182,9 +194,7 @@ def test_dset_03_count_star_in_a_multi_dataset_model_needs_a_dataset() -> None:
     assert set(err.issues[0].candidates) == {"orders", "customers", "order_items", "refunds"}
 
 
-def test_count_star_in_a_single_dataset_model_counts_its_rows(
-    mini_db: Any, mini_ref: Any
-) -> None:
+def test_count_star_in_a_single_dataset_model_counts_its_rows(mini_db: Any, mini_ref: Any) -> None:
     """DSET-03 scope: with one dataset, COUNT(*) is unambiguous."""
     doc = model_doc([dataset("orders", ["order_id", "amount"])], metrics=[metric("n", "COUNT(*)")])
     res = Engine(model_text=to_yaml(doc)).execute({"metrics": ["n"]}, db_path=mini_db)
@@ -193,7 +203,9 @@ def test_count_star_in_a_single_dataset_model_counts_its_rows(
 
 def test_count_star_pinned_by_another_aggregate(mini_db: Any, mini_ref: Any) -> None:
     """DSET-03 scope: `SUM(orders.amount) / COUNT(*)` — the SUM pins COUNT(*) to orders."""
-    engine = Engine(model_text=to_yaml(mini_with(metric("per_row", "SUM(orders.amount) / COUNT(*)"))))
+    engine = Engine(
+        model_text=to_yaml(mini_with(metric("per_row", "SUM(orders.amount) / COUNT(*)")))
+    )
     res = engine.execute({"metrics": ["per_row"]}, db_path=mini_db)
     expected = mini_ref.scalar("SELECT CAST(SUM(amount) AS DOUBLE) / COUNT(*) FROM orders")
     assert res["rows"] == [{"per_row": pytest.approx(expected)}]
@@ -233,8 +245,7 @@ def test_relationships_do_not_change_plain_single_dataset_metrics(
     """A relationship alone never joins: revenue without dimensions reads only orders."""
     doc = model_doc(
         [dataset("orders", ["order_id", "customer_id", "amount"]), dataset("customers", ["id"])],
-        [rel("o_c", "orders", "customers", ["customer_id"], ["id"],
-             {"join_type": "inner"})],
+        [rel("o_c", "orders", "customers", ["customer_id"], ["id"], {"join_type": "inner"})],
         [metric("revenue", "SUM(orders.amount)")],
     )
     engine = Engine(model_text=to_yaml(doc))

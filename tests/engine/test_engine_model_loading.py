@@ -146,7 +146,11 @@ def test_core_mod_04_extra_key_on_a_field_is_rejected_with_path_and_line() -> No
     ("needle", "replacement", "path"),
     [
         ("source: customers", "source: customers\n        owner: bi", "datasets[customers].owner"),
-        ("to_columns: [id]", "to_columns: [id]\n        kind: fk", "relationships[orders_to_customers].kind"),
+        (
+            "to_columns: [id]",
+            "to_columns: [id]\n        kind: fk",
+            "relationships[orders_to_customers].kind",
+        ),
         (
             "expression: SUM(orders.amount)}]}",
             "expression: SUM(orders.amount)}]}\n        format: currency",
@@ -164,7 +168,9 @@ def test_core_mod_extra_keys_rejected_on_every_object(
 
 def test_core_mod_06_dialect_outside_the_enum_is_rejected() -> None:
     """CORE-MOD-06: `dialect` is one of the Ossie dialect enum values."""
-    err = model_error(GOOD.replace("dialect: ANSI_SQL, expression: region", "dialect: T_SQL, expression: region"))
+    err = model_error(
+        GOOD.replace("dialect: ANSI_SQL, expression: region", "dialect: T_SQL, expression: region")
+    )
     assert issues(err) == [
         ("invalid_model_value", "datasets[customers].fields[region].expression.dialects[0].dialect")
     ]
@@ -268,7 +274,9 @@ def test_relationship_column_must_be_a_field() -> None:
 
 def test_core_mod_03_from_and_to_column_counts_must_match() -> None:
     """CORE-MOD-03: the two column arrays have the same length."""
-    err = model_error(GOOD.replace("from_columns: [customer_id]", "from_columns: [customer_id, order_id]"))
+    err = model_error(
+        GOOD.replace("from_columns: [customer_id]", "from_columns: [customer_id, order_id]")
+    )
     assert issues(err) == [("column_count_mismatch", "relationships[orders_to_customers]")]
 
 

@@ -62,34 +62,57 @@ WINDOWS = {
     "gen_p1_full": frame(function="sum", preceding=1, require_full_window=True),
     "gen_p2_reset_year": frame(function="sum", preceding=2, reset="year"),
     "gen_ytd": frame(function="sum", preceding="unbounded", reset="year"),
-    "cum_desc": frame(function="sum", preceding="unbounded",
-                      order={"by": "time", "direction": "desc"}),
+    "cum_desc": frame(
+        function="sum", preceding="unbounded", order={"by": "time", "direction": "desc"}
+    ),
     "roll2_desc": frame(function="sum", preceding=1, order={"by": "time", "direction": "desc"}),
     "cum_none": frame(function="sum", preceding="unbounded", partition={"mode": "none"}),
-    "cum_except": frame(function="sum", preceding="unbounded",
-                        partition={"mode": "query_dimensions_except",
-                                   "exclude": ["sales.region"]}),
-    "cum_qd": frame(function="sum", preceding="unbounded",
-                    partition={"mode": "query_dimensions"}),
+    "cum_except": frame(
+        function="sum",
+        preceding="unbounded",
+        partition={"mode": "query_dimensions_except", "exclude": ["sales.region"]},
+    ),
+    "cum_qd": frame(function="sum", preceding="unbounded", partition={"mode": "query_dimensions"}),
     "byval": frame(function="sum", preceding="unbounded", order={"by": "value"}),
-    "byval_none": frame(function="sum", preceding="unbounded", order={"by": "value"},
-                        partition={"mode": "none"}),
-    "byval_asc_none": frame(function="sum", preceding="unbounded",
-                            order={"by": "value", "direction": "asc"},
-                            partition={"mode": "none"}),
-    "byval_range": frame(function="sum", preceding="unbounded", units="range",
-                         order={"by": "value", "direction": "asc"}, partition={"mode": "none"}),
-    "byval_range_count": frame(function="count", preceding="unbounded", units="range",
-                               order={"by": "value"}, partition={"mode": "none"}),
-    "byval_range_tb": frame(function="sum", preceding="unbounded", units="range",
-                            order={"by": "value"}, partition={"mode": "time_bucket"}),
+    "byval_none": frame(
+        function="sum", preceding="unbounded", order={"by": "value"}, partition={"mode": "none"}
+    ),
+    "byval_asc_none": frame(
+        function="sum",
+        preceding="unbounded",
+        order={"by": "value", "direction": "asc"},
+        partition={"mode": "none"},
+    ),
+    "byval_range": frame(
+        function="sum",
+        preceding="unbounded",
+        units="range",
+        order={"by": "value", "direction": "asc"},
+        partition={"mode": "none"},
+    ),
+    "byval_range_count": frame(
+        function="count",
+        preceding="unbounded",
+        units="range",
+        order={"by": "value"},
+        partition={"mode": "none"},
+    ),
+    "byval_range_tb": frame(
+        function="sum",
+        preceding="unbounded",
+        units="range",
+        order={"by": "value"},
+        partition={"mode": "time_bucket"},
+    ),
     "scope_qd": frame(function="sum", scope="partition"),
     "scope_none": frame(function="sum", scope="partition", partition={"mode": "none"}),
     "scope_tb": frame(function="sum", scope="partition", partition={"mode": "time_bucket"}),
     "scope_count_none": frame(function="count", scope="partition", partition={"mode": "none"}),
-    "scope_except": frame(function="max", scope="partition",
-                          partition={"mode": "query_dimensions_except",
-                                     "exclude": ["sales.region"]}),
+    "scope_except": frame(
+        function="max",
+        scope="partition",
+        partition={"mode": "query_dimensions_except", "exclude": ["sales.region"]},
+    ),
     "sd_pop": frame(function="stddev_pop", preceding=2),
     "sd_samp": frame(function="stddev_samp", preceding=2),
     "var_pop": frame(function="var_pop", preceding="unbounded"),
@@ -119,21 +142,28 @@ def both() -> list[tuple[tuple[str, ...], tuple[str, ...], list[str]]]:
 
 
 @pytest.mark.parametrize("dims,keys,grp", both())
-def test_win_rol_02_rolling_functions(eng: dosi.Engine, db: str, dims: Any, keys: Any,
-                                      grp: Any) -> None:
+def test_win_rol_02_rolling_functions(
+    eng: dosi.Engine, db: str, dims: Any, keys: Any, grp: Any
+) -> None:
     """WIN-ROL-01/02 / WIN-ENUM-07/08 / WIN-FRM-15: `periods: N` = ROWS N-1 PRECEDING over the
     previous existing buckets (no densification across gaps: 2023-11 spans 2023-10 and 2023-06);
     count counts frame rows; the NULL region is its own partition; an all-NULL bucket
     (west 2023-06) is ignored by sum/avg/min/max but counted by count."""
     base = series("month", dims)
-    check(eng, db, grp, keys, {
-        "roll3": frame_expected(base, "sum", 2),
-        "roll2_avg": frame_expected(base, "avg", 1),
-        "roll3_count": frame_expected(base, "count", 2),
-        "roll3_min": frame_expected(base, "min", 2),
-        "roll3_max": frame_expected(base, "max", 2),
-        "gen_p2": frame_expected(base, "sum", 2),
-    })
+    check(
+        eng,
+        db,
+        grp,
+        keys,
+        {
+            "roll3": frame_expected(base, "sum", 2),
+            "roll2_avg": frame_expected(base, "avg", 1),
+            "roll3_count": frame_expected(base, "count", 2),
+            "roll3_min": frame_expected(base, "min", 2),
+            "roll3_max": frame_expected(base, "max", 2),
+            "gen_p2": frame_expected(base, "sum", 2),
+        },
+    )
 
 
 def test_win_frm_15_rolling_spans_existing_rows_hand_checked(eng: dosi.Engine, db: str) -> None:
@@ -150,8 +180,9 @@ def ts_(day: str) -> str:
 
 
 @pytest.mark.parametrize("dims,keys,grp", both())
-def test_win_rol_02_periods_one_is_identity(eng: dosi.Engine, db: str, dims: Any, keys: Any,
-                                            grp: Any) -> None:
+def test_win_rol_02_periods_one_is_identity(
+    eng: dosi.Engine, db: str, dims: Any, keys: Any, grp: Any
+) -> None:
     """WIN-ROL-02: `periods: 1` (and `preceding: 0`) is the identity frame; with
     require_full_window it is still never partial."""
     base = series("month", dims)
@@ -159,15 +190,22 @@ def test_win_rol_02_periods_one_is_identity(eng: dosi.Engine, db: str, dims: Any
 
 
 @pytest.mark.parametrize("dims,keys,grp", both())
-def test_win_rol_03_require_full_window(eng: dosi.Engine, db: str, dims: Any, keys: Any,
-                                        grp: Any) -> None:
+def test_win_rol_03_require_full_window(
+    eng: dosi.Engine, db: str, dims: Any, keys: Any, grp: Any
+) -> None:
     """WIN-ROL-03 / WIN-FRM-06: buckets whose frame holds fewer than `preceding + 1` rows are
     NULL (the first N-1 rows of every partition, including the NULL-region partition)."""
     base = series("month", dims)
-    rows = check(eng, db, grp, keys, {
-        "roll3_full": frame_expected(base, "sum", 2, require_full=True),
-        "gen_p1_full": frame_expected(base, "sum", 1, require_full=True),
-    })
+    rows = check(
+        eng,
+        db,
+        grp,
+        keys,
+        {
+            "roll3_full": frame_expected(base, "sum", 2, require_full=True),
+            "gen_p1_full": frame_expected(base, "sum", 1, require_full=True),
+        },
+    )
     if dims:
         got = keyed(rows, keys, "roll3_full")
         assert got[(None, ts_("2023-12-01"))] is None  # the NULL partition has only 3 rows
@@ -185,18 +223,25 @@ def test_win_enum_11_metric_series_semantics_count_base(eng: dosi.Engine, db: st
 
 
 @pytest.mark.parametrize("dims,keys,grp", both())
-def test_win_cum_02_running_functions(eng: dosi.Engine, db: str, dims: Any, keys: Any,
-                                      grp: Any) -> None:
+def test_win_cum_02_running_functions(
+    eng: dosi.Engine, db: str, dims: Any, keys: Any, grp: Any
+) -> None:
     """WIN-CUM-01/02: cumulative without reset runs from the partition start (sum, max, avg,
     count); the sugar equals the general `preceding: "unbounded"` form."""
     base = series("month", dims)
-    rows = check(eng, db, grp, keys, {
-        "cum": frame_expected(base, "sum", None),
-        "cum_max": frame_expected(base, "max", None),
-        "cum_avg": frame_expected(base, "avg", None),
-        "cum_count": frame_expected(base, "count", None),
-        "gen_cum": frame_expected(base, "sum", None),
-    })
+    rows = check(
+        eng,
+        db,
+        grp,
+        keys,
+        {
+            "cum": frame_expected(base, "sum", None),
+            "cum_max": frame_expected(base, "max", None),
+            "cum_avg": frame_expected(base, "avg", None),
+            "cum_count": frame_expected(base, "count", None),
+            "gen_cum": frame_expected(base, "sum", None),
+        },
+    )
     assert all(r["cum"] == r["gen_cum"] for r in rows)
 
 
@@ -213,8 +258,9 @@ def test_win_cum_02_running_functions(eng: dosi.Engine, db: str, dims: Any, keys
         ("week", "ytd", "year"),
     ],
 )
-def test_win_cum_reset_period_to_date(eng: dosi.Engine, db: str, grain: str, metric: str,
-                                      reset: str) -> None:
+def test_win_cum_reset_period_to_date(
+    eng: dosi.Engine, db: str, grain: str, metric: str, reset: str
+) -> None:
     """WIN-FRM-04/05/17 / WIN-CUM-02: a reset restarts accumulation at each boundary of its
     granularity (the reset bucket joins the partition), per region and in total; week buckets
     straddling a month/year boundary belong to the period their week start falls in."""
@@ -230,7 +276,8 @@ def test_win_cum_ytd_hand_checked(eng: dosi.Engine, db: str) -> None:
     got = keyed(run(eng, db, ["ytd", "gen_ytd"], MONTH), T, "ytd")
     m = series("month")
     assert got[(ts_("2023-12-01"),)] == sum(
-        v for k, v in m.items() if k[0].startswith("2023") and v is not None)
+        v for k, v in m.items() if k[0].startswith("2023") and v is not None
+    )
     assert got[(ts_("2024-01-01"),)] == m[(ts_("2024-01-01"),)]
     assert got[(ts_("2024-03-01"),)] == sum(m[(ts_(f"2024-0{i}-01"),)] for i in (1, 2, 3))
 
@@ -238,20 +285,27 @@ def test_win_cum_ytd_hand_checked(eng: dosi.Engine, db: str) -> None:
 @pytest.mark.parametrize(
     "grain,metric", [("week", "wtd"), ("month", "mtd"), ("quarter", "qtd"), ("year", "ytd")]
 )
-def test_win_qry_03_reset_equal_to_grain_is_identity(eng: dosi.Engine, db: str, grain: str,
-                                                     metric: str) -> None:
+def test_win_qry_03_reset_equal_to_grain_is_identity(
+    eng: dosi.Engine, db: str, grain: str, metric: str
+) -> None:
     """WIN-QRY-03: a reset equal to the query grain is allowed and is the identity."""
     base = series(grain, ("region",))
-    check(eng, db, ["sales.region", f"metric_time:{grain}"], ("region", f"metric_time__{grain}"),
-          {metric: base, "revenue": base})
+    check(
+        eng,
+        db,
+        ["sales.region", f"metric_time:{grain}"],
+        ("region", f"metric_time__{grain}"),
+        {metric: base, "revenue": base},
+    )
 
 
 @pytest.mark.parametrize(
     "grain,metric",
     [("month", "wtd"), ("quarter", "mtd"), ("year", "qtd"), ("year", "mtd"), ("quarter", "wtd")],
 )
-def test_win_qry_03_reset_finer_than_grain(eng: dosi.Engine, db: str, grain: str,
-                                           metric: str) -> None:
+def test_win_qry_03_reset_finer_than_grain(
+    eng: dosi.Engine, db: str, grain: str, metric: str
+) -> None:
     """WIN-QRY-03: a reset finer than the queried grain -> `window_reset_too_fine`."""
     err = query_error(eng, db, {"metrics": [metric], "group_by": [f"metric_time:{grain}"]})
     assert err.code == "window_reset_too_fine"
@@ -264,8 +318,9 @@ def test_win_frm_05_numeric_preceding_clipped_at_reset(eng: dosi.Engine, db: str
     only itself, 2024-02 two rows, 2024-04 the 3 rows 2024-02..04)."""
     for dims, keys, grp in both():
         base = series("month", dims)
-        check(eng, db, grp, keys,
-              {"gen_p2_reset_year": frame_expected(base, "sum", 2, reset="year")})
+        check(
+            eng, db, grp, keys, {"gen_p2_reset_year": frame_expected(base, "sum", 2, reset="year")}
+        )
     got = keyed(run(eng, db, ["gen_p2_reset_year"], MONTH), T, "gen_p2_reset_year")
     m = series("month")
     assert got[(ts_("2024-01-01"),)] == m[(ts_("2024-01-01"),)]
@@ -276,10 +331,18 @@ def test_win_car_05_recompute_at_quarter_grain(eng: dosi.Engine, db: str) -> Non
     """WIN-CAR-05: at quarter grain the frame runs over the quarterly base (re-aggregated from
     source rows), never over sums of monthly window outputs."""
     q = series("quarter", ("region",))
-    rows = check(eng, db, ["sales.region", "metric_time:quarter"], ("region", "metric_time__quarter"),
-                 {"revenue": q, "roll3": frame_expected(q, "sum", 2),
-                  "cum_avg": frame_expected(q, "avg", None),
-                  "ytd": frame_expected(q, "sum", None, reset="year")})
+    rows = check(
+        eng,
+        db,
+        ["sales.region", "metric_time:quarter"],
+        ("region", "metric_time__quarter"),
+        {
+            "revenue": q,
+            "roll3": frame_expected(q, "sum", 2),
+            "cum_avg": frame_expected(q, "avg", None),
+            "ytd": frame_expected(q, "sum", None, reset="year"),
+        },
+    )
     monthly = keyed(run(eng, db, ["roll3"], REGION_MONTH), RT, "roll3")
     summed: dict[Key, float] = {}
     for (region, month), v in monthly.items():
@@ -296,13 +359,20 @@ def test_win_mod_01_time_desc_order(eng: dosi.Engine, db: str) -> None:
     """WIN-MOD-01 / WIN-FRM-10: `order: {by: time, direction: desc}` accumulates from the latest
     bucket backwards (east 2022-12 holds the region's grand total)."""
     base = series("month", ("region",))
-    rows = check(eng, db, REGION_MONTH, RT, {
-        "cum_desc": frame_expected(base, "sum", None, order_desc=True),
-        "roll2_desc": frame_expected(base, "sum", 1, order_desc=True),
-    })
+    rows = check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "cum_desc": frame_expected(base, "sum", None, order_desc=True),
+            "roll2_desc": frame_expected(base, "sum", 1, order_desc=True),
+        },
+    )
     got = keyed(rows, RT, "cum_desc")
     assert got[("east", ts_("2022-12-01"))] == sum(
-        v for k, v in base.items() if k[0] == "east" and v is not None)
+        v for k, v in base.items() if k[0] == "east" and v is not None
+    )
 
 
 def test_win_frm_11_partition_modes_time_ordered(eng: dosi.Engine, db: str) -> None:
@@ -312,10 +382,16 @@ def test_win_frm_11_partition_modes_time_ordered(eng: dosi.Engine, db: str) -> N
     those the checkable invariant is: the largest value in a bucket (amounts per bucket are
     >= 0) is the running total through that bucket, the smallest is above the total before it."""
     base = series("month", ("region",))
-    rows = check(eng, db, REGION_MONTH, RT, {
-        "cum": frame_expected(base, "sum", None),
-        "cum_qd": frame_expected(base, "sum", None),
-    })
+    rows = check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "cum": frame_expected(base, "sum", None),
+            "cum_qd": frame_expected(base, "sum", None),
+        },
+    )
     total = series("month")
     running = frame_expected(total, "sum", None)
     months = sorted(total, key=key_date)
@@ -346,15 +422,17 @@ def test_win_mod_exclude_not_grouped(eng: dosi.Engine, db: str) -> None:
 # -- value-ordered frames ------------------------------------------------------------------------
 
 
-def value_running(values: dict[Key, Any], desc: bool, units_range: bool, fn: str = "sum"
-                  ) -> dict[Key, Any]:
+def value_running(
+    values: dict[Key, Any], desc: bool, units_range: bool, fn: str = "sum"
+) -> dict[Key, Any]:
     """Running aggregate in value order over one partition; under RANGE tied values are peers."""
     ordered = sorted(values, key=lambda k: values[k], reverse=desc)
     out: dict[Key, Any] = {}
     for k in ordered:
         if units_range:
-            frame_keys = [x for x in ordered if (values[x] >= values[k] if desc
-                                                 else values[x] <= values[k])]
+            frame_keys = [
+                x for x in ordered if (values[x] >= values[k] if desc else values[x] <= values[k])
+            ]
         else:
             frame_keys = ordered[: ordered.index(k) + 1]
         out[k] = agg(fn, [values[x] for x in frame_keys])
@@ -375,11 +453,17 @@ def test_win_frm_21_value_order_axis_free_by_region(eng: dosi.Engine, db: str) -
     """WIN-FRM-21 / WIN-RES-02: value-ordered frames need no time axis. Region totals are
     distinct, so the ROWS running sum in value order is deterministic: desc (default) and asc."""
     base = series(None, ("region",))
-    rows = check(eng, db, ["sales.region"], ("region",), {
-        "byval_none": value_running(base, desc=True, units_range=False),
-        "byval_asc_none": value_running(base, desc=False, units_range=False),
-        "byval_range": value_running(base, desc=False, units_range=True),
-    })
+    rows = check(
+        eng,
+        db,
+        ["sales.region"],
+        ("region",),
+        {
+            "byval_none": value_running(base, desc=True, units_range=False),
+            "byval_asc_none": value_running(base, desc=False, units_range=False),
+            "byval_range": value_running(base, desc=False, units_range=True),
+        },
+    )
     assert len(rows) == 3
 
 
@@ -387,8 +471,13 @@ def test_win_frm_12_range_units_ties_are_peers(eng: dosi.Engine, db: str) -> Non
     """WIN-FRM-12 / WIN-ENUM-08: under `units: range` tied values are peers that aggregate (and
     count) together; region x month has ties (150/150 east, 50/50 west)."""
     base = {k: v for k, v in series("month", ("region",)).items() if v is not None}
-    rows = run(eng, db, ["byval_range", "byval_range_count"], REGION_MONTH,
-               where_sql="sales.amount IS NOT NULL")
+    rows = run(
+        eng,
+        db,
+        ["byval_range", "byval_range_count"],
+        REGION_MONTH,
+        where_sql="sales.amount IS NOT NULL",
+    )
     exp_sum = value_running(base, desc=False, units_range=True)
     exp_cnt = value_running(base, desc=True, units_range=True, fn="count")
     assert_series(keyed(rows, RT, "byval_range"), exp_sum, "byval_range")
@@ -412,8 +501,9 @@ def test_win_mod_02_range_time_bucket_partition(eng: dosi.Engine, db: str) -> No
     base = {k: v for k, v in series("month", ("region",)).items() if v is not None}
     exp: dict[Key, Any] = {}
     for m in {k[1] for k in base}:
-        exp.update(value_running({k: v for k, v in base.items() if k[1] == m}, desc=True,
-                                 units_range=True))
+        exp.update(
+            value_running({k: v for k, v in base.items() if k[1] == m}, desc=True, units_range=True)
+        )
     rows = run(eng, db, ["byval_range_tb"], REGION_MONTH, where_sql="sales.amount IS NOT NULL")
     assert_series(keyed(rows, RT, "byval_range_tb"), exp, "byval_range_tb")
 
@@ -429,15 +519,24 @@ def test_win_19_01_scope_partition(eng: dosi.Engine, db: str) -> None:
     base = series("month", ("region",))
     month_total = series("month")
     grand = sum(v for v in base.values() if v is not None)
-    rows = check(eng, db, REGION_MONTH, RT, {
-        "scope_qd": base,
-        "scope_none": dict.fromkeys(base, grand),
-        "scope_tb": {k: month_total[(k[1],)] for k in base},
-        "scope_count_none": dict.fromkeys(base, len(base)),
-        "scope_except": {k: max(v for kk, v in base.items() if kk[1] == k[1] and v is not None)
-                         if any(kk[1] == k[1] and v is not None for kk, v in base.items())
-                         else None for k in base},
-    })
+    rows = check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "scope_qd": base,
+            "scope_none": dict.fromkeys(base, grand),
+            "scope_tb": {k: month_total[(k[1],)] for k in base},
+            "scope_count_none": dict.fromkeys(base, len(base)),
+            "scope_except": {
+                k: max(v for kk, v in base.items() if kk[1] == k[1] and v is not None)
+                if any(kk[1] == k[1] and v is not None for kk, v in base.items())
+                else None
+                for k in base
+            },
+        },
+    )
     assert len(rows) == len(base)
 
 
@@ -445,39 +544,58 @@ def test_win_19_01_scope_partition_axis_free(eng: dosi.Engine, db: str) -> None:
     """WIN-19-01: a scope frame not partitioned by time bucket needs no time axis."""
     base = series(None, ("region",))
     grand = sum(v for v in base.values() if v is not None)
-    check(eng, db, ["sales.region"], ("region",),
-          {"scope_none": dict.fromkeys(base, grand), "scope_qd": base})
+    check(
+        eng,
+        db,
+        ["sales.region"],
+        ("region",),
+        {"scope_none": dict.fromkeys(base, grand), "scope_qd": base},
+    )
 
 
 # -- W2 / W3 -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("dims,keys,grp", both())
-def test_win_enum_09_w2_statistics(eng: dosi.Engine, db: str, dims: Any, keys: Any,
-                                   grp: Any) -> None:
+def test_win_enum_09_w2_statistics(
+    eng: dosi.Engine, db: str, dims: Any, keys: Any, grp: Any
+) -> None:
     """WIN-ENUM-09: stddev_pop / stddev_samp / var_pop / var_samp over the frame (samp over a
     single row is NULL)."""
     base = series("month", dims)
-    check(eng, db, grp, keys, {
-        "sd_pop": frame_expected(base, "stddev_pop", 2),
-        "sd_samp": frame_expected(base, "stddev_samp", 2),
-        "var_pop": frame_expected(base, "var_pop", None),
-        "var_samp": frame_expected(base, "var_samp", 3),
-    })
+    check(
+        eng,
+        db,
+        grp,
+        keys,
+        {
+            "sd_pop": frame_expected(base, "stddev_pop", 2),
+            "sd_samp": frame_expected(base, "stddev_samp", 2),
+            "var_pop": frame_expected(base, "var_pop", None),
+            "var_samp": frame_expected(base, "var_samp", 3),
+        },
+    )
 
 
 @pytest.mark.parametrize("dims,keys,grp", both())
-def test_win_enum_10_w3_two_argument(eng: dosi.Engine, db: str, dims: Any, keys: Any,
-                                     grp: Any) -> None:
+def test_win_enum_10_w3_two_argument(
+    eng: dosi.Engine, db: str, dims: Any, keys: Any, grp: Any
+) -> None:
     """WIN-ENUM-10 / WIN-FRM-13: corr / covar_pop / covar_samp pair the metric with the `second`
     series (cnt), which the base stage computes even when `cnt` is not requested."""
     base = series("month", dims)
     cnt = series("month", dims, measure="count")
-    rows = check(eng, db, grp, keys, {
-        "corr3": frame_expected(base, "corr", 3, second=cnt),
-        "covp": frame_expected(base, "covar_pop", None, second=cnt),
-        "covs": frame_expected(base, "covar_samp", 2, second=cnt),
-    })
+    rows = check(
+        eng,
+        db,
+        grp,
+        keys,
+        {
+            "corr3": frame_expected(base, "corr", 3, second=cnt),
+            "covp": frame_expected(base, "covar_pop", None, second=cnt),
+            "covs": frame_expected(base, "covar_samp", 2, second=cnt),
+        },
+    )
     assert "cnt" not in rows[0]
 
 

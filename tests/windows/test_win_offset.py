@@ -14,7 +14,6 @@ from wm_common import (
     query_error,
     run,
     series,
-    ts,
 )
 
 import dosi
@@ -30,18 +29,35 @@ WINDOWS = {
     "yoy_value": {"type": "pop", "offset": "1 year", "calculation": "value"},
     "yoy_pct": {"type": "pop", "offset": "1 year"},
     "yoy_delta": {"type": "pop", "offset": "1 year", "calculation": "delta"},
-    "m12_value": {"type": "pop", "offset": {"count": 12, "granularity": "month"},
-                  "calculation": "value"},
+    "m12_value": {
+        "type": "pop",
+        "offset": {"count": 12, "granularity": "month"},
+        "calculation": "value",
+    },
     "qoq_value": {"type": "pop", "offset": "1 quarter", "calculation": "value"},
     "wow_value": {"type": "pop", "offset": "1 week", "calculation": "value"},
     "d7_value": {"type": "pop", "offset": "7 days", "calculation": "value"},
     "dod_value": {"type": "pop", "offset": "1 day", "calculation": "value"},
-    "fwd_value": {"offset": {"count": 1, "granularity": "month", "direction": "forward"},
-                  "calculation": "value"},
-    "fwd_delta": {"offset": {"count": 1, "granularity": "month", "direction": "forward"},
-                  "calculation": "delta"},
-    "fwd_yoy": {"offset": {"count": 1, "granularity": "year", "direction": "forward"},
-                "calculation": "ratio"},
+    "m3_value": {
+        "type": "pop",
+        "offset": {"count": 3, "granularity": "month"},
+        "calculation": "value",
+    },
+    "w2_value": {"type": "pop", "offset": "2 weeks", "calculation": "value"},
+    "d14_value": {"type": "pop", "offset": "14 days", "calculation": "value"},
+    "q4_value": {"type": "pop", "offset": "4 quarters", "calculation": "value"},
+    "fwd_value": {
+        "offset": {"count": 1, "granularity": "month", "direction": "forward"},
+        "calculation": "value",
+    },
+    "fwd_delta": {
+        "offset": {"count": 1, "granularity": "month", "direction": "forward"},
+        "calculation": "delta",
+    },
+    "fwd_yoy": {
+        "offset": {"count": 1, "granularity": "year", "direction": "forward"},
+        "calculation": "ratio",
+    },
     "cnt_mom_delta": (CNT, {"type": "pop", "offset": "1 month", "calculation": "delta"}),
 }
 
@@ -61,13 +77,19 @@ def test_win_enum_02_to_05_pop_calculations_total_by_month(eng: dosi.Engine, db:
     monthly totals; calendar gaps give NULL (never "the previous existing row"); the
     2023-12 -> 2024-01 year boundary compares normally."""
     base = series("month")
-    check(eng, db, MONTH, T, {
-        "revenue": base,
-        "mom": offset_expected(base, 1, "month", "percent_change"),
-        "mom_delta": offset_expected(base, 1, "month", "delta"),
-        "mom_value": offset_expected(base, 1, "month", "value"),
-        "mom_ratio": offset_expected(base, 1, "month", "ratio"),
-    })
+    check(
+        eng,
+        db,
+        MONTH,
+        T,
+        {
+            "revenue": base,
+            "mom": offset_expected(base, 1, "month", "percent_change"),
+            "mom_delta": offset_expected(base, 1, "month", "delta"),
+            "mom_value": offset_expected(base, 1, "month", "value"),
+            "mom_ratio": offset_expected(base, 1, "month", "ratio"),
+        },
+    )
 
 
 def test_win_off_06_gap_is_null_not_previous_row(eng: dosi.Engine, db: str) -> None:
@@ -87,12 +109,18 @@ def test_win_mod_05_offsets_partition_by_region_with_null_region(eng: dosi.Engin
     """WIN-MOD-05 / WIN-OFF-09: every non-time dim is a join key; a NULL region never matches
     (plain `=`), even though NULL has data in 2023-12 and 2024-01; per-region gaps give NULL."""
     base = series("month", ("region",))
-    rows = check(eng, db, REGION_MONTH, RT, {
-        "mom": offset_expected(base, 1, "month", "percent_change"),
-        "mom_delta": offset_expected(base, 1, "month", "delta"),
-        "mom_value": offset_expected(base, 1, "month", "value"),
-        "mom_ratio": offset_expected(base, 1, "month", "ratio"),
-    })
+    rows = check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "mom": offset_expected(base, 1, "month", "percent_change"),
+            "mom_delta": offset_expected(base, 1, "month", "delta"),
+            "mom_value": offset_expected(base, 1, "month", "value"),
+            "mom_ratio": offset_expected(base, 1, "month", "ratio"),
+        },
+    )
     by = keyed(rows, RT, "mom_value")
     assert by[(None, ts_("2024-01-01"))] is None  # NULL 2023-12 = 10 exists but never matches
     assert by[("east", ts_("2024-03-01"))] is None  # east has no 2024-02 (gap), not 150
@@ -103,14 +131,16 @@ def test_win_enum_06_zero_denominator_is_null(eng: dosi.Engine, db: str) -> None
     """WIN-ENUM-04/05/06: west 2023-10 sums to 0 -> percent_change and ratio are NULL for west
     2023-11 while delta and value are defined; division is non-integer."""
     rows = run(eng, db, ["mom", "mom_ratio", "mom_delta", "mom_value"], REGION_MONTH)
-    row = next(r for r in rows if r["region"] == "west" and r["metric_time__month"] == ts_(
-        "2023-11-01"))
+    row = next(
+        r for r in rows if r["region"] == "west" and r["metric_time__month"] == ts_("2023-11-01")
+    )
     assert row["mom"] is None and row["mom_ratio"] is None
     assert row["mom_delta"] == 50 and row["mom_value"] == 0
     ratios = [r["mom_ratio"] for r in rows if r["mom_ratio"] is not None]
     assert ratios and all(isinstance(x, float) for x in ratios)
-    jan = next(r for r in rows if r["region"] == "east" and r["metric_time__month"] == ts_(
-        "2024-01-01"))
+    jan = next(
+        r for r in rows if r["region"] == "east" and r["metric_time__month"] == ts_("2024-01-01")
+    )
     assert jan["mom_ratio"] == pytest.approx(150 / 200)  # 0.75, not integer division 0
 
 
@@ -128,12 +158,18 @@ def test_win_off_07_yoy_over_months_equals_12_months(eng: dosi.Engine, db: str) 
     `{count: 12, granularity: month}`."""
     for dims, keys, grp in (((), T, MONTH), (("region",), RT, REGION_MONTH)):
         base = series("month", dims)
-        rows = check(eng, db, grp, keys, {
-            "yoy_value": offset_expected(base, 1, "year", "value"),
-            "m12_value": offset_expected(base, 12, "month", "value"),
-            "yoy_pct": offset_expected(base, 1, "year", "percent_change"),
-            "yoy_delta": offset_expected(base, 1, "year", "delta"),
-        })
+        rows = check(
+            eng,
+            db,
+            grp,
+            keys,
+            {
+                "yoy_value": offset_expected(base, 1, "year", "value"),
+                "m12_value": offset_expected(base, 12, "month", "value"),
+                "yoy_pct": offset_expected(base, 1, "year", "percent_change"),
+                "yoy_delta": offset_expected(base, 1, "year", "delta"),
+            },
+        )
         assert all(r["yoy_value"] == r["m12_value"] for r in rows)
         assert sum(r["yoy_value"] is not None for r in rows) >= 3
 
@@ -152,11 +188,17 @@ def test_win_off_07_yoy_at_coarser_grains(eng: dosi.Engine, db: str, grain: str)
     that grain and shifts by one year."""
     base = series(grain)
     key = (f"metric_time__{grain}",)
-    check(eng, db, [f"metric_time:{grain}"], key, {
-        "revenue": base,
-        "yoy_value": offset_expected(base, 1, "year", "value"),
-        "yoy_pct": offset_expected(base, 1, "year", "percent_change"),
-    })
+    check(
+        eng,
+        db,
+        [f"metric_time:{grain}"],
+        key,
+        {
+            "revenue": base,
+            "yoy_value": offset_expected(base, 1, "year", "value"),
+            "yoy_pct": offset_expected(base, 1, "year", "percent_change"),
+        },
+    )
 
 
 def test_win_off_multi_month_count(eng: dosi.Engine, db: str) -> None:
@@ -171,8 +213,13 @@ def test_win_off_quarter_offset(eng: dosi.Engine, db: str, grain: str) -> None:
     """WIN-OFF-03/07: a 1-quarter offset at month grain (three months back) and at quarter grain
     (the previous quarter)."""
     base = series(grain, ("region",))
-    check(eng, db, ["sales.region", f"metric_time:{grain}"], ("region", f"metric_time__{grain}"),
-          {"qoq_value": offset_expected(base, 1, "quarter", "value")})
+    check(
+        eng,
+        db,
+        ["sales.region", f"metric_time:{grain}"],
+        ("region", f"metric_time__{grain}"),
+        {"qoq_value": offset_expected(base, 1, "quarter", "value")},
+    )
 
 
 def test_win_off_04_forward_offset(eng: dosi.Engine, db: str) -> None:
@@ -180,11 +227,17 @@ def test_win_off_04_forward_offset(eng: dosi.Engine, db: str) -> None:
     missing 2024-05 -> NULL; the last bucket -> NULL."""
     for dims, keys, grp in (((), T, MONTH), (("region",), RT, REGION_MONTH)):
         base = series("month", dims)
-        check(eng, db, grp, keys, {
-            "fwd_value": offset_expected(base, 1, "month", "value", "forward"),
-            "fwd_delta": offset_expected(base, 1, "month", "delta", "forward"),
-            "fwd_yoy": offset_expected(base, 1, "year", "ratio", "forward"),
-        })
+        check(
+            eng,
+            db,
+            grp,
+            keys,
+            {
+                "fwd_value": offset_expected(base, 1, "month", "value", "forward"),
+                "fwd_delta": offset_expected(base, 1, "month", "delta", "forward"),
+                "fwd_yoy": offset_expected(base, 1, "year", "ratio", "forward"),
+            },
+        )
     got = keyed(run(eng, db, ["fwd_value"], MONTH), T, "fwd_value")
     assert got[(ts_("2023-12-01"),)] == series("month")[(ts_("2024-01-01"),)]
     assert got[(ts_("2024-04-01"),)] is None
@@ -198,57 +251,94 @@ def test_win_off_week_offsets(eng: dosi.Engine, db: str, grain: str) -> None:
     2024-01-01 and 2024-01-02)."""
     base = series(grain, ("region",))
     exp = offset_expected(base, 1, "week", "value")
-    rows = check(eng, db, ["sales.region", f"metric_time:{grain}"],
-                 ("region", f"metric_time__{grain}"),
-                 {"revenue": base, "wow_value": exp, "d7_value": exp})
+    rows = check(
+        eng,
+        db,
+        ["sales.region", f"metric_time:{grain}"],
+        ("region", f"metric_time__{grain}"),
+        {"revenue": base, "wow_value": exp, "d7_value": exp},
+    )
     if grain == "week":
         weeks = {r["metric_time__week"] for r in rows}
         assert ts_("2023-12-25") in weeks and ts_("2024-01-01") in weeks
 
 
 def test_win_off_day_offset_at_day_grain(eng: dosi.Engine, db: str) -> None:
-    """WIN-OFF-06: a 1-day offset at day grain: 2024-01-01 reads 2023-12-31 (year boundary)."""
+    """WIN-OFF-06: a 1-day offset at day grain: 2024-01-01 reads 2023-12-31 (year boundary);
+    a 1-year offset from the leap day 2024-02-29 lands on 2023-02-28 (end-of-month clamp)."""
     base = series("day")
-    rows = check(eng, db, ["metric_time:day"], ("metric_time__day",),
-                 {"dod_value": offset_expected(base, 1, "day", "value")})
+    rows = check(
+        eng,
+        db,
+        ["metric_time:day"],
+        ("metric_time__day",),
+        {
+            "dod_value": offset_expected(base, 1, "day", "value"),
+            "yoy_value": offset_expected(base, 1, "year", "value"),
+            "fwd_yoy": offset_expected(base, 1, "year", "ratio", "forward"),
+        },
+    )
     got = keyed(rows, ("metric_time__day",), "dod_value")
     assert got[(ts_("2024-01-01"),)] == 10
     assert got[(ts_("2024-01-02"),)] == 25
+    assert keyed(rows, ("metric_time__day",), "yoy_value")[(ts_("2024-02-29"),)] == 11
 
 
 def test_win_off_11_mixed_shifts_in_one_query(eng: dosi.Engine, db: str) -> None:
     """WIN-OFF-11 / WIN-RES-07: back, forward and coarser shifts in one query (one self-join per
     distinct shift) give the same values as computed separately."""
     base = series("month", ("region",))
-    check(eng, db, REGION_MONTH, RT, {
-        "revenue": base,
-        "mom": offset_expected(base, 1, "month", "percent_change"),
-        "two_m": offset_expected(base, 2, "month", "value"),
-        "yoy_value": offset_expected(base, 1, "year", "value"),
-        "fwd_value": offset_expected(base, 1, "month", "value", "forward"),
-        "qoq_value": offset_expected(base, 1, "quarter", "value"),
-    })
+    check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "revenue": base,
+            "mom": offset_expected(base, 1, "month", "percent_change"),
+            "two_m": offset_expected(base, 2, "month", "value"),
+            "yoy_value": offset_expected(base, 1, "year", "value"),
+            "fwd_value": offset_expected(base, 1, "month", "value", "forward"),
+            "qoq_value": offset_expected(base, 1, "quarter", "value"),
+        },
+    )
 
 
 def test_win_off_count_base(eng: dosi.Engine, db: str) -> None:
     """WIN-CAR-02: the base may be any plain aggregate, e.g. COUNT(sale_id)."""
     base = series("month", ("region",), measure="count")
-    check(eng, db, REGION_MONTH, RT,
-          {"cnt": base, "cnt_mom_delta": offset_expected(base, 1, "month", "delta")})
+    check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {"cnt": base, "cnt_mom_delta": offset_expected(base, 1, "month", "delta")},
+    )
 
 
 def test_win_qry_02_concrete_axis_field(eng: dosi.Engine, db: str) -> None:
     """WIN-QRY-02: the axis may be grouped as the concrete field `sales.sale_date:month`."""
     base = series("month")
-    check(eng, db, ["sales.sale_date:month"], ("sale_date__month",),
-          {"mom_delta": offset_expected(base, 1, "month", "delta")})
+    check(
+        eng,
+        db,
+        ["sales.sale_date:month"],
+        ("sale_date__month",),
+        {"mom_delta": offset_expected(base, 1, "month", "delta")},
+    )
 
 
 def test_win_offset_where_on_ungrouped_field_shrinks_population(eng: dosi.Engine, db: str) -> None:
     """A dimension filter on an ungrouped field shrinks the series the offset compares."""
     base = series("month", where=lambda s: s.region == "east")
-    check(eng, db, MONTH, T, {"mom_delta": offset_expected(base, 1, "month", "delta")},
-          where_sql="sales.region = 'east'")
+    check(
+        eng,
+        db,
+        MONTH,
+        T,
+        {"mom_delta": offset_expected(base, 1, "month", "delta")},
+        where_sql="sales.region = 'east'",
+    )
 
 
 def test_win_qry_06_example_query(eng: dosi.Engine, db: str) -> None:
@@ -257,9 +347,14 @@ def test_win_qry_06_example_query(eng: dosi.Engine, db: str) -> None:
     base = series("month", ("region",))
     exp = offset_expected(base, 1, "month", "percent_change")
     keep = {k for k in base if start <= k[1][:10] < end}
-    check(eng, db, REGION_MONTH, RT,
-          {"revenue": {k: base[k] for k in keep}, "mom": {k: exp[k] for k in keep}},
-          time_range={"start": start, "end": end})
+    check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {"revenue": {k: base[k] for k in keep}, "mom": {k: exp[k] for k in keep}},
+        time_range={"start": start, "end": end},
+    )
 
 
 # -- alignment ---------------------------------------------------------------------------------
@@ -271,6 +366,13 @@ ALIGNED = {
     "d7_value": ("day", 7, {"day", "week"}),
     "qoq_value": ("quarter", 1, {"day", "month", "quarter"}),
     "yoy_value": ("year", 1, {"day", "month", "quarter", "year"}),
+    # further shifts: aligned iff the shift is a whole number of query buckets
+    "dod_value": ("day", 1, {"day"}),
+    "m3_value": ("month", 3, {"day", "month", "quarter"}),
+    "two_m": ("month", 2, {"day", "month"}),
+    "w2_value": ("week", 2, {"day", "week"}),
+    "d14_value": ("day", 14, {"day", "week"}),
+    "q4_value": ("quarter", 4, {"day", "month", "quarter", "year"}),
 }
 
 

@@ -35,18 +35,18 @@ WINDOWS = {
     "rk_qd": rank("rank", partition={"mode": "query_dimensions"}),
     "rk_tb": rank("rank", partition={"mode": "time_bucket"}),
     "rn_tb": rank("row_number", partition={"mode": "time_bucket"}),
-    "rk_except": rank("dense_rank", partition={"mode": "query_dimensions_except",
-                                               "exclude": ["sales.region"]}),
+    "rk_except": rank(
+        "dense_rank", partition={"mode": "query_dimensions_except", "exclude": ["sales.region"]}
+    ),
     "rn_time": rank("row_number", order={"by": "time"}),
-    "rn_time_reg": rank("row_number", order={"by": "time"},
-                        partition={"mode": "query_dimensions"}),
+    "rn_time_reg": rank("row_number", order={"by": "time"}, partition={"mode": "query_dimensions"}),
     "rk_nulls_first": rank("rank", order={"by": "value", "direction": "desc", "nulls": "first"}),
     "rk_nulls_last": rank("rank", order={"by": "value", "direction": "desc", "nulls": "last"}),
-    "rk_asc_nulls_first": rank("rank", order={"by": "value", "direction": "asc",
-                                              "nulls": "first"}),
+    "rk_asc_nulls_first": rank("rank", order={"by": "value", "direction": "asc", "nulls": "first"}),
     "fv": value("first_value"),
     "lv": value("last_value"),
     "nv2": value("nth_value", n=2),
+    "nv3": value("nth_value", n=3),
     "nv5": value("nth_value", n=5),
     "fv_none": value("first_value", partition={"mode": "none"}),
     "lv_none": value("last_value", partition={"mode": "none"}),
@@ -154,7 +154,8 @@ def navigated(
         keys.sort(key=order, reverse=reverse)
         vals = [base[k] for k in keys]
         pick = {"first_value": vals[0], "last_value": vals[-1]}.get(
-            function, vals[n - 1] if len(vals) >= n else None)
+            function, vals[n - 1] if len(vals) >= n else None
+        )
         out.update(dict.fromkeys(keys, pick))
     return out
 
@@ -166,15 +167,21 @@ def test_win_rnk_01_all_functions_by_region(eng: dosi.Engine, db: str) -> None:
     """WIN-RNK-01/04/05/08: all six functions, default order value desc, default partition none,
     axis-free (region only); the NULL region ranks like any other row."""
     base = series(None, ("region",))
-    rows = check(eng, db, ["sales.region"], ("region",), {
-        "rn": ranked(base, "row_number"),
-        "rk": ranked(base, "rank"),
-        "drk": ranked(base, "dense_rank"),
-        "nt2": ranked(base, "ntile", buckets=2),
-        "pr": ranked(base, "percent_rank"),
-        "cd": ranked(base, "cume_dist"),
-        "rk_asc": ranked(base, "rank", desc=False),
-    })
+    rows = check(
+        eng,
+        db,
+        ["sales.region"],
+        ("region",),
+        {
+            "rn": ranked(base, "row_number"),
+            "rk": ranked(base, "rank"),
+            "drk": ranked(base, "dense_rank"),
+            "nt2": ranked(base, "ntile", buckets=2),
+            "pr": ranked(base, "percent_rank"),
+            "cd": ranked(base, "cume_dist"),
+            "rk_asc": ranked(base, "rank", desc=False),
+        },
+    )
     got = keyed(rows, ("region",), "rk")
     assert got == {("east",): 1, ("west",): 2, (None,): 3}
 
@@ -184,18 +191,24 @@ def test_win_rnk_all_functions_with_ties(eng: dosi.Engine, db: str) -> None:
     value (west 2023-06, sorted last): rank/dense_rank/percent_rank/cume_dist keep peers equal;
     row_number/ntile break ties by region then the time bucket, ascending."""
     base = series("month", ("region",))
-    rows = check(eng, db, REGION_MONTH, RT, {
-        "rn": ranked(base, "row_number"),
-        "rk": ranked(base, "rank"),
-        "drk": ranked(base, "dense_rank"),
-        "nt2": ranked(base, "ntile", buckets=2),
-        "nt4": ranked(base, "ntile", buckets=4),
-        "nt5": ranked(base, "ntile", buckets=5),
-        "pr": ranked(base, "percent_rank"),
-        "cd": ranked(base, "cume_dist"),
-        "rk_asc": ranked(base, "rank", desc=False),
-        "rn_asc": ranked(base, "row_number", desc=False),
-    })
+    rows = check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "rn": ranked(base, "row_number"),
+            "rk": ranked(base, "rank"),
+            "drk": ranked(base, "dense_rank"),
+            "nt2": ranked(base, "ntile", buckets=2),
+            "nt4": ranked(base, "ntile", buckets=4),
+            "nt5": ranked(base, "ntile", buckets=5),
+            "pr": ranked(base, "percent_rank"),
+            "cd": ranked(base, "cume_dist"),
+            "rk_asc": ranked(base, "rank", desc=False),
+            "rn_asc": ranked(base, "row_number", desc=False),
+        },
+    )
     rk = keyed(rows, RT, "rk")
     rn = keyed(rows, RT, "rn")
     e1, e3 = ("east", "2024-01-01 00:00:00"), ("east", "2024-03-01 00:00:00")
@@ -205,8 +218,9 @@ def test_win_rnk_all_functions_with_ties(eng: dosi.Engine, db: str) -> None:
 
 
 @pytest.mark.parametrize("buckets,metric", [(2, "nt2"), (4, "nt4"), (5, "nt5")])
-def test_win_rnk_02_ntile_bucket_sizes(eng: dosi.Engine, db: str, buckets: int,
-                                       metric: str) -> None:
+def test_win_rnk_02_ntile_bucket_sizes(
+    eng: dosi.Engine, db: str, buckets: int, metric: str
+) -> None:
     """WIN-RNK-02: NTILE(b) splits the ordered rows into b buckets whose sizes differ by at most
     one, the larger ones first."""
     n = len(series("month", ("region",)))
@@ -228,12 +242,18 @@ def test_win_rnk_partition_modes(eng: dosi.Engine, db: str) -> None:
     within each month; `query_dimensions_except [region]` likewise partitions by month."""
     base = series("month", ("region",))
     by_month: Callable[[Key], Any] = lambda k: k[1]  # noqa: E731
-    check(eng, db, REGION_MONTH, RT, {
-        "rk_qd": dict.fromkeys(base, 1),
-        "rk_tb": ranked(base, "rank", part=by_month),
-        "rn_tb": ranked(base, "row_number", part=by_month),
-        "rk_except": ranked(base, "dense_rank", part=by_month),
-    })
+    check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "rk_qd": dict.fromkeys(base, 1),
+            "rk_tb": ranked(base, "rank", part=by_month),
+            "rn_tb": ranked(base, "row_number", part=by_month),
+            "rk_except": ranked(base, "dense_rank", part=by_month),
+        },
+    )
 
 
 def test_win_rnk_08_time_order_needs_axis(eng: dosi.Engine, db: str) -> None:
@@ -247,26 +267,35 @@ def test_win_rnk_08_time_order_needs_axis(eng: dosi.Engine, db: str) -> None:
     per_region: dict[Key, int] = {}
     for k in order:
         per_region[k] = sum(1 for x in order[: order.index(k) + 1] if x[0] == k[0])
-    check(eng, db, REGION_MONTH, RT, {
-        "rn_time": {k: i + 1 for i, k in enumerate(order)},
-        "rn_time_reg": per_region,
-    })
+    check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "rn_time": {k: i + 1 for i, k in enumerate(order)},
+            "rn_time_reg": per_region,
+        },
+    )
 
 
 def test_win_rnk_06_07_tiebreakers_in_sql(eng: dosi.Engine) -> None:
     """WIN-RNK-03/06/07: no frame clause; row_number/ntile append the non-partition dims (incl.
     the time bucket) ascending; the peer-aware functions get none."""
+
     def over(metric: str) -> str:
         sql = eng.compile({"metrics": [metric], "group_by": REGION_MONTH})["sql"]
         return sql.split(" OVER (", 1)[1].split(f") AS {metric}", 1)[0]
 
     for metric in ("rn", "nt2"):
         assert over(metric) == (
-            "ORDER BY c.sales_amount_sum DESC, c.region ASC, c.metric_time__month ASC")
+            "ORDER BY c.sales_amount_sum DESC, c.region ASC, c.metric_time__month ASC"
+        )
     for metric in ("rk", "drk", "pr", "cd"):
         assert over(metric) == "ORDER BY c.sales_amount_sum DESC"
     assert over("rn_tb") == (
-        "PARTITION BY c.metric_time__month ORDER BY c.sales_amount_sum DESC, c.region ASC")
+        "PARTITION BY c.metric_time__month ORDER BY c.sales_amount_sum DESC, c.region ASC"
+    )
 
 
 def test_win_res_05_rank_alone_under_time_range(eng: dosi.Engine, db: str) -> None:
@@ -275,9 +304,14 @@ def test_win_res_05_rank_alone_under_time_range(eng: dosi.Engine, db: str) -> No
     start, end = "2024-01-01", "2024-05-01"
     base = series("month", ("region",))
     inr = {k: v for k, v in base.items() if start <= k[1][:10] < end}
-    check(eng, db, REGION_MONTH, RT,
-          {"rk": ranked(inr, "rank"), "rn": ranked(inr, "row_number")},
-          time_range={"start": start, "end": end})
+    check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {"rk": ranked(inr, "rank"), "rn": ranked(inr, "row_number")},
+        time_range={"start": start, "end": end},
+    )
 
 
 # -- value family --------------------------------------------------------------------------------
@@ -286,17 +320,24 @@ def test_win_res_05_rank_alone_under_time_range(eng: dosi.Engine, db: str) -> No
 def test_win_val_first_last_nth_over_full_partition(eng: dosi.Engine, db: str) -> None:
     """WIN-VAL-01..05: navigation spans the WHOLE time-ordered partition (last_value is the
     region's last bucket on every row, not the current row); nth_value past the partition end is
-    NULL; NULL values are respected (west's 2nd bucket is the all-NULL 2023-06)."""
+    NULL; NULL values are respected (west's 3rd bucket is the all-NULL 2023-06)."""
     base = series("month", ("region",))
-    rows = check(eng, db, REGION_MONTH, RT, {
-        "fv": navigated(base, "first_value"),
-        "lv": navigated(base, "last_value"),
-        "nv2": navigated(base, "nth_value", n=2),
-        "nv5": navigated(base, "nth_value", n=5),
-        "lv_desc": navigated(base, "last_value", reverse=True),
-    })
-    nv2 = keyed(rows, RT, "nv2")
-    assert nv2[("west", "2024-04-01 00:00:00")] is None  # RESPECT NULLS: west 2023-06
+    rows = check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "fv": navigated(base, "first_value"),
+            "lv": navigated(base, "last_value"),
+            "nv2": navigated(base, "nth_value", n=2),
+            "nv3": navigated(base, "nth_value", n=3),
+            "nv5": navigated(base, "nth_value", n=5),
+            "lv_desc": navigated(base, "last_value", reverse=True),
+        },
+    )
+    nv3 = keyed(rows, RT, "nv3")
+    assert nv3[("west", "2024-04-01 00:00:00")] is None  # RESPECT NULLS: west 2023-06
     lv = keyed(rows, RT, "lv")
     assert lv[("east", "2022-12-01 00:00:00")] == 60  # east 2024-06, not the current row
     sql = eng.compile({"metrics": ["lv"], "group_by": REGION_MONTH})["sql"]
@@ -308,10 +349,16 @@ def test_win_val_06_partition_none_with_tiebreakers(eng: dosi.Engine, db: str) -
     first = east 2022-12, last = the only 2024-06 row."""
     base = series("month", ("region",))
     everything: Callable[[Key], Any] = lambda k: ()  # noqa: E731
-    check(eng, db, REGION_MONTH, RT, {
-        "fv_none": navigated(base, "first_value", part=everything),
-        "lv_none": navigated(base, "last_value", part=everything),
-    })
+    check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "fv_none": navigated(base, "first_value", part=everything),
+            "lv_none": navigated(base, "last_value", part=everything),
+        },
+    )
 
 
 def test_win_val_value_order(eng: dosi.Engine, db: str) -> None:
@@ -320,17 +367,29 @@ def test_win_val_value_order(eng: dosi.Engine, db: str) -> None:
     (NULLs last) value overall; axis-free by region."""
     base = series("month", ("region",))
     nonnull = [v for v in base.values() if v is not None]
-    check(eng, db, REGION_MONTH, RT, {
-        "fv_byval": base,
-        "fv_byval_none": dict.fromkeys(base, max(nonnull)),
-        "lv_byval_none": dict.fromkeys(base, None),  # desc NULLS LAST: the NULL bucket is last
-    })
+    check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "fv_byval": base,
+            "fv_byval_none": dict.fromkeys(base, max(nonnull)),
+            "lv_byval_none": dict.fromkeys(base, None),  # desc NULLS LAST: the NULL bucket is last
+        },
+    )
     reg = series(None, ("region",))
-    check(eng, db, ["sales.region"], ("region",), {
-        "fv_byval": reg,
-        "fv_byval_none": dict.fromkeys(reg, max(reg.values())),
-        "lv_byval_none": dict.fromkeys(reg, min(reg.values())),
-    })
+    check(
+        eng,
+        db,
+        ["sales.region"],
+        ("region",),
+        {
+            "fv_byval": reg,
+            "fv_byval_none": dict.fromkeys(reg, max(reg.values())),
+            "lv_byval_none": dict.fromkeys(reg, min(reg.values())),
+        },
+    )
 
 
 def test_win_val_07_time_order_needs_axis(eng: dosi.Engine, db: str) -> None:
@@ -344,9 +403,14 @@ def test_win_val_alone_under_time_range(eng: dosi.Engine, db: str) -> None:
     """WIN-RES-05: a value metric alone under a time_range navigates within the range."""
     start = "2024-01-01"
     base = {k: v for k, v in series("month", ("region",)).items() if k[1][:10] >= start}
-    check(eng, db, REGION_MONTH, RT,
-          {"fv": navigated(base, "first_value"), "lv": navigated(base, "last_value")},
-          time_range={"start": start})
+    check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {"fv": navigated(base, "first_value"), "lv": navigated(base, "last_value")},
+        time_range={"start": start},
+    )
 
 
 # -- order.nulls (1.9) ---------------------------------------------------------------------------
@@ -355,11 +419,17 @@ def test_win_val_alone_under_time_range(eng: dosi.Engine, db: str) -> None:
 def test_win_19_03_nulls_placement_values(eng: dosi.Engine, db: str) -> None:
     """WIN-19-03: `order.nulls` pins where the NULL value (west 2023-06) ranks."""
     base = series("month", ("region",))
-    rows = check(eng, db, REGION_MONTH, RT, {
-        "rk_nulls_first": ranked(base, "rank", nulls_first=True),
-        "rk_nulls_last": ranked(base, "rank", nulls_first=False),
-        "rk_asc_nulls_first": ranked(base, "rank", desc=False, nulls_first=True),
-    })
+    rows = check(
+        eng,
+        db,
+        REGION_MONTH,
+        RT,
+        {
+            "rk_nulls_first": ranked(base, "rank", nulls_first=True),
+            "rk_nulls_last": ranked(base, "rank", nulls_first=False),
+            "rk_asc_nulls_first": ranked(base, "rank", desc=False, nulls_first=True),
+        },
+    )
     null_key = ("west", "2023-06-01 00:00:00")
     assert keyed(rows, RT, "rk_nulls_first")[null_key] == 1
     assert keyed(rows, RT, "rk_nulls_last")[null_key] == len(base)

@@ -44,13 +44,14 @@ def _s(i: int, day: str, region: str | None, amount: int | None) -> Sale:
     return Sale(i, D(day), region, amount)
 
 
-# Calendar gaps (no 2023-02, 2023-05, 2023-07..09 overall, no 2024-05; east has no 2024-02,
+# Calendar gaps (no 2023-05, 2023-07..09 overall, no 2024-05; east has no 2024-02,
 # west no 2023-12), a NULL region, ties (east 2024-01 == 2024-03 == 150; west 2023-11 ==
 # 2024-01 == 50), a zero-sum bucket (west 2023-10: +30 / -30), an all-NULL bucket (west 2023-06),
-# a leap day, and day-level rows on both sides of the 2023/2024 boundary for week grains.
+# a leap day (2024-02-29 - 1 year = 2023-02-28), and day-level rows on both sides of the 2023/2024 boundary for week grains.
 SALES: tuple[Sale, ...] = (
     _s(0, "2022-12-15", "east", 40),
     _s(14, "2023-01-09", "east", 70),
+    _s(22, "2023-02-28", "west", 11),
     _s(15, "2023-03-20", "east", 90),
     _s(16, "2023-04-02", "west", 40),
     _s(20, "2023-06-30", "west", None),
@@ -128,18 +129,22 @@ def _metric(name: str, expr: str, ext: dict[str, Any] | None) -> dict[str, Any]:
 
 
 REVENUE = "SUM(sales.amount)"
+_PAYLOAD_KEYS = {"v", "window", "fill_nulls_with", "time_dimension"}
 CNT = "COUNT(sales.sale_id)"
 
 
-def model_yaml(windows: dict[str, Any], *, with_returns: bool = False) -> str:
+def model_yaml(
+    windows: dict[str, Any], *, with_returns: bool = False, primary_time: bool = True
+) -> str:
     """A one-dataset model: `revenue` = SUM(amount), `cnt` = COUNT(sale_id), plus one metric per
-    entry of `windows`: name -> window payload (over SUM(amount)), or name -> (expr, payload),
-    or name -> (expr, full DATUS payload dict) when the payload has a top-level `window` key."""
+    entry of `windows`: name -> window payload (over SUM(amount)), or name -> (expr, payload).
+    A payload whose keys are all DATUS metric keys (`window`, `fill_nulls_with`, ...) is used as
+    the whole DATUS payload; anything else is wrapped as `{"window": payload}`."""
     metrics = [_metric("revenue", REVENUE, None), _metric("cnt", CNT, None)]
     for name, spec in windows.items():
         expr, payload = spec if isinstance(spec, tuple) else (REVENUE, spec)
-        ext = payload if isinstance(payload, dict) and "window" in payload else {"window": payload}
-        metrics.append(_metric(name, expr, ext))
+        full = isinstance(payload, dict) and set(payload) <= _PAYLOAD_KEYS
+        metrics.append(_metric(name, expr, payload if full else {"window": payload}))
     sales = {
         "name": "sales",
         "source": "sales",
@@ -156,6 +161,8 @@ def model_yaml(windows: dict[str, Any], *, with_returns: bool = False) -> str:
             {"vendor_name": "DATUS", "data": json.dumps({"time_dimension": "sales.sale_date"})}
         ],
     }
+    if not primary_time:  # two time-typed fields and no D-TIME: no resolvable axis
+        del sales["custom_extensions"]
     datasets = [sales]
     if with_returns:
         datasets.append(
@@ -240,10 +247,11 @@ def agg(fn: str, values: Sequence[Any], seconds: Sequence[Any] | None = None) ->
         return len(values)
     if fn in ("covar_pop", "covar_samp", "corr"):
         assert seconds is not None
-        pairs = [(y, x) for y, x in zip(seconds, values, strict=True)
-                 if x is not None and y is not None]
+        pairs = [
+            (y, x) for y, x in zip(seconds, values, strict=True) if x is not None and y is not None
+        ]
         n = len(pairs)
-        if fn == "covar_samp" and n < 2 or n == 0:
+        if (fn == "covar_samp" and n < 2) or n == 0:
             return None
         my = sum(p[0] for p in pairs) / n
         mx = sum(p[1] for p in pairs) / n
@@ -405,7 +413,7 @@ def frame_expected(
 def close(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return a is None and b is None
-    if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
+    if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
         return isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
     return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
 

@@ -650,6 +650,11 @@ class _ModelCompiler:
             if existing is not None and existing != explicit and self.measures[existing].explicit_name:
                 self._collision(metric, explicit, ctx, other=existing)
                 return None
+            if existing is not None and existing != explicit and explicit in self.measures:
+                # the declared name already names another signature's measure (MEAS-04)
+                self._collision(metric, explicit, ctx,
+                                other_sig=self.measures[explicit].signature)
+                return None
             if existing is not None and existing != explicit:
                 # an earlier textual twin took the stem: the declared name wins for both
                 old = self.measures.pop(existing)

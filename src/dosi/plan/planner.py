@@ -92,7 +92,7 @@ class Planner:
         outputs = (*dims, *(m.name for m in rq.metrics))
         # without an order_by, sort by the group-by columns so results are deterministic
         order = tuple(rq.order) or tuple((d, False) for d in dims)
-        return QueryPlan(
+        plan = QueryPlan(
             branches=branches,
             dims=dims,
             metrics=metrics,
@@ -100,6 +100,11 @@ class Planner:
             order=order,
             limit=rq.query.limit,
         )
+        if any(d.window is not None for d in rq.dims):  # window_start / window_end columns
+            from dosi.query.stream_windows import plan_stream
+
+            plan = plan_stream(plan, rq)
+        return plan
 
     def _branch(self, bid: str, draft: _BranchDraft, rq: ResolvedQuery) -> Branch:
         model = self.model

@@ -64,6 +64,10 @@ class ResolvedQuery:
 def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
     metrics = [_metric(model, query, name) for name in query.metrics]
     dims = [_dim(model, query, g) for g in query.group_by]
+    if any(d.window is not None for d in dims):  # streaming windows (window_start/_end)
+        from dosi.query.stream_windows import check_stream_query
+
+        check_stream_query(query, metrics, dims)
     seen: dict[str, str] = {}
     for d in dims:
         if d.output in seen:
@@ -165,7 +169,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
                     check_grain(model.field(mir.time_axis), g.grain, g.spelling)
         out = METRIC_TIME if g.grain is None else f"{METRIC_TIME}__{g.grain}"
         if g.window is not None:
-            out = METRIC_TIME
+            out = "window_start"  # and window_end (dosi.query.stream_windows)
         return ResolvedDim(out, g.spelling, None, g.grain, g.window)
     f = find_field(model, query, g.field)
     if g.grain is not None:
@@ -183,6 +187,8 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
             f"`{f.qualified}` is not a time dimension; streaming windows bucket time",
         )
     out = f.name if g.grain is None else f"{f.name}__{g.grain}"
+    if g.window is not None:
+        out = "window_start"  # and window_end (dosi.query.stream_windows)
     return ResolvedDim(out, g.spelling, f, g.grain, g.window)
 
 
@@ -254,7 +260,8 @@ def _time_range(model: ModelIr, query: Query) -> ResolvedTimeRange:
     f = find_field(model, query, tr.dimension, role="dimension")
     if not f.is_time:
         raise QueryError(
-            "time_range_needs_time_dimension",
+            # the reference engine's code for a time_range over a non-time field (§2.4)
+            "grain_on_non_time_dimension",
             f"time_range.dimension `{f.qualified}` is not a time field",
             candidates=[x.qualified for d in model.datasets.values() for x in d.fields.values()
                         if x.is_time],
@@ -275,6 +282,8 @@ def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool]]:
             names[d.field.qualified + (f":{d.grain}" if d.grain else "")] = d.output
             if d.grain is None:
                 names[d.field.qualified] = d.output
+        if d.window is not None:
+            names["window_end"] = "window_end"
     out: list[tuple[str, bool]] = []
     for o in query.order_by:
         col = names.get(o.key)

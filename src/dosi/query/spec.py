@@ -168,10 +168,10 @@ def _group_by_item(item: Any) -> GroupByItem:
         spelling = field if item.get("grain") is None else f"{field}:{item['grain']}"
         window = None
         if item.get("window") is not None:
-            from dosi.query.stream_windows import parse_window_object
+            from dosi.query.stream_windows import format_window, parse_window_object
 
             window = parse_window_object(item["window"], field)
-            spelling = field
+            spelling = f"{field.strip()}:{format_window(window)}"  # canonical string form
         return GroupByItem(field.strip(), _grain(item.get("grain"), spelling), spelling, window)
     raise _bad("invalid_query", f"group_by items are strings or objects, got {item!r}")
 

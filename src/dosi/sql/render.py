@@ -133,6 +133,10 @@ class Renderer:
         """SELECT dims, columns FROM the branch GROUP BY dims; each column builds its value
         from a measure lookup. With a date bucket and re-aggregatable measures, rows are first
         grouped by the raw date and then rolled up (PERFORMANCE.md item 1)."""
+        if any(d.window is not None for d in b.dims):  # streaming windows: dosi.sql.stream
+            from dosi.sql.stream import stream_grouped
+
+            return stream_grouped(self, b, columns)
         if self._pre_aggregable(b):
             return self._rolled_up(b, columns)
         sel = exp.Select()

@@ -1,0 +1,182 @@
+"""Result shapes (issue 2): {dialect, sql, columns, rows, row_count, warnings} plus a pyarrow
+Table, value types, and "a compile that succeeds produces SQL that runs".
+
+Requirement IDs: CORE-Q-16 (outputs), SURF-PY-04 (Python results are dicts carrying outputs),
+SURF-ARROW-01 (Arrow field metadata), reference §1.6.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pytest
+from enginekit import assert_rows_equal, result_rows
+
+from dosi.engine import Engine
+from dosi.errors import ExecuteError
+
+Run = Callable[..., Any]
+
+QUERY = {
+    "metrics": ["revenue", "order_count", "avg_order"],
+    "group_by": ["customers.region", "orders.order_date:month"],
+}
+
+
+def test_execute_result_keys(mini_run: Run) -> None:
+    """Issue 2: results carry dialect, sql, columns, rows, row_count and warnings (plus the
+    reference's outputs and requested_columns)."""
+    res = mini_run(QUERY)
+    assert {"dialect", "sql", "columns", "rows", "row_count", "warnings"} <= set(res)
+    assert {"outputs", "requested_columns"} <= set(res)
+    assert res["dialect"] == "duckdb"
+    assert isinstance(res["sql"], str) and res["sql"].upper().startswith(("SELECT", "WITH"))
+    assert res["warnings"] == []
+    assert res["row_count"] == len(res["rows"])
+    json.dumps({k: res[k] for k in res})  # JSON-able as is
+
+
+def test_columns_are_group_by_then_metrics_in_query_order(mini_run: Run) -> None:
+    """Reference §1.6: columns are the group-by outputs in query order, then the metrics."""
+    res = mini_run(QUERY)
+    assert res["columns"] == ["region", "order_date__month", "revenue", "order_count", "avg_order"]
+    assert all(list(r) == res["columns"] for r in res["rows"])
+
+
+def test_core_q_16_outputs_name_each_metric_column(mini_run: Run) -> None:
+    """CORE-Q-16: one `outputs` entry per metric column (dimensions get none)."""
+    assert mini_run(QUERY)["outputs"] == [
+        {"column": "revenue", "metric": "revenue"},
+        {"column": "order_count", "metric": "order_count"},
+        {"column": "avg_order", "metric": "avg_order"},
+    ]
+
+
+def test_rows_match_hand_written_sql(mini_run: Run, mini_ref: Any) -> None:
+    """The rows of a joined, grained, multi-metric query equal hand-written SQL."""
+    expected = mini_ref.rows(
+        """
+        SELECT c.region, CAST(DATE_TRUNC('month', o.order_date) AS TIMESTAMP), SUM(o.amount),
+               COUNT(o.order_id), CAST(SUM(o.amount) AS DOUBLE) / NULLIF(COUNT(o.order_id), 0)
+        FROM orders o LEFT JOIN customers c ON o.customer_id = c.id GROUP BY 1, 2
+        """
+    )
+    assert_rows_equal(result_rows(mini_run(QUERY)), expected)
+
+
+def test_arrow_table_carries_the_same_result(mini_run: Run) -> None:
+    """Issue 2: execute also returns a pyarrow Table with the same columns and rows."""
+    res = mini_run(QUERY)
+    table = res.arrow
+    assert isinstance(table, pa.Table)
+    assert table.column_names == res["columns"]
+    assert table.num_rows == res["row_count"]
+    assert res.to_arrow() is table
+    assert table.column("order_count").to_pylist() == [r["order_count"] for r in res["rows"]]
+
+
+def test_surf_arrow_01_metric_columns_carry_field_metadata(mini_run: Run) -> None:
+    """SURF-ARROW-01: metric columns carry `dosi.metric` (and `dosi.params`) metadata."""
+    schema = mini_run(QUERY).arrow.schema
+    meta = schema.field("revenue").metadata
+    assert meta[b"dosi.metric"] == b"revenue"
+    assert b"dosi.params" in meta
+    assert not schema.field("region").metadata
+
+
+def test_row_value_types(mini_run: Run) -> None:
+    """Reference §1.6: dates as ISO strings (grained: timestamp strings), SUM over DECIMAL as
+    float, COUNT as int, ratio as float, NULL as None."""
+    res = mini_run(
+        {
+            "metrics": ["revenue", "order_count", "avg_order"],
+            "group_by": ["orders.order_date", "orders.order_date:month"],
+            "where_sql": "orders.order_id IN (1, 7)",
+        }
+    )
+    first, seventh = res["rows"]
+    assert first == {
+        "order_date": "2024-01-05",
+        "order_date__month": "2024-01-01 00:00:00",
+        "revenue": 100.0,
+        "order_count": 1,
+        "avg_order": 100.0,
+    }
+    assert isinstance(first["revenue"], float) and isinstance(first["order_count"], int)
+    assert seventh["revenue"] is None and seventh["avg_order"] is None
+
+
+def test_compile_result_shape(mini: Engine) -> None:
+    """Reference §1.6: compile returns dialect, sql, outputs, warnings, requested_columns."""
+    res = mini.compile(QUERY)
+    assert set(res) == {"dialect", "sql", "outputs", "warnings", "requested_columns"}
+    assert res["dialect"] == "duckdb"
+
+
+def test_compiled_sql_runs_as_is_on_duckdb(mini: Engine, mini_db: Path, mini_ref: Any) -> None:
+    """Issue 2: a compile that succeeds produces SQL that runs; running it by hand gives the
+    same rows as execute()."""
+    sql = mini.compile(QUERY)["sql"]
+    con = duckdb.connect(str(mini_db), read_only=True)
+    try:
+        direct = con.execute(sql).fetchall()
+    finally:
+        con.close()
+    assert_rows_equal(direct, result_rows(mini.execute(QUERY, db_path=mini_db)))
+
+
+def test_identical_queries_compile_to_identical_sql(mini: Engine) -> None:
+    """Reference §5.2: compiling is deterministic (byte-identical SQL)."""
+    assert mini.compile(QUERY)["sql"] == mini.compile(json.loads(json.dumps(QUERY)))["sql"]
+
+
+def test_sql_errors_surface_as_execute_error(mini: Engine, tmp_path: Path) -> None:
+    """Reference §1.6: a database without the model's tables gives ExecuteError
+    (`sql_rejected`), never a raw DuckDB exception."""
+    empty = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty)).close()
+    with pytest.raises(ExecuteError) as info:
+        mini.execute({"metrics": ["revenue"]}, db_path=empty)
+    assert info.value.code == "sql_rejected"
+
+
+def test_shop_readme_example_1_revenue_by_channel(shop_run: Run, shop_ref: Any) -> None:
+    """README example 1 on the shop data, checked against SQL."""
+    res = shop_run(
+        {
+            "metrics": ["revenue", "order_count"],
+            "group_by": ["orders.channel"],
+            "order_by": [{"key": "revenue", "desc": True}],
+        }
+    )
+    expected = shop_ref.rows(
+        "SELECT channel, SUM(amount), COUNT(order_id) FROM main.orders GROUP BY 1 ORDER BY 2 DESC"
+    )
+    assert [tuple(r.values()) for r in res["rows"]] == expected
+    assert expected[0] == ("web", 1622086.96, 2050)
+
+
+def test_shop_readme_example_2_monthly_series_with_a_gap(shop_run: Run, shop_ref: Any) -> None:
+    """README example 2: 2024 has 11 monthly rows (no orders in 2024-02)."""
+    res = shop_run(
+        {
+            "metrics": ["revenue", "order_count", "avg_order_value"],
+            "group_by": ["metric_time:month"],
+            "time_range": {"start": "2024-01-01", "end": "2025-01-01"},
+        }
+    )
+    expected = shop_ref.rows(
+        """
+        SELECT CAST(DATE_TRUNC('month', order_date) AS TIMESTAMP), SUM(amount), COUNT(order_id),
+               CAST(SUM(amount) AS DOUBLE) / COUNT(order_id)
+        FROM main.orders WHERE order_date >= '2024-01-01' AND order_date < '2025-01-01'
+        GROUP BY 1
+        """
+    )
+    assert res["row_count"] == 11
+    assert_rows_equal(result_rows(res), expected)
