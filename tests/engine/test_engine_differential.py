@@ -87,12 +87,7 @@ def reference_sql(metric: str, dim_dataset: str, dim_field: str) -> str:
     )
 
 
-CASES = [
-    (m, d, f)
-    for m, (fact, _) in METRICS.items()
-    for d in reachable(fact)
-    for f in FIELDS[d]
-]
+CASES = [(m, d, f) for m, (fact, _) in METRICS.items() for d in reachable(fact) for f in FIELDS[d]]
 
 
 @pytest.mark.parametrize(("metric", "dim_dataset", "dim_field"), CASES)
@@ -102,7 +97,9 @@ def test_metric_by_every_reachable_field_matches_sql(
     """Issue 2: grouped results equal hand-written SQL (joins, NULL groups, fan-out safety)."""
     res = shop_run({"metrics": [metric], "group_by": [f"{dim_dataset}.{dim_field}"]})
     assert res["columns"] == [dim_field, metric]
-    assert_rows_equal(result_rows(res), shop_ref.rows(reference_sql(metric, dim_dataset, dim_field)))
+    assert_rows_equal(
+        result_rows(res), shop_ref.rows(reference_sql(metric, dim_dataset, dim_field))
+    )
 
 
 def test_cases_cover_joined_datasets() -> None:
@@ -110,3 +107,77 @@ def test_cases_cover_joined_datasets() -> None:
     assert ("line_revenue", "regions", "region_name") in CASES
     assert ("refund_count", "customers", "segment") in CASES
     assert len(CASES) > 150
+
+
+TIME_AXIS = {"orders": "order_date", "refunds": "refund_date", "events": "event_ts"}
+TIME_CASES = [
+    (m, g)
+    for m, (fact, _) in METRICS.items()
+    if fact in TIME_AXIS
+    for g in ("day", "week", "month", "quarter", "year")
+]
+
+
+@pytest.mark.parametrize(("metric", "grain"), TIME_CASES)
+def test_metric_by_metric_time_grain_and_a_dimension_matches_sql(
+    shop_run: Run, shop_ref: Any, metric: str, grain: str
+) -> None:
+    """CORE-Q-03/05: metric_time at every grain, next to a joined or own dimension, equals
+    DATE_TRUNC over the metric's primary time (COUNT DISTINCT and ratios included)."""
+    fact, agg = METRICS[metric]
+    dim_ds, dim_f = ("customers", "segment") if fact != "events" else ("events", "event_type")
+    axis = f"{fact}.{TIME_AXIS[fact]}"
+    joins = " ".join(
+        f"{kind} JOIN main.{to} AS {to} ON {on}" for _, to, kind, on in path(fact, dim_ds)
+    )
+    expected = shop_ref.rows(
+        f"SELECT {dim_ds}.{dim_f}, CAST(DATE_TRUNC('{grain}', {axis}) AS TIMESTAMP), {agg} "
+        f"FROM main.{fact} AS {fact} {joins} GROUP BY 1, 2"
+    )
+    res = shop_run({"metrics": [metric], "group_by": [f"{dim_ds}.{dim_f}", f"metric_time:{grain}"]})
+    assert res["columns"] == [dim_f, f"metric_time__{grain}", metric]
+    assert_rows_equal(result_rows(res), expected)
+
+
+PURE_COUNTS = {
+    "order_count",
+    "customer_count",
+    "order_line_count",
+    "refund_count",
+    "event_count",
+    "active_users",
+}
+FILLED = PURE_COUNTS | {"refund_total"}  # S-FAN-6 zero, and refund_total's D-FILL 0
+PAIR_CASES = [
+    (a, b, dim)
+    for a in ("revenue", "customer_count", "avg_order_value")
+    for b in ("items_sold", "order_line_count", "refund_total", "refund_count")
+    for dim in ("customers.segment", "orders.channel", "regions.region_name")
+]
+
+
+def _branch_sql(metric: str, dim: str) -> str:
+    fact, agg = METRICS[metric]
+    dim_ds = dim.split(".")[0]
+    joins = " ".join(
+        f"{kind} JOIN main.{to} AS {to} ON {on}" for _, to, kind, on in path(fact, dim_ds)
+    )
+    agg = agg.replace("COALESCE(SUM(refunds.refund_amount), 0)", "SUM(refunds.refund_amount)")
+    return f"SELECT {dim} AS k, {agg} AS v FROM main.{fact} AS {fact} {joins} GROUP BY 1"
+
+
+@pytest.mark.parametrize(("a", "b", "dim"), PAIR_CASES)
+def test_two_fact_merge_matches_sql(shop_run: Run, shop_ref: Any, a: str, b: str, dim: str) -> None:
+    """CORE-FAN-01/02/05: two metrics of different facts merge NULL-safely on the group key;
+    groups missing from one side read 0 for pure counts (and D-FILL), NULL otherwise."""
+
+    def side(m: str, alias: str) -> str:
+        return f"COALESCE({alias}.v, 0)" if m in FILLED else f"{alias}.v"
+
+    expected = shop_ref.rows(
+        f"WITH x AS ({_branch_sql(a, dim)}), y AS ({_branch_sql(b, dim)}) "
+        f"SELECT COALESCE(x.k, y.k), {side(a, 'x')}, {side(b, 'y')} "
+        "FROM x FULL JOIN y ON x.k IS NOT DISTINCT FROM y.k"
+    )
+    res = shop_run({"metrics": [a, b], "group_by": [dim]})
+    assert_rows_equal(result_rows(res), expected)

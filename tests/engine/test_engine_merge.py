@@ -92,6 +92,46 @@ def test_core_fan_02_null_keys_merge_into_one_row(mini_run: Run) -> None:
     }
 
 
+def test_core_fan_04_segments_present_in_one_branch_only(mini_run: Run, mini_ref: Any) -> None:
+    """CORE-FAN-04/05 by customer segment: among paid orders, only consumer has a refund
+    (refund 2 on order 1); corporate (order 7, amount NULL) and the NULL segment (order 5 and
+    the orphan order 6) exist only in the orders branch."""
+    res = mini_run(
+        {
+            "metrics": ["revenue", "order_count", "refund_total", "refund_count"],
+            "group_by": ["customers.segment"],
+            "where_sql": "orders.status = 'paid'",
+        }
+    )
+    expected = mini_ref.rows(
+        """
+        WITH o AS (SELECT c.segment k, SUM(o.amount) v, COUNT(o.order_id) n FROM orders o
+                   LEFT JOIN customers c ON o.customer_id = c.id
+                   WHERE o.status = 'paid' GROUP BY 1),
+             r AS (SELECT c.segment k, SUM(r.refund_amount) v, COUNT(r.refund_id) n
+                   FROM refunds r LEFT JOIN orders o ON r.order_id = o.order_id
+                   LEFT JOIN customers c ON o.customer_id = c.id
+                   WHERE o.status = 'paid' GROUP BY 1)
+        SELECT COALESCE(o.k, r.k), o.v, COALESCE(o.n, 0), r.v, COALESCE(r.n, 0)
+        FROM o FULL JOIN r ON o.k IS NOT DISTINCT FROM r.k
+        """
+    )
+    assert_rows_equal(result_rows(res), expected)
+    rows = by_key(res, "segment")
+    assert rows["corporate"] == {
+        "segment": "corporate",
+        "revenue": None,
+        "order_count": 1,
+        "refund_total": None,
+        "refund_count": 0,
+    }
+    assert (rows[None]["revenue"], rows[None]["refund_total"], rows[None]["refund_count"]) == (
+        60.0,
+        None,
+        0,
+    )
+
+
 def test_core_fan_04_group_only_in_the_other_branch_reads_null(
     monthly: dict[Any, dict[str, Any]],
 ) -> None:

@@ -154,6 +154,12 @@ def test_metric_without_an_aggregate_is_rejected() -> None:
     assert [d.code for d in err.issues] == ["not_an_aggregate"]
 
 
+def test_field_read_outside_an_aggregate_is_rejected() -> None:
+    """CORE-MOD-05: every field reference of a metric sits inside an aggregate."""
+    err = compile_error(mini_with(metric("loose", "SUM(orders.amount) + orders.discount")))
+    assert [(d.code, d.path) for d in err.issues] == [("not_an_aggregate", "metrics[loose]")]
+
+
 def test_unknown_field_in_a_metric_has_candidates() -> None:
     """Issue 2: a metric reading a missing field is `unknown_field` with near names."""
     err = compile_error(mini_with(metric("r", "SUM(orders.amout)")))

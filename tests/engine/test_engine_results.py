@@ -180,3 +180,31 @@ def test_shop_readme_example_2_monthly_series_with_a_gap(shop_run: Run, shop_ref
     )
     assert res["row_count"] == 11
     assert_rows_equal(result_rows(res), expected)
+
+
+def test_shop_readme_example_10_datetime_axis_by_day(shop_run: Run, shop_ref: Any) -> None:
+    """README example 10: a DateTime axis (events.event_ts) by day inside a date range; the
+    range bounds are dates, the end exclusive."""
+    res = shop_run(
+        {
+            "metrics": ["event_count", "active_users", "event_value"],
+            "group_by": ["metric_time:day"],
+            "time_range": {"start": "2025-11-24", "end": "2025-12-01"},
+        }
+    )
+    expected = shop_ref.rows(
+        """
+        SELECT DATE_TRUNC('day', event_ts), COUNT(event_id), COUNT(DISTINCT user_id), SUM(value)
+        FROM main.events
+        WHERE event_ts >= TIMESTAMP '2025-11-24' AND event_ts < TIMESTAMP '2025-12-01'
+        GROUP BY 1
+        """
+    )
+    assert_rows_equal(result_rows(res), expected)
+    assert [(r["event_count"], r["active_users"]) for r in res["rows"]][:5] == [
+        (3, 1),
+        (3, 1),
+        (22, 2),
+        (9, 2),
+        (46, 9),
+    ]

@@ -138,9 +138,7 @@ def write_tables(
         f"CREATE OR REPLACE TABLE {schema}.stream_events(event_id BIGINT, event_ts TIMESTAMP, "
         "user_id INTEGER, kind VARCHAR, value DOUBLE)"
     )
-    con.execute(
-        f"CREATE OR REPLACE TABLE {schema}.stream_users(user_id INTEGER, country VARCHAR)"
-    )
+    con.execute(f"CREATE OR REPLACE TABLE {schema}.stream_users(user_id INTEGER, country VARCHAR)")
     con.execute(
         f"CREATE OR REPLACE TABLE {schema}.stream_purchases(purchase_id BIGINT, "
         "purchase_ts TIMESTAMP, user_id INTEGER, amount DOUBLE)"
@@ -233,9 +231,7 @@ def model_yaml(schema: str = "main", *, extra_metrics: dict[str, Any] | None = N
                         "primary_key": ["purchase_id"],
                         "fields": [
                             _field("purchase_id"),
-                            _field(
-                                "purchase_ts", datatype="DateTime", dimension={"is_time": True}
-                            ),
+                            _field("purchase_ts", datatype="DateTime", dimension={"is_time": True}),
                             _field("user_id"),
                             _field("amount"),
                         ],
@@ -323,7 +319,7 @@ def _sum(values: Iterable[float | None]) -> float | None:
     return sum(present) if present else None
 
 
-def _metric(name: str, rows: Sequence[Any], country: Callable[[Any], Any]) -> Any:
+def _metric(name: str, rows: Sequence[Any]) -> Any:
     if name in ("revenue", "purchase_count"):
         if name == "revenue":
             return _sum(r.amount for r in rows)
@@ -372,7 +368,6 @@ def reference(
     start: dt.datetime | None = None,
     end: dt.datetime | None = None,
     where: Callable[[Any], bool] | None = None,
-    users: dict[int, str | None] = USERS,
 ) -> list[dict[str, Any]]:
     """Rows {dim outputs..., window_start, window_end, metrics...} for one windowed query.
 
@@ -397,7 +392,7 @@ def reference(
         for key, members in groups.items():
             out = merged.setdefault(key, {})
             for m in wanted:
-                out[m] = _metric(m, members, lambda r: country_of(r, users))
+                out[m] = _metric(m, members)
     # a pure count over a group that only the other dataset has is 0, not NULL (S-FAN-6)
     counts = {"event_count", "active_users", "kinds", "purchase_count"}
     multi = bool(event_metrics) and bool(purchase_metrics)

@@ -286,9 +286,7 @@ def test_matches_reference(
     # output columns: the time item becomes window_start, window_end in its place
     dim_cols = [ref.output_name(d) for d in dims]
     window_cols = ["window_start", "window_end"]
-    want = (
-        [*window_cols, *dim_cols] if extra.get("window_first") else [*dim_cols, *window_cols]
-    )
+    want = [*window_cols, *dim_cols] if extra.get("window_first") else [*dim_cols, *window_cols]
     assert list(rows[0]) == [*want, *metrics]
     # default order: window_start, the other group-by values, window_end
     keys = [
@@ -302,11 +300,19 @@ def test_matches_reference(
 
 def test_hop_counts_a_row_in_every_window(run: Runner) -> None:
     """UDF-HOP-04: the two 00:00:03 rows are in all six windows starting 23:59:10 .. 00:00:00."""
-    rows = run({"metrics": ["event_count"], "group_by": ["metric_time:hop(1 minute, 10 seconds)"],
-                "time_range": {"start": "2025-01-01T00:00:03", "end": "2025-01-01T00:00:04"}})
+    rows = run(
+        {
+            "metrics": ["event_count"],
+            "group_by": ["metric_time:hop(1 minute, 10 seconds)"],
+            "time_range": {"start": "2025-01-01T00:00:03", "end": "2025-01-01T00:00:04"},
+        }
+    )
     assert [(r["window_start"], r["window_end"], r["event_count"]) for r in rows] == [
-        (T("2024-12-31 23:59:10") + dt.timedelta(seconds=10 * k),
-         T("2025-01-01 00:00:10") + dt.timedelta(seconds=10 * k), 2)
+        (
+            T("2024-12-31 23:59:10") + dt.timedelta(seconds=10 * k),
+            T("2025-01-01 00:00:10") + dt.timedelta(seconds=10 * k),
+            2,
+        )
         for k in range(6)
     ]
 
@@ -314,9 +320,14 @@ def test_hop_counts_a_row_in_every_window(run: Runner) -> None:
 def test_session_gap_of_exactly_gap_continues(run: Runner) -> None:
     """User 1: 01:00:00 -> 01:30:00 is exactly the gap (same session); 01:30:00 ->
     02:00:00.001 is larger (new session). window_end = last event + gap."""
-    rows = run({"metrics": ["event_count"], "group_by": ["metric_time:session(30 minutes)"],
-                "where_sql": "events.user_id = 1",
-                "time_range": {"start": "2025-01-01T00:30:00", "end": "2025-01-02"}})
+    rows = run(
+        {
+            "metrics": ["event_count"],
+            "group_by": ["metric_time:session(30 minutes)"],
+            "where_sql": "events.user_id = 1",
+            "time_range": {"start": "2025-01-01T00:30:00", "end": "2025-01-02"},
+        }
+    )
     assert [(r["window_start"], r["window_end"], r["event_count"]) for r in rows] == [
         (T("2025-01-01 00:59:59.999999"), T("2025-01-01 02:00:00"), 3),
         (T("2025-01-01 02:00:00.001"), T("2025-01-01 02:30:00.001"), 1),
@@ -324,24 +335,36 @@ def test_session_gap_of_exactly_gap_continues(run: Runner) -> None:
 
 
 def test_cumulate_windows_grow_inside_the_epoch(run: Runner) -> None:
-    rows = run({"metrics": ["event_count", "active_users"],
-                "group_by": ["metric_time:cumulate(1 day, 6 hours)"],
-                "time_range": {"start": "2025-01-01", "end": "2025-01-02"}})
+    rows = run(
+        {
+            "metrics": ["event_count", "active_users"],
+            "group_by": ["metric_time:cumulate(1 day, 6 hours)"],
+            "time_range": {"start": "2025-01-01", "end": "2025-01-02"},
+        }
+    )
     assert [(r["window_end"].hour, r["event_count"], r["active_users"]) for r in rows] == [
-        (6, 16, 5), (12, 16, 5), (18, 17, 6), (0, 18, 6)
+        (6, 16, 5),
+        (12, 16, 5),
+        (18, 17, 6),
+        (0, 18, 6),
     ]
     assert {r["window_start"] for r in rows} == {T("2025-01-01")}
 
 
 def test_order_by_and_limit(run: Runner) -> None:
-    query = {"metrics": ["event_count"], "group_by": ["metric_time:tumble(1 hour)"],
-             "order_by": [{"key": "window_end", "desc": True}], "limit": 2}
+    query = {
+        "metrics": ["event_count"],
+        "group_by": ["metric_time:tumble(1 hour)"],
+        "order_by": [{"key": "window_end", "desc": True}],
+        "limit": 2,
+    }
     rows = run(query)
     assert [r["window_end"] for r in rows] == [T("2025-01-05 10:00"), T("2025-01-05 09:00")]
     query["order_by"] = ["-event_count", "window_start"]
     rows = run(query)
     assert [(r["window_start"], r["event_count"]) for r in rows] == [
-        (T("2025-01-01 00:00"), 10), (T("2025-01-01 01:00"), 3)
+        (T("2025-01-01 00:00"), 10),
+        (T("2025-01-01 01:00"), 3),
     ]
     # the spelling of the item is accepted as an order key too
     query["order_by"] = ["metric_time:tumble(1 hour)"]
@@ -350,9 +373,15 @@ def test_order_by_and_limit(run: Runner) -> None:
 
 def test_compile_reports_columns(engine: Any) -> None:
     out = engine.compile(
-        {"metrics": ["event_count"],
-         "group_by": [{"field": "metric_time", "window": {"type": "hop", "size": "15 minutes",
-                                                          "slide": "5 minutes"}}]}
+        {
+            "metrics": ["event_count"],
+            "group_by": [
+                {
+                    "field": "metric_time",
+                    "window": {"type": "hop", "size": "15 minutes", "slide": "5 minutes"},
+                }
+            ],
+        }
     )
     assert out["requested_columns"] == [
         {"requested": "metric_time:hop(15 minutes, 5 minutes)", "column": "window_start"}
@@ -360,8 +389,9 @@ def test_compile_reports_columns(engine: Any) -> None:
 
 
 def test_explain_lists_window_columns(engine: Any) -> None:
-    text = engine.explain({"metrics": ["event_count"],
-                           "group_by": ["events.kind", "metric_time:session(5 minutes)"]})
+    text = engine.explain(
+        {"metrics": ["event_count"], "group_by": ["events.kind", "metric_time:session(5 minutes)"]}
+    )
     assert "by=[kind, window_start]" in text
     assert "Order window_start ASC, kind ASC, window_end ASC" in text
 
@@ -370,26 +400,49 @@ def test_explain_lists_window_columns(engine: Any) -> None:
 
 
 SHOP_CASES = [
-    ("metric_time:tumble(1 day)", Win("tumble", size=DAY), ["event_count", "active_users",
-                                                           "event_value"], []),
-    ("metric_time:hop(1 day, 6 hours)", Win("hop", size=DAY, slide=6 * HOUR),
-     ["event_count", "active_users"], ["events.event_type"]),
-    ("metric_time:cumulate(1 week, 1 day)", Win("cumulate", size=7 * DAY, step=DAY),
-     ["event_count", "active_users", "event_value"], []),
-    ("metric_time:session(30 minutes)", Win("session", gap=30 * MINUTE),
-     ["event_count", "event_value"], ["events.user_id"]),
+    (
+        "metric_time:tumble(1 day)",
+        Win("tumble", size=DAY),
+        ["event_count", "active_users", "event_value"],
+        [],
+    ),
+    (
+        "metric_time:hop(1 day, 6 hours)",
+        Win("hop", size=DAY, slide=6 * HOUR),
+        ["event_count", "active_users"],
+        ["events.event_type"],
+    ),
+    (
+        "metric_time:cumulate(1 week, 1 day)",
+        Win("cumulate", size=7 * DAY, step=DAY),
+        ["event_count", "active_users", "event_value"],
+        [],
+    ),
+    (
+        "metric_time:session(30 minutes)",
+        Win("session", gap=30 * MINUTE),
+        ["event_count", "event_value"],
+        ["events.user_id"],
+    ),
     ("metric_time:session(1 day)", Win("session", gap=DAY), ["event_count", "active_users"], []),
 ]
 
 
-@pytest.mark.parametrize(("item", "window", "metrics", "dims"), SHOP_CASES,
-                         ids=[c[0].split(":")[1] for c in SHOP_CASES])
+@pytest.mark.parametrize(
+    ("item", "window", "metrics", "dims"), SHOP_CASES, ids=[c[0].split(":")[1] for c in SHOP_CASES]
+)
 def test_shop_events_match_reference(
-    shop_engine: Any, shop_db: str, shop_events: tuple[ref.Event, ...], item: str, window: Win,
-    metrics: list[str], dims: list[str],
+    shop_engine: Any,
+    shop_db: str,
+    shop_events: tuple[ref.Event, ...],
+    item: str,
+    window: Win,
+    metrics: list[str],
+    dims: list[str],
 ) -> None:
     """A year of events (seconds to days apart) through the shop model."""
-    rows = shop_engine.execute({"metrics": metrics, "group_by": [*dims, item]},
-                               db_path=shop_db).arrow.to_pylist()
+    rows = shop_engine.execute(
+        {"metrics": metrics, "group_by": [*dims, item]}, db_path=shop_db
+    ).arrow.to_pylist()
     expected = ref.reference(window, metrics, dims, events=shop_events)
     assert_rows(rows, expected)

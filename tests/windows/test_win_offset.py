@@ -8,12 +8,15 @@ from wm_common import (
     CNT,
     assert_series,
     check,
+    key_date,
     keyed,
     make_engine,
     offset_expected,
     query_error,
     run,
     series,
+    shift,
+    ts,
 )
 
 import dosi
@@ -325,6 +328,50 @@ def test_win_qry_02_concrete_axis_field(eng: dosi.Engine, db: str) -> None:
         ["sales.sale_date:month"],
         ("sale_date__month",),
         {"mom_delta": offset_expected(base, 1, "month", "delta")},
+    )
+
+
+@pytest.mark.parametrize(
+    "group_by",
+    [
+        ["sales.sale_date:month", "sales.sale_date:year"],
+        ["sales.sale_date:year", "sales.sale_date:month"],
+    ],
+)
+def test_win_qry_02_two_grains_of_the_axis(eng: dosi.Engine, db: str, group_by: list[str]) -> None:
+    """WIN-QRY-02 (reference: a coarser grain of the axis is an extra dimension): with the axis
+    grouped at month and year, the month is the series and the year a partition, whatever the
+    group_by order (a 1-month lookback never crosses into another year's partition)."""
+    base = series("month")
+    by_year = {(k[0], f"{k[0][:4]}-01-01 00:00:00"): v for k, v in base.items()}
+    exp = {}
+    for (m, y), _ in by_year.items():
+        prev = ts(shift(key_date((m,)), -1, "month"))
+        exp[(m, y)] = base.get((prev,)) if prev[:4] == y[:4] else None
+    check(eng, db, group_by, ("sale_date__month", "sale_date__year"), {"mom_value": exp})
+
+
+def test_win_qry_02_axis_twice_at_the_same_grain(eng: dosi.Engine, db: str) -> None:
+    """WIN-QRY-02: the axis grouped twice at the query grain (`sales.sale_date:month` and
+    `metric_time:month`) is one time key, not a partition: the values equal the single-item
+    query's (not all-NULL offsets and identity frames)."""
+    base = series("month")
+    both = {(k[0], k[0]): v for k, v in base.items()}
+    check(
+        eng,
+        db,
+        ["sales.sale_date:month", "metric_time:month"],
+        ("sale_date__month", "metric_time__month"),
+        {
+            "mom_value": {
+                (k[0], k[0]): v for k, v in offset_expected(base, 1, "month", "value").items()
+            },
+            "fwd_delta": {
+                (k[0], k[0]): v
+                for k, v in offset_expected(base, 1, "month", "delta", "forward").items()
+            },
+            "revenue": both,
+        },
     )
 
 

@@ -118,6 +118,8 @@ class WindowMetric:
     # rows below this bound were loaded only for other metrics' lookback: a frame that does
     # not expand reads them as NULL, so it answers exactly as it would alone (WM Restrictions)
     mask_before: dt.date | dt.datetime | None = None
+    # the end-side twin: rows loaded only for a forward offset's lookahead
+    mask_after: dt.date | dt.datetime | None = None
 
     def describe(self) -> str:
         return f"{self.name}: {type(self.spec).__name__} over {self.base_column} partition=[{', '.join(self.partition)}]"

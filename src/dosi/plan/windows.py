@@ -62,10 +62,12 @@ class _WindowPlanner:
         self.planner = planner
         self.dialect = dialect
         self.windowed = windowed
+        self.axis: str | None = None
 
     def plan(self) -> QueryPlan:
         rq = self.rq
         time_dim, axis = self._time_key()
+        self.axis = axis
         grain = time_dim.grain if time_dim is not None else None
         self._check_grains(grain)
         self._check_restrictions()
@@ -92,17 +94,8 @@ class _WindowPlanner:
                 self._expand(tf) for tf in branch.time_filters))
             trim = TimeBounds(tr.range.start, tr.range.end)
         metrics = tuple(self._window_metric(m, time_dim) for m in self.windowed)
-        expanded = trim is not None and trim.start is not None and any(
-            m.window.expands_scan for m in self.windowed  # type: ignore[union-attr]
-        )
-        if expanded:
-            metrics = tuple(
-                replace(wm, mask_before=trim.start)  # type: ignore[union-attr]
-                if isinstance(wm.spec, FrameWindow) and wm.spec.time_ordered
-                and wm.spec.reset is None
-                else wm
-                for wm in metrics
-            )
+        if trim is not None:
+            metrics = tuple(self._mask(wm, trim) for wm in metrics)
         stage = WindowStage(
             time_key=time_key,
             grain=grain,
@@ -140,14 +133,11 @@ class _WindowPlanner:
                 hint="query the metrics separately",
             )
         axis = next(iter(axes))
-        for d in self.rq.dims:
-            if d.grain is not None and d.window is None and (
-                d.is_metric_time or (d.field is not None and d.field.qualified == axis)
-            ):
-                if d.is_metric_time or not any(
-                    x.is_metric_time and x.grain for x in self.rq.dims
-                ):
-                    return d, axis
+        items = [d for d in self.rq.dims if self._on_axis(d, axis)]
+        if items:
+            # metric_time first; else the finest grain of the concrete axis is the series (a
+            # coarser grain of it is a partition dim), whatever the group_by order
+            return min(items, key=lambda d: (not d.is_metric_time, GRAIN_RANK[d.grain])), axis
         raise QueryError(
             "time_axis_not_grouped",
             f"window metric{'s' if len(needing) > 1 else ''} "
@@ -156,6 +146,13 @@ class _WindowPlanner:
             candidates=[axis, METRIC_TIME],
             hint=f'add "{axis}:<grain>" (e.g. :month) or "metric_time:<grain>" to group_by',
             missing_dimensions=[axis],
+        )
+
+    @staticmethod
+    def _on_axis(d: ResolvedDim, axis: str | None) -> bool:
+        """A grained group-by item of the window axis (metric_time or the concrete field)."""
+        return d.grain is not None and d.window is None and (
+            d.is_metric_time or (d.field is not None and d.field.qualified == axis)
         )
 
     def _check_grains(self, grain: str | None) -> None:
@@ -199,35 +196,67 @@ class _WindowPlanner:
                         missing_dimensions=missing,
                     )
 
-    def _check_restrictions(self) -> None:
-        """WM "Restrictions": expansion must never change what another metric sees."""
+    def _expanders(self) -> tuple[list[str], list[str]]:
+        """Metrics that widen the scan's start (back offsets, resets) and its end (forward
+        offsets) under this query's time_range; none when the range is not on the axis."""
         tr = self.rq.time_range
         if tr is None:
-            return
+            return [], []
+        axes = {m.time_axis for m in self.windowed if m.time_axis is not None}
+        if tr.field is not None and tr.field.qualified not in axes:
+            return [], []
+        start: list[str] = []
+        end: list[str] = []
+        for m in self.windowed:
+            w = m.window
+            if isinstance(w, OffsetWindow):
+                (start if w.direction == "back" else end).append(m.name)
+            elif isinstance(w, FrameWindow) and w.reset is not None:
+                start.append(m.name)
+        if tr.range.start is None:
+            start = []
+        if tr.range.end is None:
+            end = []
+        return start, end
+
+    def _check_restrictions(self) -> None:
+        """WM "Restrictions": expansion must never change what another metric sees."""
+        start_x, end_x = self._expanders()
         specs = [(m, m.window) for m in self.windowed]
-        expanding = [m.name for m, w in specs if w.expands_scan]  # type: ignore[union-attr]
-        if not expanding:
-            return
         running = [m.name for m, w in specs if w.is_running]  # type: ignore[union-attr]
-        if running and tr.range.start is not None:
+        if running and start_x:
             raise QueryError(
                 "not_implemented",
                 f"running metric{'s' if len(running) > 1 else ''} {', '.join(running)} would "
-                f"accumulate over the scan widened for {', '.join(expanding)} under a "
+                f"accumulate over the scan widened for {', '.join(start_x)} under a "
                 "time_range start",
                 metrics=running,
                 hint="query the running metric separately, give it a reset, or drop the "
                 "time_range start",
             )
         global_ = [m.name for m, w in specs if w.partition_global]  # type: ignore[union-attr]
-        if global_:
+        if global_ and (start_x or end_x):
             raise QueryError(
                 "not_implemented",
                 f"partition-global metric{'s' if len(global_) > 1 else ''} {', '.join(global_)} "
-                f"would rank or aggregate over the scan widened for {', '.join(expanding)}",
+                f"would rank or aggregate over the scan widened for "
+                f"{', '.join(dict.fromkeys(start_x + end_x))}",
                 metrics=global_,
                 hint="query it separately, or drop the time_range",
             )
+
+    def _mask(self, wm: WindowMetric, trim: TimeBounds) -> WindowMetric:
+        """A time-ordered frame without reset reads only in-range buckets, exactly as it would
+        alone: rows loaded for other metrics' lookback / lookahead enter it as NULL."""
+        w = wm.spec
+        if not (isinstance(w, FrameWindow) and w.time_ordered and w.reset is None):
+            return wm
+        start_x, end_x = self._expanders()
+        return replace(
+            wm,
+            mask_before=trim.start if start_x else None,
+            mask_after=trim.end if end_x else None,
+        )
 
     def _second_metrics(self) -> tuple[MetricIr, ...]:
         requested = {m.name for m in self.rq.metrics}
@@ -274,7 +303,13 @@ class _WindowPlanner:
         w = m.window
         time_key = time_dim.output if time_dim is not None else None
         dims = [d.output for d in self.rq.dims]
-        non_time = [d for d in dims if d != time_key]
+        # the axis grouped again at the query grain (sale_date:month beside metric_time:month)
+        # is the same time key, not a partition (every offset would read NULL)
+        same_key = {
+            d.output for d in self.rq.dims
+            if time_dim is not None and d.grain == time_dim.grain and self._on_axis(d, self.axis)
+        }
+        non_time = [d for d in dims if d != time_key and d not in same_key]
         ordered_by_time = isinstance(w, OffsetWindow) or (
             getattr(w, "order", None) is not None and w.order.by == "time"  # type: ignore[union-attr]
             and getattr(w, "scope", None) is None

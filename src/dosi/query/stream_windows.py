@@ -36,7 +36,8 @@ Semantics (decided for dosi, CHECKLIST UDF-GAP-04/05; windows are half-open ``[s
 * ``cumulate(size, step)``: epochs ``[j*size, (j+1)*size)`` (aligned to 1970-01-01, as the
   ``cumulate`` UDF, UDF-CUM-01); inside an epoch the windows ``[epoch, epoch + i*step)`` for
   ``i = 1..size/step``; a row counts in every window of its epoch that ends after it. ``size`` is a
-  multiple of ``step``. No offset.
+  multiple of ``step``. No offset. (1970-01-01 was a Thursday: 1-week tumble / cumulate windows
+  start on Thursdays unless shifted with an offset, e.g. ``tumble(1 week, -3 days)``.)
 * ``session(gap)``: per combination of the *other* group-by values, events ordered by time; a
   new session starts when the time since the previous event is larger than ``gap`` (a gap of
   exactly ``gap`` continues the session). ``window_start`` is the first event's time and
@@ -133,7 +134,7 @@ def _signature(kind: str) -> str:
 
 def _hint(kind: str) -> str:
     text, obj = _EXAMPLES[kind]
-    return f"write {_signature(kind)}, e.g. \"{text}\" or \"window\": {obj}"
+    return f'write {_signature(kind)}, e.g. "{text}" or "window": {obj}'
 
 
 def _all_forms() -> str:
@@ -250,9 +251,7 @@ def _build(kind: str, values: dict[str, Any], spelling: str, *, text_form: bool)
         raise
 
 
-def _checked(
-    kind: str, values: dict[str, Any], spelling: str, *, text_form: bool
-) -> StreamWindow:
+def _checked(kind: str, values: dict[str, Any], spelling: str, *, text_form: bool) -> StreamWindow:
     required, optional = _ARGUMENTS[kind]
     allowed = (*required, *optional)
     for name in values:
@@ -451,10 +450,6 @@ def plan_stream(plan: QueryPlan, rq: ResolvedQuery) -> QueryPlan:
     for name in plan.dims:
         dims.extend((WINDOW_START, WINDOW_END) if name == dim.output else (name,))
     others = [d for d in dims if d not in (WINDOW_START, WINDOW_END)]
-    order = tuple(rq.order) or tuple(
-        (d, False) for d in (WINDOW_START, *others, WINDOW_END)
-    )
+    order = tuple(rq.order) or tuple((d, False) for d in (WINDOW_START, *others, WINDOW_END))
     metric_outputs = plan.outputs[len(plan.dims) :]
-    return replace(
-        plan, dims=tuple(dims), outputs=(*dims, *metric_outputs), order=order
-    )
+    return replace(plan, dims=tuple(dims), outputs=(*dims, *metric_outputs), order=order)

@@ -126,7 +126,9 @@ def _plus(a: exp.Expression, b: exp.Expression | int) -> exp.Expression:
     if isinstance(b, int):
         if b == 0:
             return a
-        return exp.Add(this=a, expression=_num(b)) if b > 0 else exp.Sub(this=a, expression=_num(-b))
+        return (
+            exp.Add(this=a, expression=_num(b)) if b > 0 else exp.Sub(this=a, expression=_num(-b))
+        )
     return exp.Add(this=a, expression=b)
 
 
@@ -134,9 +136,7 @@ def _times_1000(ms: exp.Expression) -> exp.Expression:
     return exp.Mul(this=exp.Paren(this=ms), expression=exp.Literal.number(1000))
 
 
-def stream_grouped(
-    r: Renderer, b: Branch, columns: Sequence[tuple[str, Build]]
-) -> exp.Select:
+def stream_grouped(r: Renderer, b: Branch, columns: Sequence[tuple[str, Build]]) -> exp.Select:
     """SELECT window_start, window_end, the other dims and `columns`, grouped per window.
 
     `columns` are (output name, builder); a builder makes the column's value from a measure
@@ -178,8 +178,9 @@ def _bucketed(
             offsets = [k * slide for k in range(n)]
             start_ms = _plus(earliest, _offset())
             # the candidate must start at or before the row (it ends after it: start > ts - size)
-            preds.append(exp.LTE(this=_times_1000(start_ms.copy()),
-                                 expression=epoch_us_expr(ts, dialect)))
+            preds.append(
+                exp.LTE(this=_times_1000(start_ms.copy()), expression=epoch_us_expr(ts, dialect))
+            )
         start = _to_timestamp(start_ms, 1, dialect)
         end = _to_timestamp(_plus(start_ms.copy(), size), 1, dialect)
     elif window.type == "cumulate":
@@ -191,8 +192,9 @@ def _bucketed(
             offsets = [k * step for k in range(1, n + 1)]
             end_ms = _plus(epoch.copy(), _offset())
             # the row counts in every window of its epoch that ends after it
-            preds.append(exp.GT(this=_times_1000(end_ms.copy()),
-                                expression=epoch_us_expr(ts, dialect)))
+            preds.append(
+                exp.GT(this=_times_1000(end_ms.copy()), expression=epoch_us_expr(ts, dialect))
+            )
         start = _to_timestamp(epoch, 1, dialect)
         end = _to_timestamp(end_ms, 1, dialect)
     else:  # pragma: no cover - parse_window_* only builds the four types
@@ -202,9 +204,7 @@ def _bucketed(
     groups: list[exp.Expression] = []
     for d in b.dims:
         pairs = (
-            [(WINDOW_START, start), (WINDOW_END, end)]
-            if d is wdim
-            else [(d.output, r.dim_expr(d))]
+            [(WINDOW_START, start), (WINDOW_END, end)] if d is wdim else [(d.output, r.dim_expr(d))]
         )
         for name, e in pairs:
             sel = sel.select(exp.alias_(e, ident(name)), copy=False)
@@ -280,8 +280,9 @@ def _session(
     def over(this: exp.Expression, frame: bool) -> exp.Window:
         spec = None
         if frame:
-            spec = exp.WindowSpec(kind="RANGE", start="UNBOUNDED", start_side="PRECEDING",
-                                  end="CURRENT ROW")
+            spec = exp.WindowSpec(
+                kind="RANGE", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"
+            )
         return exp.Window(
             this=this,
             partition_by=[p.copy() for p in partition] or None,
@@ -298,8 +299,9 @@ def _session(
             expression=_num(gap_us),
         ),
     )
-    flag = exp.Case(ifs=[exp.If(this=starts, true=exp.Literal.number(1))],
-                    default=exp.Literal.number(0))
+    flag = exp.Case(
+        ifs=[exp.If(this=starts, true=exp.Literal.number(1))], default=exp.Literal.number(0)
+    )
     flagged = exp.Select().select(*(exp.column(n) for n in carried), copy=False)
     flagged = flagged.select(exp.alias_(flag, ident(_NEW)), copy=False)
     flagged = flagged.from_(_derived(rows, "dosi_session_rows"), copy=False)

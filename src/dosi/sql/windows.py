@@ -135,24 +135,9 @@ class _StageRenderer:
             w.set("spec", spec)
         return w
 
-    def mask_after(self, wm: WindowMetric) -> dt.date | dt.datetime | None:
-        """The end-side twin of `mask_before`: forward offsets widen the scan's END, and a
-        time-descending frame reads later buckets, so the rows loaded only for that lookahead
-        must not enter it (it answers exactly as it would alone)."""
-        w, trim = wm.spec, self.stage.trim
-        if not (isinstance(w, FrameWindow) and w.time_ordered and w.order.direction == "desc"):
-            return None
-        if trim is None or trim.end is None:
-            return None
-        if not any(
-            isinstance(m.spec, OffsetWindow) and m.spec.direction == "forward"
-            for m in self.stage.metrics
-        ):
-            return None
-        return trim.end
-
     def masked(self, wm: WindowMetric, value: exp.Expression) -> exp.Expression:
-        after = self.mask_after(wm)
+        """`value` only for buckets the frame may read (see WindowMetric.mask_before)."""
+        after = wm.mask_after
         if wm.mask_before is None and after is None:
             return value
         t = self.cur(self.stage.time_key)  # type: ignore[arg-type]
@@ -167,7 +152,7 @@ class _StageRenderer:
         return exp.Case(ifs=[exp.If(this=keep, true=value)])
 
     def frame_count(self, wm: WindowMetric) -> exp.Expression:
-        if wm.mask_before is None and self.mask_after(wm) is None:
+        if wm.mask_before is None and wm.mask_after is None:
             return exp.Count(this=exp.Star())
         return exp.Count(this=self.masked(wm, exp.Literal.number(1)))
 
