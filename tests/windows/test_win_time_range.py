@@ -390,12 +390,13 @@ def test_win_res_07_mixed_resets_and_offsets_with_start(eng: dosi.Engine, db: st
 # -- restrictions ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("other", ["mom", "fwd_value", "ytd", "wtd"])
+@pytest.mark.parametrize("other", ["mom", "ytd", "wtd"])
 def test_win_res_04_running_with_expanding_under_start(
     eng: dosi.Engine, db: str, other: str
 ) -> None:
-    """WIN-RES-04: a no-reset running metric + a scan-expanding metric under a time_range start
-    -> not_implemented naming the running metric; without a start the pair is fine."""
+    """WIN-RES-04: a no-reset running metric + a metric that widens the scan's start (offset
+    lookback, reset alignment) under a time_range start -> not_implemented naming the running
+    metric; without a start the pair is fine."""
     grp = ["metric_time:month"] if other != "wtd" else ["metric_time:day"]
     err = query_error(
         eng, db, {"metrics": ["cum", other], "group_by": grp, "time_range": {"start": "2024-02-01"}}
@@ -405,6 +406,18 @@ def test_win_res_04_running_with_expanding_under_start(
     assert "reset" in (err.hint or "")
     rows = run(eng, db, ["cum", other], grp, time_range={"end": "2024-04-01"})
     assert rows
+
+
+def test_win_res_04_running_with_forward_offset_under_start_is_alone(
+    eng: dosi.Engine, db: str
+) -> None:
+    """WIN-RES-04 / WIN-OFF-05: a forward offset widens only the scan's END, so a running metric
+    beside it under a start accumulates exactly what it accumulates alone."""
+    tr = {"start": "2024-02-01"}
+    alone = run(eng, db, ["cum"], MONTH, time_range=tr)
+    both = run(eng, db, ["cum", "fwd_value"], MONTH, time_range=tr)
+    assert [r["cum"] for r in both] == [r["cum"] for r in alone]
+    assert len(both) == len(alone) > 0
 
 
 def test_win_res_04_running_with_rolling_under_start_is_fine(eng: dosi.Engine, db: str) -> None:
@@ -423,15 +436,30 @@ def test_win_res_04_running_with_rolling_under_start_is_fine(eng: dosi.Engine, d
 
 @pytest.mark.parametrize("glob", ["rk", "fv", "byval", "scope_sum"])
 @pytest.mark.parametrize("expanding", ["mom", "ytd"])
-@pytest.mark.parametrize("tr", [{"start": "2024-01-01"}, {"end": "2024-04-01"}])
 def test_win_res_05_partition_global_with_expanding_under_range(
-    eng: dosi.Engine, db: str, glob: str, expanding: str, tr: dict[str, str]
+    eng: dosi.Engine, db: str, glob: str, expanding: str
 ) -> None:
     """WIN-RES-05: a partition-global metric (rank, value, value-ordered frame, scope frame) +
-    a scan-expanding metric under any time_range -> not_implemented naming the global one."""
+    a metric that widens the scan under the time_range -> not_implemented naming the global
+    one."""
+    tr = {"start": "2024-01-01"}
     err = query_error(eng, db, {"metrics": [glob, expanding], "group_by": MONTH, "time_range": tr})
     assert err.code == "not_implemented"
     assert err.metrics == [glob]
+
+
+@pytest.mark.parametrize("glob", ["rk", "fv", "byval", "scope_sum"])
+@pytest.mark.parametrize("expanding", ["mom", "ytd"])
+def test_win_res_05_partition_global_beside_non_widening_range_is_alone(
+    eng: dosi.Engine, db: str, glob: str, expanding: str
+) -> None:
+    """WIN-RES-05: with an end-only range a back offset or a reset widens nothing, so the
+    partition-global metric sees the same population as alone."""
+    tr = {"end": "2024-04-01"}
+    alone = run(eng, db, [glob], MONTH, time_range=tr)
+    both = run(eng, db, [glob, expanding], MONTH, time_range=tr)
+    assert [r[glob] for r in both] == [r[glob] for r in alone]
+    assert len(alone) > 0
 
 
 def test_win_res_05_partition_global_with_expanding_no_range(eng: dosi.Engine, db: str) -> None:

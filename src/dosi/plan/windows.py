@@ -246,15 +246,16 @@ class _WindowPlanner:
             )
 
     def _mask(self, wm: WindowMetric, trim: TimeBounds) -> WindowMetric:
-        """A time-ordered frame without reset reads only in-range buckets, exactly as it would
-        alone: rows loaded for other metrics' lookback / lookahead enter it as NULL."""
+        """A time-ordered frame reads only the buckets it would read alone: rows loaded for
+        other metrics' lookback (below the start; a reset frame's own alignment aside) or
+        lookahead (at or after the end) enter it as NULL."""
         w = wm.spec
-        if not (isinstance(w, FrameWindow) and w.time_ordered and w.reset is None):
+        if not (isinstance(w, FrameWindow) and w.time_ordered):
             return wm
         start_x, end_x = self._expanders()
         return replace(
             wm,
-            mask_before=trim.start if start_x else None,
+            mask_before=trim.start if start_x and w.reset is None else None,
             mask_after=trim.end if end_x else None,
         )
 
