@@ -159,8 +159,11 @@ class Catalog:
                         "is_time": f.is_time,
                         "is_dimension": is_dim,
                         "source": _SOURCES.get(rule, rule),
-                        "time_granularity": f.time_granularity
-                        or ("day" if f.datatype == "Date" else None),
+                        "time_granularity": (
+                            f.time_granularity or ("day" if f.datatype == "Date" else None)
+                        )
+                        if f.is_time
+                        else None,
                         "datatype": f.datatype,
                         "description": f.description,
                     }

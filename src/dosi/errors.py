@@ -30,6 +30,7 @@ class Diagnostic:
         out: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
         if self.path is not None:
             out["path"] = self.path
+            out["location"] = self.path  # the reference engine's name for it
         if self.line is not None:
             out["line"] = self.line
         if self.hint:

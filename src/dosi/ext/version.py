@@ -23,7 +23,8 @@ from dosi.ext.registry import ENGINE_VERSION
 Version = tuple[int, int]
 GateOutcome = Literal["ok", "ahead", "unsupported"]
 
-_STRING_FORM = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
+# "1" is read as 1.0, as the reference engine does; "MAJOR.MINOR" is the canonical form
+_STRING_FORM = re.compile(r"(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?")
 _NUMBER_FORM = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?")
 
 
@@ -91,7 +92,7 @@ def parse_declared(raw: Any) -> Version | BelowOne | None:
                 f'`v` "{raw}" is not of the form "MAJOR.MINOR"',
                 f'write e.g. "v": "1.1" (this engine implements "{fmt(ENGINE_VERSION)}")',
             )
-        version = int(m.group(1)), int(m.group(2))
+        version = int(m.group(1)), int(m.group(2) or 0)
         if version < (1, 0):
             return BelowOne(raw)
         return version

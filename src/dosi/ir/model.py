@@ -116,6 +116,8 @@ class ModelIr:
     mode: str = "datus"
     # D-DIM: (dataset, field) -> (is_dimension, source rule)
     dimension_roles: dict[tuple[str, str], tuple[bool, str]] = field(default_factory=dict)
+    # basic mode: metrics only a DATUS payload made computable -> why they are unavailable
+    unavailable_metrics: dict[str, Diagnostic] = field(default_factory=dict)
 
     def field(self, qualified: str) -> FieldIr:
         ds, _, name = qualified.partition(".")

@@ -26,24 +26,46 @@ class _BranchDraft:
     metrics: list[str] = field(default_factory=list)
 
 
-def time_field_for(model: ModelIr, graph: JoinGraph, metric: MetricIr, measure: MeasureIr) -> FieldIr:
-    """The field metric_time means for one measure of one metric (resolved per branch)."""
+# Aggregates a repeated row cannot change: safe to evaluate through a join that repeats the
+# measure's rows (the reference engine evaluates `COUNT(DISTINCT customers.id)` per order
+# channel this way: customers who ordered through each channel).
+DUP_INSENSITIVE = frozenset({"count_distinct", "min", "max", "approx_count_distinct"})
+
+
+def time_field_for(
+    model: ModelIr,
+    graph: JoinGraph,
+    metric: MetricIr,
+    root: str,
+    *,
+    for_range: bool = False,
+) -> FieldIr:
+    """The field metric_time means for one metric in a branch rooted at `root`."""
     if metric.time_axis is not None:
         f = model.field(metric.time_axis)
-        if graph.reachable(measure.dataset, f.dataset):
+        if graph.reachable(root, f.dataset):
             return f
-    own = model.datasets[measure.dataset].primary_time
+    own = model.datasets[root].primary_time
     if own is not None and metric.time_axis is None:
-        return model.datasets[measure.dataset].fields[own]
+        return model.datasets[root].fields[own]
     times = [f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time]
+    if for_range:
+        raise QueryError(
+            "time_range_needs_dimension",
+            f"metric `{metric.name}` has no primary time dimension, so a time_range without "
+            "`dimension` has no column to filter",
+            metrics=[metric.name],
+            candidates=times,
+            hint='name the time field: "time_range": {"dimension": "dataset.field", ...}',
+        )
     raise QueryError(
         "no_primary_time_dimension",
-        f"metric `{metric.name}` has no primary time dimension, so metric_time and a time_range "
-        "without `dimension` cannot apply to it",
+        f"metric `{metric.name}` has no primary time dimension, so metric_time cannot apply "
+        "to it",
         metrics=[metric.name],
         candidates=times,
         hint="declare time_dimension on the metric or its dataset (DATUS D-TIME), or group by "
-        "and filter on an explicit time field",
+        "an explicit time field",
     )
 
 
@@ -60,15 +82,21 @@ class Planner:
         drafts: dict[tuple[str, str | None], _BranchDraft] = {}
         sources: dict[str, list[tuple[str, tuple[str, str | None]]]] = {}
         all_metrics = [*rq.metrics, *extra_metrics]
+        required = self._required_datasets(rq)
         for m in all_metrics:
             srcs: list[tuple[str, tuple[str, str | None]]] = []
             for mname in m.measures:
                 meas = model.measures[mname]
-                axis = time_field_for(model, self.graph, m, meas) if needs_axis else None
-                key = (meas.dataset, axis.qualified if axis else None)
+                root = self._root(m, meas, required, [d.dataset for d in drafts.values()])
+                axis = (
+                    time_field_for(model, self.graph, m, root, for_range=not rq.uses_metric_time)
+                    if needs_axis
+                    else None
+                )
+                key = (root, axis.qualified if axis else None)
                 draft = drafts.get(key)
                 if draft is None:
-                    draft = drafts[key] = _BranchDraft(meas.dataset, axis)
+                    draft = drafts[key] = _BranchDraft(root, axis)
                 if mname not in draft.measures:
                     draft.measures.append(mname)
                 if m.name not in draft.metrics:
@@ -106,6 +134,38 @@ class Planner:
             plan = plan_stream(plan, rq)
         return plan
 
+    @staticmethod
+    def _required_datasets(rq: ResolvedQuery) -> list[str]:
+        """Datasets a branch must reach for this query's dims, filters and explicit range."""
+        out = [d.field.dataset for d in rq.dims if d.field is not None]
+        if rq.where is not None:
+            out.extend(f.dataset for f in rq.where.fields)
+        if rq.time_range is not None and rq.time_range.field is not None:
+            out.append(rq.time_range.field.dataset)
+        return list(dict.fromkeys(out))
+
+    def _root(
+        self, m: MetricIr, meas: MeasureIr, required: list[str], used: list[str]
+    ) -> str:
+        """The fact dataset whose branch evaluates `meas`: its own dataset, unless the measure
+        is duplicate-insensitive and a dataset reaching it many-to-one serves better (the
+        metric's other measures live there, or the query's dimensions hang off it)."""
+        own = meas.dataset
+        if meas.agg not in DUP_INSENSITIVE:
+            return own
+        reach = self.graph.reachable
+        owners = [self.model.measures[x].dataset for x in m.measures]
+        for o in dict.fromkeys(owners):
+            if o != own and reach(o, own) and all(reach(o, x) for x in owners):
+                own = o  # one metric, one branch: `SUM(orders.x) / COUNT(DISTINCT customers.id)`
+                break
+        if all(reach(own, r) for r in required):
+            return own
+        for cand in dict.fromkeys([*used, *required]):
+            if reach(cand, own) and all(reach(cand, r) for r in required):
+                return cand
+        return own
+
     def _branch(self, bid: str, draft: _BranchDraft, rq: ResolvedQuery) -> Branch:
         model = self.model
         ds = draft.dataset
@@ -128,14 +188,7 @@ class Planner:
         time_filters: list[TimeFilter] = []
         if rq.time_range is not None:
             tf = rq.time_range.field or draft.axis
-            if tf is None:
-                raise QueryError(
-                    "time_range_needs_dimension",
-                    "time_range has no `dimension` and the metrics "
-                    f"{', '.join(draft.metrics)} have no primary time dimension",
-                    metrics=draft.metrics,
-                    hint='name the time field: "time_range": {"dimension": "dataset.field", ...}',
-                )
+            assert tf is not None  # time_field_for raised time_range_needs_dimension
             needed.setdefault(tf.dataset, f"time_range on `{tf.qualified}`")
             tr = rq.time_range.range
             time_filters.append(TimeFilter(tf.expr, tr.start, tr.end, tf.datatype))

@@ -95,6 +95,11 @@ def _metric(model: ModelIr, query: Query, name: str) -> MetricIr:
     m = model.metrics.get(name)
     if m is not None:
         return m
+    why = model.unavailable_metrics.get(name)
+    if why is not None:
+        raise QueryError(why.code, f"metric `{name}` is unavailable in basic mode: {why.message}",
+                         metrics=[name], candidates=why.candidates,
+                         hint="query it in datus mode, where its DATUS extension applies")
     cands = closest(name, model.metrics)
     retry = None
     if cands:

@@ -16,7 +16,6 @@ from dosi.ir.model import GRAINS
 
 QUERY_KEYS = ("metrics", "group_by", "where_sql", "time_range", "order_by", "limit")
 RESERVED_KEYS = ("context_filter", "time_ranges", "params")
-ALIASES = {"where": "where_sql", "dimensions": "group_by"}
 
 STREAM_WINDOW_TYPES = ("tumble", "hop", "cumulate", "session")
 
@@ -80,7 +79,7 @@ def parse_query(raw: Any) -> Query:
     if not isinstance(raw, dict):
         raise _bad("invalid_query", "a query is a JSON object with at least `metrics`",
                    hint='e.g. {"metrics": ["revenue"], "group_by": ["metric_time:month"]}')
-    data = {ALIASES.get(k, k): v for k, v in raw.items()}
+    data = dict(raw)
     for key in data:
         if key in RESERVED_KEYS:
             raise _bad(
