@@ -298,19 +298,11 @@ def _typed(column: str, text: str) -> Any:
     return float(text)
 
 
-_PG_MERGE = pytest.mark.xfail(
-    reason="merging several datasets uses a NULL-safe FULL OUTER JOIN (IS NOT DISTINCT FROM), "
-    "which PostgreSQL rejects: not specific to streaming windows",
-    strict=False,
-)
-
-
 @needs_pg
 @pytest.mark.parametrize(
     ("query", "window", "metrics", "dims", "filters"),
     [
-        pytest.param(*q[1:], id=q[0], marks=[_PG_MERGE] if "two-datasets" in q[0] else [])
-        for q in QUERIES
+        pytest.param(*q[1:], id=q[0]) for q in QUERIES
     ],
 )
 def test_postgres_matches_reference(

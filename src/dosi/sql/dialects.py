@@ -27,6 +27,7 @@ class Dialect:
     supports_two_arg_stat_window: bool = True
     supports_cume_dist: bool = True
     supports_full_outer_join: bool = True
+    null_safe_full_join: bool = True  # FULL JOIN ... ON a IS NOT DISTINCT FROM b is accepted
 
     def bucket(self, expr: exp.Expression, grain: str) -> exp.Expression:
         """The start of the grain bucket holding `expr` (a timestamp, as DATE_TRUNC yields)."""
@@ -89,7 +90,7 @@ class MySQL(Dialect):
 _LARGE, _SMALL = "nulls_are_large", "nulls_are_small"
 DIALECTS: dict[str, Dialect] = {
     "duckdb": Dialect("duckdb"),
-    "postgres": Dialect("postgres", _LARGE),
+    "postgres": Dialect("postgres", _LARGE, null_safe_full_join=False),
     "snowflake": Dialect("snowflake", _LARGE),
     "bigquery": Dialect("bigquery", _SMALL),
     "databricks": Dialect("databricks", _SMALL),
@@ -97,15 +98,18 @@ DIALECTS: dict[str, Dialect] = {
     "hive": Dialect("hive", _SMALL),
     "trino": Dialect("trino", _LARGE),
     "oracle": Dialect("oracle", _LARGE),
-    "redshift": Dialect("redshift", _LARGE, supports_two_arg_stat_window=False),
+    "redshift": Dialect("redshift", _LARGE, supports_two_arg_stat_window=False,
+                        null_safe_full_join=False),
     "clickhouse": Dialect("clickhouse", "nulls_are_last", supports_cume_dist=False),
     "mysql": MySQL("mysql", _SMALL, supports_nulls_clause=False,
-                   supports_two_arg_stat_window=False, supports_full_outer_join=False),
+                   supports_two_arg_stat_window=False, supports_full_outer_join=False,
+                   null_safe_full_join=False),
     "tidb": MySQL("mysql", _SMALL, supports_nulls_clause=False,
-                  supports_two_arg_stat_window=False, supports_full_outer_join=False),
-    "doris": MySQL("doris", _SMALL),
-    "starrocks": MySQL("starrocks", _SMALL),
-    "sqlite": Dialect("sqlite", _SMALL),
+                  supports_two_arg_stat_window=False, supports_full_outer_join=False,
+                  null_safe_full_join=False),
+    "doris": MySQL("doris", _SMALL, null_safe_full_join=False),
+    "starrocks": MySQL("starrocks", _SMALL, null_safe_full_join=False),
+    "sqlite": Dialect("sqlite", _SMALL, null_safe_full_join=False),
 }
 ALIASES = {"postgresql": "postgres", "pg": "postgres", "datafusion": "postgres", "mariadb": "mysql"}
 

@@ -199,38 +199,60 @@ class Renderer:
         return outer.group_by(*groups, copy=False)
 
     def _merged(self, plan: QueryPlan, metrics: list[MetricColumn]) -> exp.Select:
-        sel = exp.Select()
+        """Branches merged on the group-by output names, NULL-safe (S-FAN-3): a chain of FULL
+        OUTER JOINs, or, where the dialect cannot FULL JOIN on IS NOT DISTINCT FROM
+        (PostgreSQL, MySQL), the UNION of the branch keys LEFT JOINed to every branch."""
         ids = [b.id for b in plan.branches]
+        keyed = bool(plan.dims) and not self.dialect.null_safe_full_join
+        sel = exp.Select()
         for d in plan.dims:
-            sel = sel.select(
-                exp.alias_(
-                    exp.Coalesce(this=col(d, ids[0]), expressions=[col(d, i) for i in ids[1:]]),
-                    ident(d),
-                ),
-                copy=False,
+            key: exp.Expression = (
+                col(d, _KEYS)
+                if keyed
+                else exp.Coalesce(this=col(d, ids[0]), expressions=[col(d, i) for i in ids[1:]])
             )
+            sel = sel.select(exp.alias_(key, ident(d)), copy=False)
         for m in metrics:
             where = dict(m.sources)
             e = self.substitute(m.formula, lambda n, w=where: col(n, w[n]))
             sel = sel.select(exp.alias_(self.fill(e, m), ident(m.name)), copy=False)
-        sel = sel.from_(exp.to_table(ids[0]), copy=False)
+        if keyed:
+            sel = sel.from_(exp.to_table(_KEYS), copy=False)
+            for bid in ids:
+                on = and_all(
+                    [exp.NullSafeEQ(this=col(d, _KEYS), expression=col(d, bid)) for d in plan.dims]
+                )
+                sel = sel.join(exp.to_table(bid), on=on, join_type="LEFT", copy=False)
+        else:
+            sel = sel.from_(exp.to_table(ids[0]), copy=False)
         for i, bid in enumerate(ids[1:], start=1):
+            if keyed:
+                break
             if plan.dims:
                 conds = []
                 for d in plan.dims:
                     left: exp.Expression = (
                         col(d, ids[0])
                         if i == 1
-                        else exp.Coalesce(this=col(d, ids[0]),
-                                          expressions=[col(d, x) for x in ids[1:i]])
+                        else exp.Coalesce(
+                            this=col(d, ids[0]), expressions=[col(d, x) for x in ids[1:i]]
+                        )
                     )
                     conds.append(exp.NullSafeEQ(this=left, expression=col(d, bid)))
-                sel = sel.join(exp.to_table(bid), on=and_all(conds), join_type="FULL OUTER",
-                               copy=False)
+                sel = sel.join(
+                    exp.to_table(bid), on=and_all(conds), join_type="FULL OUTER", copy=False
+                )
             else:
                 sel = sel.join(exp.to_table(bid), join_type="CROSS", copy=False)
         for b in plan.branches:
             sel = sel.with_(b.id, as_=self.branch_cte(b), copy=False)
+        if keyed:
+            union: exp.Expression | None = None
+            for bid in ids:
+                part = exp.Select().select(*(col(d) for d in plan.dims)).from_(bid)
+                union = part if union is None else exp.Union(this=union, expression=part,
+                                                             distinct=True)
+            sel = sel.with_(_KEYS, as_=union, copy=False)
         return sel
 
     def finish(self, sel: exp.Select, plan: QueryPlan) -> exp.Select:
@@ -245,6 +267,7 @@ class Renderer:
 
 
 _PRE = "pre"
+_KEYS = "merge_keys"
 # measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
 _ROLLUP: dict[str, type[exp.Expression]] = {
     "sum": exp.Sum,
