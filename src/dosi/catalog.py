@@ -116,13 +116,29 @@ class Catalog:
         rels = []
         for r in self.model.relationships:
             if r.from_dataset == name:
-                rels.append({"name": r.name, "to": r.to_dataset, "cardinality": "many_to_one",
-                             "join_type": r.join_type,
-                             "columns": [list(p) for p in zip(r.from_columns, r.to_columns, strict=True)]})
+                rels.append(
+                    {
+                        "name": r.name,
+                        "to": r.to_dataset,
+                        "cardinality": "many_to_one",
+                        "join_type": r.join_type,
+                        "columns": [
+                            list(p) for p in zip(r.from_columns, r.to_columns, strict=True)
+                        ],
+                    }
+                )
             elif r.to_dataset == name:
-                rels.append({"name": r.name, "to": r.from_dataset, "cardinality": "one_to_many",
-                             "join_type": r.join_type,
-                             "columns": [list(p) for p in zip(r.to_columns, r.from_columns, strict=True)]})
+                rels.append(
+                    {
+                        "name": r.name,
+                        "to": r.from_dataset,
+                        "cardinality": "one_to_many",
+                        "join_type": r.join_type,
+                        "columns": [
+                            list(p) for p in zip(r.to_columns, r.from_columns, strict=True)
+                        ],
+                    }
+                )
         return {
             "name": d.name,
             "source": d.source.sql(),
@@ -130,8 +146,13 @@ class Catalog:
             "primary_key": list(d.primary_key),
             "description": d.description,
             "fields": [
-                {"name": f.name, "is_time": f.is_time, "datatype": f.datatype,
-                 "expression": f.source_sql, "description": f.description}
+                {
+                    "name": f.name,
+                    "is_time": f.is_time,
+                    "datatype": f.datatype,
+                    "expression": f.source_sql,
+                    "description": f.description,
+                }
                 for f in d.fields.values()
             ],
             "relationships": rels,

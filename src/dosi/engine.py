@@ -101,7 +101,7 @@ class Engine:
             compiled = compile_query(self.model, self.graph, query, dialect, pretty)
         except OsiError:
             raise
-        except Exception as exc:  # noqa: BLE001 - never let a raw exception escape
+        except Exception as exc:
             raise QueryError(
                 "internal",
                 f"the engine failed to compile this query ({type(exc).__name__}: {exc})",
@@ -114,7 +114,9 @@ class Engine:
                     self._cache.popitem(last=False)
         return compiled
 
-    def compile(self, query: Any, dialect: str | None = "duckdb", pretty: bool = False) -> dict[str, Any]:
+    def compile(
+        self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
+    ) -> dict[str, Any]:
         c = self._compiled(query, dialect, pretty)
         return {
             "dialect": c.dialect.name,
@@ -248,8 +250,12 @@ def validate(model_text: str, mode: str = "datus") -> dict[str, Any]:
             "compile_errors": err.compile_errors,
             "warnings": [d.to_dict() for d in err.warnings],
         }
-    return {"valid": True, "issues": [], "compile_errors": [],
-            "warnings": [d.to_dict() for d in model.warnings]}
+    return {
+        "valid": True,
+        "issues": [],
+        "compile_errors": [],
+        "warnings": [d.to_dict() for d in model.warnings],
+    }
 
 
 __all__ = ["Diagnostic", "Engine", "QueryResult", "validate"]

@@ -27,7 +27,11 @@ class Diagnostic:
     candidates: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
+        out: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+        }
         if self.path is not None:
             out["path"] = self.path
             out["location"] = self.path  # the reference engine's name for it
@@ -138,8 +142,16 @@ class ModelError(OsiError):
 
 
 _SCHEMA_CODES = frozenset(
-    {"unknown_model_key", "missing_model_key", "invalid_model_value", "invalid_yaml",
-     "invalid_model", "unsupported_version", "model_not_found", "empty_datasets"}
+    {
+        "unknown_model_key",
+        "missing_model_key",
+        "invalid_model_value",
+        "invalid_yaml",
+        "invalid_model",
+        "unsupported_version",
+        "model_not_found",
+        "empty_datasets",
+    }
 )
 
 

@@ -32,8 +32,10 @@ class CompiledQuery:
 
     def requested_columns(self) -> list[dict[str, Any]]:
         return [
-            {"requested": d.spelling.split(":")[0] if d.window is None else d.spelling,
-             "column": d.output}
+            {
+                "requested": d.spelling.split(":")[0] if d.window is None else d.spelling,
+                "column": d.output,
+            }
             for d in self.resolved.dims
         ]
 
@@ -54,7 +56,7 @@ def compile_query(
     tree = render_plan(model, plan, dia)
     try:
         sql = tree.sql(dialect=dia.name, pretty=pretty)
-    except Exception as exc:  # noqa: BLE001 - a dialect that cannot express the plan
+    except Exception as exc:
         raise QueryError(
             "dialect_unsupported",
             f"the plan cannot be rendered for {dia.name}: {exc}",

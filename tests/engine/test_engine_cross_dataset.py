@@ -68,9 +68,7 @@ def test_ratio_across_datasets_is_one_branch(eng: Engine, mini_db: Path, mini_re
     assert "FULL OUTER JOIN" not in res["sql"]
 
 
-def test_min_of_the_one_side_by_a_fact_dimension(
-    eng: Engine, mini_db: Path, mini_ref: Ref
-) -> None:
+def test_min_of_the_one_side_by_a_fact_dimension(eng: Engine, mini_db: Path, mini_ref: Ref) -> None:
     """MIN is duplicate-insensitive too."""
     res = run(eng, mini_db, {"metrics": ["first_region"], "group_by": ["orders.status"]})
     expected = mini_ref.rows(

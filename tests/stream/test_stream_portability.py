@@ -301,9 +301,7 @@ def _typed(column: str, text: str) -> Any:
 @needs_pg
 @pytest.mark.parametrize(
     ("query", "window", "metrics", "dims", "filters"),
-    [
-        pytest.param(*q[1:], id=q[0]) for q in QUERIES
-    ],
+    [pytest.param(*q[1:], id=q[0]) for q in QUERIES],
 )
 def test_postgres_matches_reference(
     pg_schema: str,

@@ -102,8 +102,10 @@ def infer_kind(node: exp.Expression) -> str:
     node = strip_parens(node)
     if isinstance(node, exp.AggFunc):
         return "aggregate"
-    if isinstance(node, exp.Div) and is_single_aggregate(node.this) and is_single_aggregate(
-        node.expression
+    if (
+        isinstance(node, exp.Div)
+        and is_single_aggregate(node.this)
+        and is_single_aggregate(node.expression)
     ):
         return "ratio"
     return "expression"

@@ -188,7 +188,9 @@ class _ModelCompiler:
                     "duplicate_name",
                     f"field `{n}` is declared more than once in dataset `{ds.name}`",
                     path=f"{dpath}.fields[{n}]",
-                    line=self.lines.line_of(("semantic_model", 0, "datasets", ds_index, "fields", i)),
+                    line=self.lines.line_of(
+                        ("semantic_model", 0, "datasets", ds_index, "fields", i)
+                    ),
                 )
             seen.add(n)
         raw: dict[str, RawField] = {}
@@ -234,8 +236,10 @@ class _ModelCompiler:
                 label=f.label,
                 source_sql=raw[f.name].text,
             )
-        for key_name, key_cols in (("primary_key", [ds.primary_key or []]),
-                                   ("unique_keys", ds.unique_keys or [])):
+        for key_name, key_cols in (
+            ("primary_key", [ds.primary_key or []]),
+            ("unique_keys", ds.unique_keys or []),
+        ):
             for cols in key_cols:
                 for c in cols:
                     if c not in field_irs and c not in raw:
@@ -292,7 +296,7 @@ class _ModelCompiler:
 
             try:
                 q = sqlglot.parse_one(src.strip("()") if src.startswith("(") else src)
-            except Exception as err:  # noqa: BLE001 - any parse failure is a model error
+            except Exception as err:
                 self.sink.error(
                     "invalid_source",
                     f"source of `{ds.name}` is not a valid query: {err}",
@@ -303,7 +307,7 @@ class _ModelCompiler:
             return exp.Subquery(this=q)
         try:
             return exp.to_table(src)
-        except Exception:  # noqa: BLE001
+        except Exception:
             self.sink.error(
                 "invalid_source",
                 f"source `{src}` of `{ds.name}` is not a table reference",
@@ -547,7 +551,7 @@ class _ModelCompiler:
 
     def _owner(
         self, metric: str, node: exp.AggFunc, pin: str | None, ctx: _Ctx
-    ) -> str | None | bool:
+    ) -> str | bool | None:
         """The dataset a measure aggregates: the one every other referenced dataset is
         many-to-one reachable from. None = no column (COUNT(*) or a constant)."""
         refs = {c.table for c in node.find_all(exp.Column) if c.table}
@@ -672,13 +676,16 @@ class _ModelCompiler:
             if prior_sig is not None and prior_sig != signature:
                 self._collision(metric, explicit, ctx)
                 return None
-            if existing is not None and existing != explicit and self.measures[existing].explicit_name:
+            if (
+                existing is not None
+                and existing != explicit
+                and self.measures[existing].explicit_name
+            ):
                 self._collision(metric, explicit, ctx, other=existing)
                 return None
             if existing is not None and existing != explicit and explicit in self.measures:
                 # the declared name already names another signature's measure (MEAS-04)
-                self._collision(metric, explicit, ctx,
-                                other_sig=self.measures[explicit].signature)
+                self._collision(metric, explicit, ctx, other_sig=self.measures[explicit].signature)
                 return None
             if existing is not None and existing != explicit:
                 # an earlier textual twin took the stem: the declared name wins for both
@@ -709,9 +716,11 @@ class _ModelCompiler:
         for name, m in list(self.metrics.items()):
             if old in m.measures:
                 formula = m.formula.transform(
-                    lambda n: exp.column(new)
-                    if isinstance(n, exp.Column) and not n.table and n.name == old
-                    else n
+                    lambda n: (
+                        exp.column(new)
+                        if isinstance(n, exp.Column) and not n.table and n.name == old
+                        else n
+                    )
                 )
                 self.metrics[name] = _replace(
                     m, formula=formula, measures=tuple(new if x == old else x for x in m.measures)
@@ -732,7 +741,12 @@ class _ModelCompiler:
         )
 
     def _collision(
-        self, metric: str, name: str, ctx: _Ctx, other: str | None = None, other_sig: str | None = None
+        self,
+        metric: str,
+        name: str,
+        ctx: _Ctx,
+        other: str | None = None,
+        other_sig: str | None = None,
     ) -> None:
         self.sink.error(
             "measure_name_collision",
@@ -752,7 +766,9 @@ class _ModelCompiler:
         if declared is not None:
             f = self._find_time_field(declared, owners)
             if f is None or not f.is_time:
-                what = "matches no field" if f is None else f"names `{f.qualified}`, not a time field"
+                what = (
+                    "matches no field" if f is None else f"names `{f.qualified}`, not a time field"
+                )
                 self.sink.error(
                     "invalid_datus_extension",
                     f"`time_dimension` of metric `{metric}` ({declared}) {what}",
@@ -801,7 +817,9 @@ class _ModelCompiler:
             if second is not None:
                 other = self.metrics.get(second)
                 if other is None or other.kind != "aggregate" or other.window is not None:
-                    why = "no such metric" if other is None else "it is not a plain single aggregate"
+                    why = (
+                        "no such metric" if other is None else "it is not a plain single aggregate"
+                    )
                     self.sink.error(
                         "invalid_datus_extension",
                         f"`window.frame.second` of `{name}` names `{second}`: {why}",
@@ -822,7 +840,9 @@ class _ModelCompiler:
                 ds, _, fname = ref.partition(".")
                 d = self.datasets.get(ds)
                 if d is None or fname not in d.fields:
-                    everything = [f.qualified for x in self.datasets.values() for f in x.fields.values()]
+                    everything = [
+                        f.qualified for x in self.datasets.values() for f in x.fields.values()
+                    ]
                     self.sink.error(
                         "invalid_datus_extension",
                         f"`window.partition.exclude` of `{name}` names `{ref}`, which is not a "
@@ -841,7 +861,9 @@ class _ModelCompiler:
             rel_cols.update((r.to_dataset, c) for c in r.to_columns)
         roles: dict[tuple[str, str], tuple[bool, str]] = {}
         for d in self.datasets.values():
-            single_unique = {k[0] for k in d.unique_keys if len(k) == 1} if d.name in owners else set()
+            single_unique = (
+                {k[0] for k in d.unique_keys if len(k) == 1} if d.name in owners else set()
+            )
             for f in d.fields.values():
                 key = (d.name, f.name)
                 if f.is_dimension is not None:

@@ -26,8 +26,19 @@ TARGET_TO_OSI: dict[str, str] = {
     "bigquery": "BIGQUERY",
 }
 
-_FORBIDDEN = (exp.Subquery, exp.Select, exp.Union, exp.Insert, exp.Delete, exp.Update, exp.Drop,
-              exp.Create, exp.Command, exp.Placeholder, exp.Parameter)
+_FORBIDDEN = (
+    exp.Subquery,
+    exp.Select,
+    exp.Union,
+    exp.Insert,
+    exp.Delete,
+    exp.Update,
+    exp.Drop,
+    exp.Create,
+    exp.Command,
+    exp.Placeholder,
+    exp.Parameter,
+)
 
 
 class SqlSnippetError(ValueError):

@@ -59,6 +59,7 @@ def run_sql(
     timer: threading.Timer | None = None
     timed_out = threading.Event()
     if timeout_secs is not None and timeout_secs > 0:
+
         def _interrupt() -> None:
             timed_out.set()
             con.interrupt()
@@ -93,6 +94,4 @@ def run_sql(
 def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
     cols = table.column_names
     data = [table.column(i).to_pylist() for i in range(table.num_columns)]
-    return [
-        {c: to_python(data[j][i]) for j, c in enumerate(cols)} for i in range(table.num_rows)
-    ]
+    return [{c: to_python(data[j][i]) for j, c in enumerate(cols)} for i in range(table.num_rows)]

@@ -41,7 +41,7 @@ def parse_document(text: str) -> Any:
         except json.JSONDecodeError:
             pass  # fall through: YAML flow mappings also start with "{"
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - safe loader
+        return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -76,14 +76,18 @@ def _schema_issue(err: Any, data: Any, lines: LineIndex) -> Diagnostic:
     kind = err["type"]
     field = loc[-1] if loc else ""
     if list(loc) == ["version"]:
-        code, msg = "unsupported_version", (
-            f"model version {data.get('version')!r} is not supported; this engine reads Ossie "
-            "0.2.0.dev0"
+        code, msg = (
+            "unsupported_version",
+            (
+                f"model version {data.get('version')!r} is not supported; this engine reads Ossie "
+                "0.2.0.dev0"
+            ),
         )
         if kind == "missing":
             code, msg = "missing_model_key", "required key `version` is missing (0.2.0.dev0)"
-        return Diagnostic(code, msg, path="version", line=lines.line_of(loc),
-                          hint="set `version: 0.2.0.dev0`")
+        return Diagnostic(
+            code, msg, path="version", line=lines.line_of(loc), hint="set `version: 0.2.0.dev0`"
+        )
     if kind == "too_short" and loc and loc[-1] == "datasets":
         code, msg = "empty_datasets", "a semantic model needs at least one dataset"
         return Diagnostic(code, msg, path=object_path(data, loc), line=lines.line_of(loc))
@@ -164,10 +168,13 @@ class LineIndex:
                         best = k.start_mark.line + 1
                         nxt = v
                         break
-            elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
-                if 0 <= key < len(node.value):
-                    nxt = node.value[key]
-                    best = nxt.start_mark.line + 1
+            elif (
+                isinstance(node, yaml.SequenceNode)
+                and isinstance(key, int)
+                and 0 <= key < len(node.value)
+            ):
+                nxt = node.value[key]
+                best = nxt.start_mark.line + 1
             if nxt is None:
                 break
             node = nxt

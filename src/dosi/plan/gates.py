@@ -15,12 +15,13 @@ def check_window_gates(rq: ResolvedQuery, dialect: Dialect) -> None:
     for m in rq.metrics:
         w = m.window
         fn = None
-        if isinstance(w, FrameWindow) and w.function in _TWO_ARG:
-            if not dialect.supports_two_arg_stat_window:
-                fn = w.function
-        elif isinstance(w, RankWindow) and w.function == "cume_dist":
-            if not dialect.supports_cume_dist:
-                fn = w.function
+        two_arg = isinstance(w, FrameWindow) and w.function in _TWO_ARG
+        if (two_arg and not dialect.supports_two_arg_stat_window) or (
+            isinstance(w, RankWindow)
+            and w.function == "cume_dist"
+            and not dialect.supports_cume_dist
+        ):
+            fn = w.function  # type: ignore[union-attr]
         if fn is not None:
             raise QueryError(
                 "dialect_unsupported_window_function",

@@ -65,7 +65,11 @@ class JoinGraph:
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
-            routes = [" -> ".join([src, *(r.to_dataset for r in p)]) + f" (via {', '.join(r.name for r in p)})" for p in found]
+            routes = [
+                " -> ".join([src, *(r.to_dataset for r in p)])
+                + f" (via {', '.join(r.name for r in p)})"
+                for p in found
+            ]
             raise QueryError(
                 "ambiguous_join_path",
                 f"{purpose}: `{dst}` is reachable from `{src}` along {len(found)} different "

@@ -171,7 +171,9 @@ class QueryPlan:
             for wm in self.window.metrics:
                 lines.append(f"    {wm.describe()}")
         if self.order:
-            lines.append("  Order " + ", ".join(f"{k} {'DESC' if d else 'ASC'}" for k, d in self.order))
+            lines.append(
+                "  Order " + ", ".join(f"{k} {'DESC' if d else 'ASC'}" for k, d in self.order)
+            )
         if self.limit is not None:
             lines.append(f"  Limit {self.limit}")
         return "\n".join(lines)

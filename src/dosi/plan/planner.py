@@ -60,8 +60,7 @@ def time_field_for(
         )
     raise QueryError(
         "no_primary_time_dimension",
-        f"metric `{metric.name}` has no primary time dimension, so metric_time cannot apply "
-        "to it",
+        f"metric `{metric.name}` has no primary time dimension, so metric_time cannot apply to it",
         metrics=[metric.name],
         candidates=times,
         hint="declare time_dimension on the metric or its dataset (DATUS D-TIME), or group by "
@@ -144,9 +143,7 @@ class Planner:
             out.append(rq.time_range.field.dataset)
         return list(dict.fromkeys(out))
 
-    def _root(
-        self, m: MetricIr, meas: MeasureIr, required: list[str], used: list[str]
-    ) -> str:
+    def _root(self, m: MetricIr, meas: MeasureIr, required: list[str], used: list[str]) -> str:
         """The fact dataset whose branch evaluates `meas`: its own dataset, unless the measure
         is duplicate-insensitive and a dataset reaching it many-to-one serves better (the
         metric's other measures live there, or the query's dimensions hang off it)."""

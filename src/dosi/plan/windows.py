@@ -35,8 +35,11 @@ def offset_aligned(count: int, granularity: str, grain: str) -> bool:
 
 
 def aligned_grains(count: int, granularity: str) -> list[str]:
-    return [g for g in ("day", "week", "month", "quarter", "year")
-            if offset_aligned(count, granularity, g)]
+    return [
+        g
+        for g in ("day", "week", "month", "quarter", "year")
+        if offset_aligned(count, granularity, g)
+    ]
 
 
 def plan_windows(
@@ -78,7 +81,9 @@ class _WindowPlanner:
                 "not_implemented",
                 "window queries are single-branch: every metric must aggregate one base dataset "
                 "with one time axis, but this query needs "
-                + ", ".join(f"{b.dataset}" + (f"@{b.axis}" if b.axis else "") for b in base.branches),
+                + ", ".join(
+                    f"{b.dataset}" + (f"@{b.axis}" if b.axis else "") for b in base.branches
+                ),
                 metrics=[m.name for m in rq.metrics],
                 hint="query the window metrics separately from metrics of other datasets",
             )
@@ -90,8 +95,9 @@ class _WindowPlanner:
             tr.field is None or (axis is not None and tr.field.qualified == axis)
         )
         if tr is not None and on_axis and time_key is not None:
-            branch = replace(branch, time_filters=tuple(
-                self._expand(tf) for tf in branch.time_filters))
+            branch = replace(
+                branch, time_filters=tuple(self._expand(tf) for tf in branch.time_filters)
+            )
             trim = TimeBounds(tr.range.start, tr.range.end)
         metrics = tuple(self._window_metric(m, time_dim) for m in self.windowed)
         if trim is not None:
@@ -114,8 +120,12 @@ class _WindowPlanner:
         axes: dict[str, list[str]] = {}
         for m in needing:
             if m.time_axis is None:
-                times = [f.qualified for d in self.model.datasets.values()
-                         for f in d.fields.values() if f.is_time]
+                times = [
+                    f.qualified
+                    for d in self.model.datasets.values()
+                    for f in d.fields.values()
+                    if f.is_time
+                ]
                 raise QueryError(
                     "no_primary_time_dimension",
                     f"window metric `{m.name}` has no time axis to order or shift along",
@@ -151,35 +161,47 @@ class _WindowPlanner:
     @staticmethod
     def _on_axis(d: ResolvedDim, axis: str | None) -> bool:
         """A grained group-by item of the window axis (metric_time or the concrete field)."""
-        return d.grain is not None and d.window is None and (
-            d.is_metric_time or (d.field is not None and d.field.qualified == axis)
+        return (
+            d.grain is not None
+            and d.window is None
+            and (d.is_metric_time or (d.field is not None and d.field.qualified == axis))
         )
 
     def _check_grains(self, grain: str | None) -> None:
         for m in self.windowed:
             w = m.window
-            if isinstance(w, OffsetWindow) and grain is not None:
-                if not offset_aligned(w.count, w.granularity, grain):
-                    ok = aligned_grains(w.count, w.granularity)
-                    raise QueryError(
-                        "window_offset_misaligned",
-                        f"window metric `{m.name}` shifts {w.count} {w.granularity}, which does "
-                        f"not land on a {grain} bucket boundary: every row would look up a bucket "
-                        "the query never builds",
-                        metrics=[m.name],
-                        hint="group the time axis by " + ", ".join(ok),
-                    )
-            if isinstance(w, FrameWindow) and w.reset is not None and grain is not None:
-                if GRAIN_RANK[w.reset] < GRAIN_RANK[grain]:
-                    ok = [g for g in ("week", "month", "quarter", "year")
-                          if GRAIN_RANK[g] >= GRAIN_RANK[grain]]
-                    raise QueryError(
-                        "window_reset_too_fine",
-                        f"window metric `{m.name}` resets every {w.reset}, finer than the "
-                        f"queried {grain} grain",
-                        metrics=[m.name],
-                        hint=f"use a reset of {' / '.join(ok)}, or group at a finer grain",
-                    )
+            if (
+                isinstance(w, OffsetWindow)
+                and grain is not None
+                and not offset_aligned(w.count, w.granularity, grain)
+            ):
+                ok = aligned_grains(w.count, w.granularity)
+                raise QueryError(
+                    "window_offset_misaligned",
+                    f"window metric `{m.name}` shifts {w.count} {w.granularity}, which does "
+                    f"not land on a {grain} bucket boundary: every row would look up a bucket "
+                    "the query never builds",
+                    metrics=[m.name],
+                    hint="group the time axis by " + ", ".join(ok),
+                )
+            if (
+                isinstance(w, FrameWindow)
+                and w.reset is not None
+                and grain is not None
+                and GRAIN_RANK[w.reset] < GRAIN_RANK[grain]
+            ):
+                ok = [
+                    g
+                    for g in ("week", "month", "quarter", "year")
+                    if GRAIN_RANK[g] >= GRAIN_RANK[grain]
+                ]
+                raise QueryError(
+                    "window_reset_too_fine",
+                    f"window metric `{m.name}` resets every {w.reset}, finer than the "
+                    f"queried {grain} grain",
+                    metrics=[m.name],
+                    hint=f"use a reset of {' / '.join(ok)}, or group at a finer grain",
+                )
             partition = getattr(w, "partition", None)
             if partition is not None and partition.mode == "query_dimensions_except":
                 grouped = {d.field.qualified for d in self.rq.dims if d.field is not None}
@@ -307,12 +329,14 @@ class _WindowPlanner:
         # the axis grouped again at the query grain (sale_date:month beside metric_time:month)
         # is the same time key, not a partition (every offset would read NULL)
         same_key = {
-            d.output for d in self.rq.dims
+            d.output
+            for d in self.rq.dims
             if time_dim is not None and d.grain == time_dim.grain and self._on_axis(d, self.axis)
         }
         non_time = [d for d in dims if d != time_key and d not in same_key]
         ordered_by_time = isinstance(w, OffsetWindow) or (
-            getattr(w, "order", None) is not None and w.order.by == "time"  # type: ignore[union-attr]
+            getattr(w, "order", None) is not None
+            and w.order.by == "time"  # type: ignore[union-attr]
             and getattr(w, "scope", None) is None
         )
         partition_spec = getattr(w, "partition", None)
@@ -328,7 +352,8 @@ class _WindowPlanner:
                 base = non_time if ordered_by_time else dims
                 if mode == "query_dimensions_except":
                     excluded = {
-                        d.output for d in self.rq.dims
+                        d.output
+                        for d in self.rq.dims
                         if d.field is not None and d.field.qualified in partition_spec.exclude
                     }
                     base = [d for d in base if d not in excluded]

@@ -97,9 +97,13 @@ def _metric(model: ModelIr, query: Query, name: str) -> MetricIr:
         return m
     why = model.unavailable_metrics.get(name)
     if why is not None:
-        raise QueryError(why.code, f"metric `{name}` is unavailable in basic mode: {why.message}",
-                         metrics=[name], candidates=why.candidates,
-                         hint="query it in datus mode, where its DATUS extension applies")
+        raise QueryError(
+            why.code,
+            f"metric `{name}` is unavailable in basic mode: {why.message}",
+            metrics=[name],
+            candidates=why.candidates,
+            hint="query it in datus mode, where its DATUS extension applies",
+        )
     cands = closest(name, model.metrics)
     retry = None
     if cands:
@@ -119,7 +123,9 @@ def all_dimension_names(model: ModelIr) -> list[str]:
     return [f.qualified for d in model.datasets.values() for f in d.fields.values()]
 
 
-def find_field(model: ModelIr, query: Query | None, name: str, *, role: str = "dimension") -> FieldIr:
+def find_field(
+    model: ModelIr, query: Query | None, name: str, *, role: str = "dimension"
+) -> FieldIr:
     """`dataset.field`, or a bare field name defined by exactly one dataset."""
     if "." in name:
         ds, _, fname = name.partition(".")
@@ -220,8 +226,11 @@ def _where(model: ModelIr, text: str) -> ResolvedWhere:
     try:
         tree = parse_scalar(text)
     except SqlSnippetError as err:
-        raise QueryError("unsupported_filter", f"where_sql: {err}",
-                         hint="write one SQL predicate over dataset.field names") from None
+        raise QueryError(
+            "unsupported_filter",
+            f"where_sql: {err}",
+            hint="write one SQL predicate over dataset.field names",
+        ) from None
     if tree.find(exp.AggFunc) is not None:
         raise QueryError(
             "aggregate_in_where",
@@ -231,8 +240,11 @@ def _where(model: ModelIr, text: str) -> ResolvedWhere:
     if has_window(tree):
         raise QueryError("unsupported_filter", f"where_sql `{text}` uses a window function")
     if isinstance(tree, (exp.Column, exp.Literal)) and not isinstance(tree, exp.Boolean):
-        raise QueryError("unsupported_filter", f"where_sql `{text}` is not a predicate",
-                         hint="e.g. orders.status = 'completed'")
+        raise QueryError(
+            "unsupported_filter",
+            f"where_sql `{text}` is not a predicate",
+            hint="e.g. orders.status = 'completed'",
+        )
     fields: list[FieldIr] = []
     for col in list(tree.find_all(exp.Column)):
         name = f"{col.table}.{col.name}" if col.table else col.name
@@ -268,8 +280,9 @@ def _time_range(model: ModelIr, query: Query) -> ResolvedTimeRange:
             # the reference engine's code for a time_range over a non-time field (§2.4)
             "grain_on_non_time_dimension",
             f"time_range.dimension `{f.qualified}` is not a time field",
-            candidates=[x.qualified for d in model.datasets.values() for x in d.fields.values()
-                        if x.is_time],
+            candidates=[
+                x.qualified for d in model.datasets.values() for x in d.fields.values() if x.is_time
+            ],
         )
     return ResolvedTimeRange(tr, f)
 

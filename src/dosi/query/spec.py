@@ -77,8 +77,11 @@ def parse_query(raw: Any) -> Query:
         except json.JSONDecodeError as exc:
             raise _bad("invalid_query", f"the query is not valid JSON: {exc.msg}") from None
     if not isinstance(raw, dict):
-        raise _bad("invalid_query", "a query is a JSON object with at least `metrics`",
-                   hint='e.g. {"metrics": ["revenue"], "group_by": ["metric_time:month"]}')
+        raise _bad(
+            "invalid_query",
+            "a query is a JSON object with at least `metrics`",
+            hint='e.g. {"metrics": ["revenue"], "group_by": ["metric_time:month"]}',
+        )
     data = dict(raw)
     for key in data:
         if key in RESERVED_KEYS:
@@ -96,8 +99,11 @@ def parse_query(raw: Any) -> Query:
             )
     metrics = data.get("metrics")
     if metrics is None or metrics == []:
-        raise _bad("empty_query", "the query names no metrics",
-                   hint='add at least one metric: {"metrics": ["<metric>"]}')
+        raise _bad(
+            "empty_query",
+            "the query names no metrics",
+            hint='add at least one metric: {"metrics": ["<metric>"]}',
+        )
     if isinstance(metrics, str):
         metrics = [metrics]
     if not isinstance(metrics, list) or not all(isinstance(m, str) and m for m in metrics):
@@ -147,7 +153,7 @@ def _group_by_item(item: Any) -> GroupByItem:
         name, sep, grain = text.partition(":")
         if not name:
             raise _bad("invalid_query", f"empty group_by item `{item}`")
-        if sep and grain.strip().lower() in STREAM_WINDOW_TYPES or "(" in grain:
+        if (sep and grain.strip().lower() in STREAM_WINDOW_TYPES) or "(" in grain:
             from dosi.query.stream_windows import parse_window_text
 
             return GroupByItem(name.strip(), None, text, parse_window_text(grain.strip(), text))
@@ -162,8 +168,11 @@ def _group_by_item(item: Any) -> GroupByItem:
             )
         field = item.get("field")
         if not isinstance(field, str) or not field.strip():
-            raise _bad("invalid_query", "a group_by object needs a `field` string",
-                       hint='e.g. {"field": "metric_time", "grain": "month"}')
+            raise _bad(
+                "invalid_query",
+                "a group_by object needs a `field` string",
+                hint='e.g. {"field": "metric_time", "grain": "month"}',
+            )
         spelling = field if item.get("grain") is None else f"{field}:{item['grain']}"
         window = None
         if item.get("window") is not None:
@@ -202,16 +211,24 @@ def _time_range(value: Any) -> TimeRange | None:
         raise _bad("unsupported_filter", "`time_range` is an object {start, end, dimension}")
     extra = set(value) - {"start", "end", "dimension"}
     if extra:
-        raise _bad("unknown_query_key", f"unknown time_range key `{sorted(extra)[0]}`",
-                   candidates=["start", "end", "dimension"])
+        raise _bad(
+            "unknown_query_key",
+            f"unknown time_range key `{sorted(extra)[0]}`",
+            candidates=["start", "end", "dimension"],
+        )
     start = parse_when(value.get("start"), "start")
     end = parse_when(value.get("end"), "end")
     if start is None and end is None:
-        raise _bad("unsupported_filter", "a time_range needs a start, an end, or both",
-                   hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-07-01"}')
+        raise _bad(
+            "unsupported_filter",
+            "a time_range needs a start, an end, or both",
+            hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-07-01"}',
+        )
     if start is not None and end is not None and _as_dt(start) >= _as_dt(end):
-        raise _bad("unsupported_filter",
-                   f"time_range start {start} is not before end {end} (end is exclusive)")
+        raise _bad(
+            "unsupported_filter",
+            f"time_range start {start} is not before end {end} (end is exclusive)",
+        )
     dim = value.get("dimension")
     if dim is not None and not isinstance(dim, str):
         raise _bad("unsupported_filter", "`time_range.dimension` must be a field name")
@@ -238,8 +255,11 @@ def _order_item(item: Any) -> OrderItem:
     if isinstance(item, dict):
         extra = set(item) - {"key", "desc"}
         if extra:
-            raise _bad("unknown_query_key", f"unknown order_by key `{sorted(extra)[0]}`",
-                       candidates=["key", "desc"])
+            raise _bad(
+                "unknown_query_key",
+                f"unknown order_by key `{sorted(extra)[0]}`",
+                candidates=["key", "desc"],
+            )
         key = item.get("key")
         if not isinstance(key, str) or not key:
             raise _bad("invalid_query", "an order_by item needs a `key` string")

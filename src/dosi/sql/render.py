@@ -18,7 +18,6 @@ from dosi.ir.model import ModelIr
 from dosi.plan.nodes import Branch, BranchDim, MetricColumn, QueryPlan, TimeFilter
 from dosi.sql.dialects import Dialect
 
-
 _Build = Callable[[Callable[[str], exp.Expression]], exp.Expression]
 
 
@@ -250,8 +249,9 @@ class Renderer:
             union: exp.Expression | None = None
             for bid in ids:
                 part = exp.Select().select(*(col(d) for d in plan.dims)).from_(bid)
-                union = part if union is None else exp.Union(this=union, expression=part,
-                                                             distinct=True)
+                union = (
+                    part if union is None else exp.Union(this=union, expression=part, distinct=True)
+                )
             sel = sel.with_(_KEYS, as_=union, copy=False)
         return sel
 

@@ -11,8 +11,6 @@ would delete the lookback rows the accumulation needs.
 
 from __future__ import annotations
 
-import datetime as dt
-
 from sqlglot import exp
 
 from dosi.compiler.fields import ident
@@ -52,7 +50,9 @@ def _double(e: exp.Expression) -> exp.Expression:
 
 
 def _safe_div(num: exp.Expression, den: exp.Expression) -> exp.Expression:
-    return exp.Div(this=_double(num), expression=exp.Nullif(this=den, expression=exp.Literal.number(0)))
+    return exp.Div(
+        this=_double(num), expression=exp.Nullif(this=den, expression=exp.Literal.number(0))
+    )
 
 
 class _StageRenderer:
@@ -94,7 +94,8 @@ class _StageRenderer:
             signed = -count if direction == "back" else count
             conds: list[exp.Expression] = [
                 # partition equality is plain `=`: a NULL dimension has no comparable period
-                exp.EQ(this=col(d, alias), expression=self.cur(d)) for d in partition
+                exp.EQ(this=col(d, alias), expression=self.cur(d))
+                for d in partition
             ]
             conds.append(
                 exp.EQ(
@@ -111,7 +112,9 @@ class _StageRenderer:
         return sel
 
     # -- ordered windows ----------------------------------------------------------------------
-    def order_keys(self, wm: WindowMetric, by: str, direction: str, nulls: str | None) -> list[exp.Ordered]:
+    def order_keys(
+        self, wm: WindowMetric, by: str, direction: str, nulls: str | None
+    ) -> list[exp.Ordered]:
         desc = direction == "desc"
         target = self.cur(self.stage.time_key) if by == "time" else self.cur(wm.base_column)  # type: ignore[arg-type]
         keys = self.dialect.ordered(target, desc, nulls)
@@ -182,8 +185,12 @@ class _StageRenderer:
         )
         out: exp.Expression = self.window(func, partition, order, spec)
         if w.require_full_window and w.preceding is not None:
-            count = self.window(self.frame_count(wm), [p.copy() for p in partition],
-                                [o.copy() for o in order], spec.copy())
+            count = self.window(
+                self.frame_count(wm),
+                [p.copy() for p in partition],
+                [o.copy() for o in order],
+                spec.copy(),
+            )
             full = exp.GTE(this=count, expression=exp.Literal.number(w.preceding + 1))
             out = exp.Case(ifs=[exp.If(this=full, true=out)])
         return out
@@ -205,8 +212,13 @@ class _StageRenderer:
         else:
             func = exp.NthValue(this=v, offset=exp.Literal.number(w.n or 1))
         order = self.order_keys(wm, w.order.by, w.order.direction, w.order.nulls)
-        spec = exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING",
-                              end="UNBOUNDED", end_side="FOLLOWING")
+        spec = exp.WindowSpec(
+            kind="ROWS",
+            start="UNBOUNDED",
+            start_side="PRECEDING",
+            end="UNBOUNDED",
+            end_side="FOLLOWING",
+        )
         return self.window(func, [self.cur(p) for p in wm.partition], order, spec)
 
     def metric_expr(self, wm: WindowMetric) -> exp.Expression:
@@ -247,9 +259,13 @@ class _StageRenderer:
             t = col(self.stage.time_key)
             preds: list[exp.Expression] = []
             if trim.start is not None:
-                preds.append(exp.GTE(this=t, expression=self.dialect.time_literal(trim.start, None)))
+                preds.append(
+                    exp.GTE(this=t, expression=self.dialect.time_literal(trim.start, None))
+                )
             if trim.end is not None:
-                preds.append(exp.LT(this=t.copy(), expression=self.dialect.time_literal(trim.end, None)))
+                preds.append(
+                    exp.LT(this=t.copy(), expression=self.dialect.time_literal(trim.end, None))
+                )
             cond = and_all(preds)
             if cond is not None:
                 final = final.where(cond, copy=False)
