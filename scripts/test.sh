@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check src tests bench examples
-.venv/bin/python -m pytest -q "$@"
+.venv/bin/python -m pytest "$@"
