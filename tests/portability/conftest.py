@@ -23,30 +23,6 @@ import portkit  # noqa: E402
 
 import dosi  # noqa: E402
 
-# Ratio / expression metrics the shop model does not have: zero denominators (orders without
-# a discount), integer / integer, cross-dataset ratios and a filtered count in a ratio.
-EXTRA_METRICS = [
-    {"name": "amount_per_discount", "expression": "SUM(orders.amount) / SUM(orders.discount)"},
-    {"name": "discount_share", "expression": "SUM(orders.discount) / SUM(orders.amount)"},
-    {
-        "name": "cancel_share",
-        "expression": "COUNT(CASE WHEN orders.status = 'cancelled' THEN 1 END)"
-        " / COUNT(orders.order_id)",
-    },
-    {
-        "name": "items_per_line",
-        "expression": "SUM(order_items.quantity) / COUNT(order_items.line_no)",
-    },
-    {"name": "refund_rate", "expression": "SUM(refunds.refund_amount) / SUM(orders.amount)"},
-    {"name": "max_order", "expression": "MAX(orders.amount)"},
-    {"name": "min_event_value", "expression": "MIN(events.value)"},
-    {"name": "avg_discount", "expression": "AVG(orders.discount)"},
-    {
-        "name": "zero_discount_orders",
-        "expression": "COUNT(CASE WHEN orders.discount = 0 THEN orders.order_id END)",
-    },
-]
-
 
 @pytest.fixture(scope="session")
 def pg_admin_dsn() -> str:
@@ -80,7 +56,7 @@ def shop_engine() -> Iterator[dosi.Engine]:
 
 @pytest.fixture(scope="session")
 def ext_engine() -> Iterator[dosi.Engine]:
-    e = dosi.Engine(model_text=portkit.extended_model_text(EXTRA_METRICS))
+    e = dosi.Engine(model_text=portkit.extended_model_text(portkit.EXTRA_METRICS))
     yield e
     e.close()
 

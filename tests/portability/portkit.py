@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pytest
 import yaml
 
 import dosi
@@ -151,7 +150,9 @@ def load_into_postgres(duck_path: Path, dsn: str, csv_dir: Path) -> dict[str, in
             con.execute(f"COPY main.{table} TO '{target.as_posix()}' (FORMAT csv, HEADER true)")
             counts[table] = con.execute(f"SELECT COUNT(*) FROM main.{table}").fetchone()[0]
             script.append(f"CREATE TABLE main.{table} ({ddl});")
-            script.append(f"\\copy main.{table} FROM '{target.as_posix()}' WITH (FORMAT csv, HEADER true)")
+            script.append(
+                f"\\copy main.{table} FROM '{target.as_posix()}' WITH (FORMAT csv, HEADER true)"
+            )
     finally:
         con.close()
     script.append("ANALYZE;")
@@ -279,6 +280,160 @@ def extended_model_text(extra_metrics: Sequence[dict[str, Any]]) -> str:
             entry["custom_extensions"] = [{"vendor_name": "DATUS", "data": json.dumps(m["ext"])}]
         metrics.append(entry)
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+
+# Ratio / expression metrics the shop model does not have: zero denominators (orders without
+# a discount), integer / integer, cross-dataset ratios and a filtered count in a ratio.
+EXTRA_METRICS: list[dict[str, Any]] = [
+    {"name": "amount_per_discount", "expression": "SUM(orders.amount) / SUM(orders.discount)"},
+    {"name": "discount_share", "expression": "SUM(orders.discount) / SUM(orders.amount)"},
+    {
+        "name": "cancel_share",
+        "expression": "COUNT(CASE WHEN orders.status = 'cancelled' THEN 1 END)"
+        " / COUNT(orders.order_id)",
+    },
+    {
+        "name": "items_per_line",
+        "expression": "SUM(order_items.quantity) / COUNT(order_items.line_no)",
+    },
+    {"name": "refund_rate", "expression": "SUM(refunds.refund_amount) / SUM(orders.amount)"},
+    {"name": "max_order", "expression": "MAX(orders.amount)"},
+    {"name": "min_event_value", "expression": "MIN(events.value)"},
+    {"name": "avg_discount", "expression": "AVG(orders.discount)"},
+    {
+        "name": "zero_discount_orders",
+        "expression": "COUNT(CASE WHEN orders.discount = 0 THEN orders.order_id END)",
+    },
+]
+
+
+def _frame(**kw: object) -> dict[str, object]:
+    return {"window": {"frame": kw}}
+
+
+def _rank(function: str, **kw: object) -> dict[str, object]:
+    return {"window": {"rank": {"function": function, **kw}}}
+
+
+def _value(function: str, **kw: object) -> dict[str, object]:
+    return {"window": {"value": {"function": function, **kw}}}
+
+
+def _pop(offset: object, calculation: str = "value", **kw: object) -> dict[str, object]:
+    if isinstance(offset, dict):
+        return {"window": {"offset": offset, "calculation": calculation, **kw}}
+    return {"window": {"type": "pop", "offset": offset, "calculation": calculation, **kw}}
+
+
+# D-WINDOW metrics beyond the shop's eight: every family, function and modifier, over revenue
+# (SUM(orders.amount)) unless an expression is given. `second` names a metric (WIN-FRM W3).
+_REV = "SUM(orders.amount)"
+WINDOW_METRICS: dict[str, tuple[str, dict[str, object]]] = {
+    # offset family (WIN-OFF-*, WIN-ENUM-02..06)
+    "w_mom_pct": (_REV, _pop("1 month", "percent_change")),
+    "w_mom_ratio": (_REV, _pop("1 month", "ratio")),
+    "w_qoq_delta": (_REV, _pop("1 quarter", "delta")),
+    "w_wow_value": (_REV, _pop("1 week")),
+    "w_dod_value": (_REV, _pop("1 day")),
+    "w_d7_value": (_REV, _pop("7 days")),
+    "w_yoy_pct": (_REV, _pop("1 year", "percent_change")),
+    "w_m12_value": (_REV, _pop({"count": 12, "granularity": "month"})),
+    "w_fwd_delta": (
+        _REV,
+        _pop({"count": 1, "granularity": "month", "direction": "forward"}, "delta"),
+    ),
+    "w_fwd_q_ratio": (
+        _REV,
+        _pop({"count": 2, "granularity": "quarter", "direction": "forward"}, "ratio"),
+    ),
+    "w_cnt_mom_delta": ("COUNT(orders.order_id)", _pop("1 month", "delta")),
+    "w_users_mom": ("COUNT(DISTINCT orders.customer_id)", _pop("1 month", "percent_change")),
+    # frame family (WIN-FRM-*, WIN-ROL-*, WIN-CUM-*)
+    "w_roll3_sum": (_REV, {"window": {"type": "rolling", "function": "sum", "periods": 3}}),
+    "w_roll3_full": (
+        _REV,
+        {
+            "window": {
+                "type": "rolling",
+                "function": "sum",
+                "periods": 3,
+                "require_full_window": True,
+            }
+        },
+    ),
+    "w_roll2_min": (_REV, {"window": {"type": "rolling", "function": "min", "periods": 2}}),
+    "w_roll4_max": (_REV, {"window": {"type": "rolling", "function": "max", "periods": 4}}),
+    "w_roll3_count": (_REV, {"window": {"type": "rolling", "function": "count", "periods": 3}}),
+    "w_cum_avg": (_REV, {"window": {"type": "cumulative", "function": "avg"}}),
+    "w_cum_count": (
+        "COUNT(orders.order_id)",
+        {"window": {"type": "cumulative", "function": "sum"}},
+    ),
+    "w_qtd": (_REV, {"window": {"type": "cumulative", "function": "sum", "reset": "quarter"}}),
+    "w_mtd": (_REV, {"window": {"type": "cumulative", "function": "sum", "reset": "month"}}),
+    "w_wtd": (_REV, {"window": {"type": "cumulative", "function": "sum", "reset": "week"}}),
+    "w_p2_reset_year": (_REV, _frame(function="sum", preceding=2, reset="year")),
+    "w_cum_desc": (
+        _REV,
+        _frame(function="sum", preceding="unbounded", order={"by": "time", "direction": "desc"}),
+    ),
+    "w_cum_none": (_REV, _frame(function="sum", preceding="unbounded", partition={"mode": "none"})),
+    "w_byval_range": (
+        _REV,
+        _frame(
+            function="sum",
+            preceding="unbounded",
+            units="range",
+            order={"by": "value", "direction": "asc"},
+            partition={"mode": "none"},
+        ),
+    ),
+    "w_scope_tb": (
+        _REV,
+        _frame(function="sum", scope="partition", partition={"mode": "time_bucket"}),
+    ),
+    "w_scope_count": (
+        _REV,
+        _frame(function="count", scope="partition", partition={"mode": "none"}),
+    ),
+    "w_sd_pop": (_REV, _frame(function="stddev_pop", preceding=2)),
+    "w_sd_samp": (_REV, _frame(function="stddev_samp", preceding=3)),
+    "w_var_pop": (_REV, _frame(function="var_pop", preceding="unbounded")),
+    "w_var_samp": (_REV, _frame(function="var_samp", preceding=2)),
+    "w_corr": (_REV, _frame(function="corr", preceding=3, second="order_count")),
+    "w_covar_pop": (
+        _REV,
+        _frame(function="covar_pop", preceding="unbounded", second="order_count"),
+    ),
+    "w_covar_samp": (_REV, _frame(function="covar_samp", preceding=2, second="order_count")),
+    # rank family (WIN-RNK-*, WIN-19-03/04)
+    "w_row_number": (_REV, _rank("row_number")),
+    "w_rank_asc": (_REV, _rank("rank", order={"by": "value", "direction": "asc"})),
+    "w_ntile3": (_REV, _rank("ntile", buckets=3)),
+    "w_percent_rank": (_REV, _rank("percent_rank")),
+    "w_cume_dist": (_REV, _rank("cume_dist")),
+    "w_rank_tb": (_REV, _rank("rank", partition={"mode": "time_bucket"})),
+    "w_rank_qd": (_REV, _rank("dense_rank", partition={"mode": "query_dimensions"})),
+    "w_rn_time": (_REV, _rank("row_number", order={"by": "time"})),
+    "w_rank_nulls_first": (
+        _REV,
+        _rank("rank", order={"by": "value", "direction": "desc", "nulls": "first"}),
+    ),
+    "w_rank_nulls_last": (
+        _REV,
+        _rank("rank", order={"by": "value", "direction": "asc", "nulls": "last"}),
+    ),
+    # value family (WIN-VAL-*)
+    "w_last_value": (_REV, _value("last_value")),
+    "w_nth2": (_REV, _value("nth_value", n=2)),
+    "w_fv_none": (_REV, _value("first_value", partition={"mode": "none"})),
+    "w_lv_desc": (_REV, _value("last_value", order={"by": "time", "direction": "desc"})),
+    "w_fv_byval": (_REV, _value("first_value", order={"by": "value"})),
+}
+EXTRA_METRICS += [
+    {"name": name, "expression": expression, "ext": payload}
+    for name, (expression, payload) in WINDOW_METRICS.items()
+]
 
 
 @contextmanager

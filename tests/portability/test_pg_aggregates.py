@@ -37,9 +37,7 @@ def asc(key: str) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ README examples
 
 README = {
-    "1-channel": q(
-        ["revenue", "order_count"], ["orders.channel"], order_by=[desc("revenue")]
-    ),
+    "1-channel": q(["revenue", "order_count"], ["orders.channel"], order_by=[desc("revenue")]),
     "2-monthly-2024": q(
         ["revenue", "order_count", "avg_order_value"],
         ["metric_time:month"],
@@ -120,7 +118,11 @@ def test_grain_with_dimension_and_range(port: Portability, grain: str) -> None:
 def test_ungrained_time_dimension(port: Portability) -> None:
     """A time field without a grain groups by its raw value (D-GRAIN day on order_date)."""
     port.check(
-        q(["revenue"], ["orders.order_date"], time_range={"start": "2025-03-01", "end": "2025-04-01"})
+        q(
+            ["revenue"],
+            ["orders.order_date"],
+            time_range={"start": "2025-03-01", "end": "2025-04-01"},
+        )
     )
     port.check(
         q(
@@ -198,12 +200,15 @@ RANGES = {
     "both": {"start": "2024-03-15", "end": "2024-09-01"},
     "start-only": {"start": "2025-10-01"},
     "end-only": {"end": "2023-03-01"},
-    "named-dimension": {"start": "2024-01-01", "end": "2024-04-01", "dimension": "orders.order_date"},
+    "named-dimension": {
+        "start": "2024-01-01",
+        "end": "2024-04-01",
+        "dimension": "orders.order_date",
+    },
 }
 ORDER_RANGE_QUERIES = {
     "orders-by-day": (["revenue", "order_count"], ["metric_time:day"]),
     "merge-by-segment": (["revenue", "refund_total"], ["customers.segment"]),
-    "items-by-category": (["items_sold"], ["products.category"]),
 }
 
 
@@ -229,14 +234,35 @@ def test_time_range(
 )
 def test_time_range_timestamps(port: Portability, time_range: dict[str, str]) -> None:
     port.check(
-        q(["event_count", "active_users", "event_value"], ["events.event_type"], time_range=time_range)
+        q(
+            ["event_count", "active_users", "event_value"],
+            ["events.event_type"],
+            time_range=time_range,
+        )
     )
 
 
 def test_time_range_without_rows(port: Portability) -> None:
     """2025-07 has no orders: both engines return no rows."""
-    query = q(["revenue"], ["metric_time:day"], time_range={"start": "2025-07-01", "end": "2025-08-01"})
+    query = q(
+        ["revenue"], ["metric_time:day"], time_range={"start": "2025-07-01", "end": "2025-08-01"}
+    )
     assert port.check(query, min_rows=0) == []
+
+
+def test_time_range_on_a_dataset_without_primary_time(port: Portability) -> None:
+    """order_items has no time of its own: the range names orders.order_date (two datasets)."""
+    port.check(
+        q(
+            ["items_sold", "line_revenue", "revenue"],
+            ["customers.segment"],
+            time_range={
+                "start": "2025-02-01",
+                "end": "2025-05-01",
+                "dimension": "orders.order_date",
+            },
+        )
+    )
 
 
 def test_time_range_and_where(port: Portability) -> None:
@@ -262,10 +288,11 @@ ORDERS = {
         order_by=[asc("order_count"), desc("revenue")],
         limit=10,
     ),
-    "dimension-desc": q(["revenue"], ["orders.channel"], order_by=[desc("channel")]),
     "dimension-asc-nulls": q(["revenue"], ["customers.segment"], order_by=[asc("segment")]),
     "time-desc-limit": q(
-        ["revenue", "order_count"], ["metric_time:month"], order_by=[desc("metric_time:month")],
+        ["revenue", "order_count"],
+        ["metric_time:month"],
+        order_by=[desc("metric_time:month")],
         limit=5,
     ),
     "two-keys": q(
@@ -276,11 +303,15 @@ ORDERS = {
     "limit-zero": q(["revenue"], ["orders.channel"], limit=0),
     "limit-no-order": q(["revenue"], ["orders.order_date"], limit=4),
     "ratio-desc": q(
-        ["avg_order_value"], ["regions.region_name"],
-        order_by=[desc("avg_order_value")], limit=3,
+        ["avg_order_value"],
+        ["regions.region_name"],
+        order_by=[desc("avg_order_value")],
+        limit=3,
     ),
     "merged-desc": q(
-        ["revenue", "refund_total"], ["metric_time:month"], order_by=[desc("refund_total")],
+        ["revenue", "refund_total"],
+        ["metric_time:month"],
+        order_by=[desc("refund_total")],
         limit=6,
     ),
 }
@@ -291,13 +322,27 @@ def test_order_by_limit(port: Portability, query: dict[str, Any]) -> None:
     port.check(query, min_rows=0 if query.get("limit") == 0 else 1)
 
 
+def test_descending_order_keeps_each_warehouse_null_placement(port: Portability) -> None:
+    """Without an explicit placement each warehouse sorts NULLs its own way (WIN-19-03/04 for
+    window orderings; query `order_by` follows the same rule): DESC puts the NULL group first
+    on PostgreSQL and last on DuckDB. The non-NULL rows keep the same order on both."""
+    query = q(["revenue"], ["orders.channel"], order_by=[desc("channel")])
+    port.check(query, ordered=False)
+    pg = [r["channel"] for r in port.on_postgres(query)]
+    duck = [r["channel"] for r in port.on_duckdb(query)[1]]
+    assert pg[0] is None and duck[-1] is None
+    assert pg[1:] == duck[:-1] == ["web", "store", "mobile"]
+
+
 # ------------------------------------------------------------------------------ joins
 
 JOINS = {
     "one-hop": q(["revenue", "customer_count"], ["customers.segment"]),
     "two-hops": q(["revenue", "order_count"], ["regions.region_name", "regions.country"]),
     "two-hops-and-fact": q(["revenue"], ["regions.country", "orders.channel"]),
-    "items-inner-products": q(["line_revenue", "items_sold"], ["products.category", "products.product_name"]),
+    "items-inner-products": q(
+        ["line_revenue", "items_sold"], ["products.category", "products.product_name"]
+    ),
     "items-two-hops": q(["line_revenue", "order_line_count"], ["customers.segment"]),
     "items-three-hops": q(["items_sold"], ["regions.region_name", "products.category"]),
     "refunds-three-hops": q(["refund_total", "refund_count"], ["regions.region_name"]),

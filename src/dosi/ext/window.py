@@ -144,6 +144,9 @@ class OffsetWindow(_WindowProps):
         """Offset lookback / lookahead widens the input scan (WIN-QRY-04)."""
         return True
 
+    def describe(self) -> str:
+        return f"offset {self.count} {self.granularity} {self.direction} {self.calculation}"
+
 
 @dataclass(frozen=True)
 class FrameWindow(_WindowProps):
@@ -189,9 +192,48 @@ class FrameWindow(_WindowProps):
         """A reset aligns the scan to the reset boundary (WIN-FRM-17)."""
         return self.reset is not None
 
+    def describe(self) -> str:
+        if self.scope == "partition":
+            return f"frame {self.function} over the whole partition"
+        start = "unbounded" if self.preceding is None else self.preceding
+        text = (
+            f"frame {self.function} {self.units} {start} preceding "
+            f"order={self.order.by} {self.order.direction}"
+        )
+        if self.reset:
+            text += f" reset={self.reset}"
+        if self.require_full_window:
+            text += " full-window"
+        return text
+
+
+class _OrderedFamily(_WindowProps):
+    """What the rank and value families share: partition-global (WIN-RES-05), and needing the
+    time axis only when time-ordered or partitioned by time bucket (WIN-RNK-08, WIN-VAL-07)."""
+
+    function: str
+    order: OrderSpec
+    partition: PartitionSpec
+
+    @property
+    def needs_time_axis(self) -> bool:
+        return self.order.by == "time" or self.partition.mode == "time_bucket"
+
+    @property
+    def partition_global(self) -> bool:
+        return True
+
+    @property
+    def argument(self) -> int | None:  # pragma: no cover - overridden
+        return None
+
+    def describe(self) -> str:
+        arg = f"({self.argument})" if self.argument is not None else ""
+        return f"{self.family} {self.function}{arg} order={self.order.by} {self.order.direction}"
+
 
 @dataclass(frozen=True)
-class RankWindow(_WindowProps):
+class RankWindow(_OrderedFamily):
     """SQL:2003 ranking over the metric value (WM "General form — rank", 1.3)."""
 
     function: str
@@ -201,17 +243,12 @@ class RankWindow(_WindowProps):
     family: ClassVar[str] = "rank"
 
     @property
-    def needs_time_axis(self) -> bool:
-        """Only when time-ordered or partitioned by time bucket (WIN-RNK-08)."""
-        return self.order.by == "time" or self.partition.mode == "time_bucket"
-
-    @property
-    def partition_global(self) -> bool:
-        return True
+    def argument(self) -> int | None:
+        return self.buckets
 
 
 @dataclass(frozen=True)
-class ValueWindow(_WindowProps):
+class ValueWindow(_OrderedFamily):
     """first/last/nth navigation (WM "General form — value", 1.3)."""
 
     function: str
@@ -221,13 +258,8 @@ class ValueWindow(_WindowProps):
     family: ClassVar[str] = "value"
 
     @property
-    def needs_time_axis(self) -> bool:
-        """Only when time-ordered or partitioned by time bucket (WIN-VAL-07)."""
-        return self.order.by == "time" or self.partition.mode == "time_bucket"
-
-    @property
-    def partition_global(self) -> bool:
-        return True
+    def argument(self) -> int | None:
+        return self.n
 
 
 WindowSpec = OffsetWindow | FrameWindow | RankWindow | ValueWindow

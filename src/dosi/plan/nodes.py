@@ -122,7 +122,16 @@ class WindowMetric:
     mask_after: dt.date | dt.datetime | None = None
 
     def describe(self) -> str:
-        return f"{self.name}: {type(self.spec).__name__} over {self.base_column} partition=[{', '.join(self.partition)}]"
+        return (
+            f"{self.name}: {describe_window(self.spec)} over {self.base_column} "
+            f"partition=[{', '.join(self.partition)}]"
+        )
+
+
+def describe_window(spec: object) -> str:
+    """One line for explain: the family and what it computes."""
+    describe = getattr(spec, "describe", None)
+    return describe() if describe is not None else type(spec).__name__
 
 
 @dataclass(frozen=True)
@@ -164,8 +173,10 @@ class QueryPlan:
                 lines.append(f"    {t.describe()}")
         if len(self.branches) > 1:
             lines.append(f"  Merge FULL OUTER on [{', '.join(self.dims)}] (NULL-safe)")
+        windowed = {w.name for w in self.window.metrics} if self.window is not None else set()
         for m in self.metrics:
-            lines.append(f"  Metric {m.describe()}")
+            if m.name not in windowed:
+                lines.append(f"  Metric {m.describe()}")
         if self.window is not None:
             lines.append(f"  {self.window.describe()}")
             for wm in self.window.metrics:
