@@ -256,6 +256,16 @@ def _where(model: ModelIr, text: str) -> ResolvedWhere:
                 "where_sql cannot read metric_time; use time_range for the time axis",
                 hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-02-01"}',
             )
+        if not col.table and name in model.metrics and not any(
+            name in d.fields for d in model.datasets.values()
+        ):
+            raise QueryError(
+                "aggregate_in_where",
+                f"where_sql `{text}` names metric `{name}`; where_sql filters rows before "
+                "aggregation",
+                hint="filter on dataset fields; to keep groups by a metric value, order by it "
+                "and limit",
+            )
         f = find_field(model, None, name, role="field")
         fields.append(f)
         repl = f.expr.copy()
