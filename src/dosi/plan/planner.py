@@ -117,8 +117,9 @@ class Planner:
         )
         dims = tuple(d.output for d in rq.dims)
         outputs = (*dims, *(m.name for m in rq.metrics))
-        # without an order_by, sort by the group-by columns so results are deterministic
-        order = tuple(rq.order) or tuple((d, False) for d in dims)
+        # after the caller's keys, the group-by columns break ties: results are deterministic
+        explicit = {k for k, _ in rq.order}
+        order = (*rq.order, *((d, False) for d in dims if d not in explicit))
         plan = QueryPlan(
             branches=branches,
             dims=dims,
