@@ -87,10 +87,20 @@ class MySQL(Dialect):
     pass
 
 
+@dataclass(frozen=True)
+class Postgres(Dialect):
+    def bucket(self, expr: exp.Expression, grain: str) -> exp.Expression:
+        """DATE_TRUNC of a DATE resolves to the timestamptz overload on PostgreSQL: the bucket
+        is midnight in the session TimeZone (01:00 where DST starts at midnight, e.g.
+        America/Santiago) and typed timestamptz. Truncating a plain TIMESTAMP keeps the
+        wall-clock bucket every other dialect returns."""
+        return super().bucket(exp.Cast(this=expr, to=_TIMESTAMP.copy()), grain)
+
+
 _LARGE, _SMALL = "nulls_are_large", "nulls_are_small"
 DIALECTS: dict[str, Dialect] = {
     "duckdb": Dialect("duckdb"),
-    "postgres": Dialect("postgres", _LARGE, null_safe_full_join=False),
+    "postgres": Postgres("postgres", _LARGE, null_safe_full_join=False),
     "snowflake": Dialect("snowflake", _LARGE),
     "bigquery": Dialect("bigquery", _SMALL),
     "databricks": Dialect("databricks", _SMALL),
