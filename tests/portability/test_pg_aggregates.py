@@ -322,16 +322,18 @@ def test_order_by_limit(port: Portability, query: dict[str, Any]) -> None:
     port.check(query, min_rows=0 if query.get("limit") == 0 else 1)
 
 
-def test_descending_order_keeps_each_warehouse_null_placement(port: Portability) -> None:
-    """Without an explicit placement each warehouse sorts NULLs its own way (WIN-19-03/04 for
-    window orderings; query `order_by` follows the same rule): DESC puts the NULL group first
-    on PostgreSQL and last on DuckDB. The non-NULL rows keep the same order on both."""
+def test_descending_order_puts_nulls_last_everywhere(port: Portability) -> None:
+    """Query `order_by` sorts NULLs last in both directions on every dialect unless the key
+    says `nulls`, so a limit keeps the same rows on PostgreSQL (whose DESC default is NULLS
+    FIRST) and DuckDB."""
     query = q(["revenue"], ["orders.channel"], order_by=[desc("channel")])
-    port.check(query, ordered=False)
+    port.check(query)
     pg = [r["channel"] for r in port.on_postgres(query)]
     duck = [r["channel"] for r in port.on_duckdb(query)[1]]
-    assert pg[0] is None and duck[-1] is None
-    assert pg[1:] == duck[:-1] == ["web", "store", "mobile"]
+    assert pg == duck == ["web", "store", "mobile", None]
+    first = q(["revenue"], ["orders.channel"], order_by=[{**desc("channel"), "nulls": "first"}])
+    port.check(first)
+    assert [r["channel"] for r in port.on_postgres(first)] == [None, "web", "store", "mobile"]
 
 
 # ------------------------------------------------------------------------------ joins

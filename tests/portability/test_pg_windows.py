@@ -77,25 +77,9 @@ def test_shop_window_metrics(port: Portability, metric: str, shape: str) -> None
     run_or_same_error(port, {"metrics": ["revenue", metric], **SHAPES[shape]})
 
 
-# Known differences (engine bugs outside the dialect layer, see the reasons).
-CORR_NAN = pytest.mark.xfail(
-    strict=True,
-    reason="corr over a frame with one bucket (zero variance) is NaN on DuckDB but NULL on "
-    "PostgreSQL (SQL standard: NULL); src/dosi/sql/windows.py renders bare CORR(...) for both "
-    "(WIN-ENUM-10)",
-)
-TIES_UNORDERED = pytest.mark.xfail(
-    strict=True,
-    reason="a time-ordered ROWS frame with partition mode `none` and another group-by dimension "
-    "has several rows per time bucket (peers); src/dosi/sql/windows.py orders the frame by time "
-    "only, so the running sum depends on each warehouse's peer order (no dim tie-breakers as "
-    "WIN-VAL-06 / WIN-RNK-06 give the value and positional rank families)",
-)
-KNOWN: dict[tuple[str, str], pytest.MarkDecorator] = {
-    **{("w_corr", shape): CORR_NAN for shape in SHAPES if shape != "week-range"},
-    ("w_cum_none", "channel-quarter"): TIES_UNORDERED,
-    ("w_cum_none", "segment-month-range"): TIES_UNORDERED,
-}
+# Cases that differ between warehouses by design would be marked here; none remain since CORR
+# without variance is NULL everywhere and ROWS frames break ties on the other dimensions.
+KNOWN: dict[tuple[str, str], pytest.MarkDecorator] = {}
 
 
 @pytest.mark.parametrize(
@@ -162,15 +146,10 @@ def test_readme_window_examples(port: Portability, query: dict[str, Any]) -> Non
     port.check(query)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=QueryError,
-    reason="examples/shop/README.md example 9 combines first_month_revenue (value family, "
-    "partition-global) with revenue_next_month (forward offset, scan-expanding) under a "
-    "time_range, which WIN-RES-05 forbids; the engine rejects it with not_implemented on every "
-    "dialect (a README bug, not a portability one)",
-)
 def test_readme_example_9_as_written(port: Portability) -> None:
+    """examples/shop/README.md example 9: rolling, first value and a forward offset per channel
+    under a start-only range (an end bound would widen the scan for the forward offset, which
+    WIN-RES-05 forbids beside the partition-global first value)."""
     port.check(
         {
             "metrics": [
@@ -180,7 +159,7 @@ def test_readme_example_9_as_written(port: Portability) -> None:
                 "revenue_next_month",
             ],
             "group_by": ["orders.channel", "metric_time:month"],
-            "time_range": {"start": "2025-01-01", "end": "2026-01-01"},
+            "time_range": {"start": "2025-01-01"},
         }
     )
 

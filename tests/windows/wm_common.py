@@ -263,7 +263,7 @@ def agg(fn: str, values: Sequence[Any], seconds: Sequence[Any] | None = None) ->
         sy = math.sqrt(sum((p[0] - my) ** 2 for p in pairs))
         sx = math.sqrt(sum((p[1] - mx) ** 2 for p in pairs))
         if sy == 0 or sx == 0:
-            return math.nan  # DuckDB CORR over a constant series is NaN
+            return None  # undefined without variance: NULL (SQL standard), never NaN
         return cov / (sx * sy)
     vals = _nn(values)
     if fn == "sum":

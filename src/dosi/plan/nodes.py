@@ -156,7 +156,7 @@ class QueryPlan:
     dims: tuple[str, ...]  # group-by output names, in order
     metrics: tuple[MetricColumn, ...]  # base metrics (including window bases, hidden or not)
     outputs: tuple[str, ...]  # final column order
-    order: tuple[tuple[str, bool], ...]
+    order: tuple[tuple[str, bool, str | None], ...]  # (column, desc, nulls)
     limit: int | None
     window: WindowStage | None = None
     hidden: tuple[str, ...] = field(default=())  # base columns computed but not returned
@@ -182,9 +182,11 @@ class QueryPlan:
             for wm in self.window.metrics:
                 lines.append(f"    {wm.describe()}")
         if self.order:
-            lines.append(
-                "  Order " + ", ".join(f"{k} {'DESC' if d else 'ASC'}" for k, d in self.order)
-            )
+            keys = [
+                f"{k} {'DESC' if d else 'ASC'}" + (f" NULLS {n.upper()}" if n else "")
+                for k, d, n in self.order
+            ]
+            lines.append("  Order " + ", ".join(keys))
         if self.limit is not None:
             lines.append(f"  Limit {self.limit}")
         return "\n".join(lines)

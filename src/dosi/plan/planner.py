@@ -118,8 +118,8 @@ class Planner:
         dims = tuple(d.output for d in rq.dims)
         outputs = (*dims, *(m.name for m in rq.metrics))
         # after the caller's keys, the group-by columns break ties: results are deterministic
-        explicit = {k for k, _ in rq.order}
-        order = (*rq.order, *((d, False) for d in dims if d not in explicit))
+        explicit = {k for k, *_ in rq.order}
+        order = (*rq.order, *((d, False, None) for d in dims if d not in explicit))
         plan = QueryPlan(
             branches=branches,
             dims=dims,

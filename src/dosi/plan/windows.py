@@ -358,12 +358,17 @@ class _WindowPlanner:
                     }
                     base = [d for d in base if d not in excluded]
                 partition = base
-        tiebreak: list[str] = []
-        if isinstance(w, (RankWindow, ValueWindow)):
-            wants = isinstance(w, ValueWindow) or w.function in ("row_number", "ntile")
-            if wants:
-                order_cols = {time_key} if ordered_by_time else set()
-                tiebreak = [d for d in dims if d not in partition and d not in order_cols]
+        # Positional results need a total order (WIN-RNK-06, WIN-VAL-06); so does a ROWS frame
+        # whose partition holds several rows per bucket, or its value would depend on the
+        # warehouse's peer order. Peer-aware ranks and RANGE frames keep their peers.
+        if isinstance(w, RankWindow):
+            wants = w.function in ("row_number", "ntile")
+        elif isinstance(w, FrameWindow):
+            wants = w.scope is None and w.units == "rows"
+        else:
+            wants = isinstance(w, ValueWindow)
+        order_cols = {time_key} if ordered_by_time else set()
+        tiebreak = [d for d in dims if d not in partition and d not in order_cols] if wants else []
         second_col = None
         second = getattr(w, "second", None)
         if second is not None:

@@ -54,7 +54,8 @@ class ResolvedQuery:
     dims: list[ResolvedDim]
     where: ResolvedWhere | None
     time_range: ResolvedTimeRange | None
-    order: list[tuple[str, bool]] = field(default_factory=list)  # (output column, desc)
+    # (output column, desc, nulls "first" | "last" | None)
+    order: list[tuple[str, bool, str | None]] = field(default_factory=list)
 
     @property
     def uses_metric_time(self) -> bool:
@@ -256,8 +257,10 @@ def _where(model: ModelIr, text: str) -> ResolvedWhere:
                 "where_sql cannot read metric_time; use time_range for the time axis",
                 hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-02-01"}',
             )
-        if not col.table and name in model.metrics and not any(
-            name in d.fields for d in model.datasets.values()
+        if (
+            not col.table
+            and name in model.metrics
+            and not any(name in d.fields for d in model.datasets.values())
         ):
             raise QueryError(
                 "aggregate_in_where",
@@ -297,7 +300,7 @@ def _time_range(model: ModelIr, query: Query) -> ResolvedTimeRange:
     return ResolvedTimeRange(tr, f)
 
 
-def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool]]:
+def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool, str | None]]:
     if not query.order_by:
         return []
     names: dict[str, str] = {}
@@ -312,7 +315,7 @@ def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool]]:
                 names[d.field.qualified] = d.output
         if d.window is not None:
             names["window_end"] = "window_end"
-    out: list[tuple[str, bool]] = []
+    out: list[tuple[str, bool, str | None]] = []
     for o in query.order_by:
         col = names.get(o.key)
         if col is None:
@@ -322,5 +325,5 @@ def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool]]:
                 candidates=closest(o.key, names) or list(dict.fromkeys(names.values())),
                 hint="order by a metric name or a group_by output name (e.g. metric_time__month)",
             )
-        out.append((col, o.desc))
+        out.append((col, o.desc, o.nulls))
     return out

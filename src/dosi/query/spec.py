@@ -51,6 +51,7 @@ class TimeRange:
 class OrderItem:
     key: str
     desc: bool
+    nulls: str | None = None  # "first" | "last"; default: NULLs last in both directions
 
 
 @dataclass(frozen=True)
@@ -253,12 +254,12 @@ def _order_item(item: Any) -> OrderItem:
                 text, desc = text[: -len(suffix)].strip(), flag
         return OrderItem(text, desc)
     if isinstance(item, dict):
-        extra = set(item) - {"key", "desc"}
+        extra = set(item) - {"key", "desc", "nulls"}
         if extra:
             raise _bad(
                 "unknown_query_key",
                 f"unknown order_by key `{sorted(extra)[0]}`",
-                candidates=["key", "desc"],
+                candidates=["key", "desc", "nulls"],
             )
         key = item.get("key")
         if not isinstance(key, str) or not key:
@@ -266,7 +267,10 @@ def _order_item(item: Any) -> OrderItem:
         desc = item.get("desc", False)
         if not isinstance(desc, bool):
             raise _bad("invalid_query", "`desc` in order_by must be true or false")
-        return OrderItem(key, desc)
+        nulls = item.get("nulls")
+        if nulls is not None and nulls not in ("first", "last"):
+            raise _bad("invalid_query", '`nulls` in order_by must be "first" or "last"')
+        return OrderItem(key, desc, nulls)
     raise _bad("invalid_query", f"order_by items are objects {{key, desc}}, got {item!r}")
 
 
@@ -295,7 +299,10 @@ def query_to_dict(q: Query) -> dict[str, Any]:
             tr["dimension"] = q.time_range.dimension
         out["time_range"] = tr
     if q.order_by:
-        out["order_by"] = [{"key": o.key, "desc": o.desc} for o in q.order_by]
+        out["order_by"] = [
+            {"key": o.key, "desc": o.desc, **({"nulls": o.nulls} if o.nulls else {})}
+            for o in q.order_by
+        ]
     if q.limit is not None:
         out["limit"] = q.limit
     return out

@@ -450,6 +450,6 @@ def plan_stream(plan: QueryPlan, rq: ResolvedQuery) -> QueryPlan:
     for name in plan.dims:
         dims.extend((WINDOW_START, WINDOW_END) if name == dim.output else (name,))
     others = [d for d in dims if d not in (WINDOW_START, WINDOW_END)]
-    order = tuple(rq.order) or tuple((d, False) for d in (WINDOW_START, *others, WINDOW_END))
+    order = tuple(rq.order) or tuple((d, False, None) for d in (WINDOW_START, *others, WINDOW_END))
     metric_outputs = plan.outputs[len(plan.dims) :]
     return replace(plan, dims=tuple(dims), outputs=(*dims, *metric_outputs), order=order)

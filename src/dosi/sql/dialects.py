@@ -38,8 +38,9 @@ class Dialect:
             text = value.replace(tzinfo=None).isoformat(sep=" ")
             return exp.Cast(this=exp.Literal.string(text), to=_TIMESTAMP.copy())
         if datatype in _TEMPORAL_TS:
-            return exp.Cast(this=exp.Literal.string(f"{value.isoformat()} 00:00:00"),
-                            to=_TIMESTAMP.copy())
+            return exp.Cast(
+                this=exp.Literal.string(f"{value.isoformat()} 00:00:00"), to=_TIMESTAMP.copy()
+            )
         return exp.Cast(this=exp.Literal.string(value.isoformat()), to=_DATE.copy())
 
     def shift(self, expr: exp.Expression, count: int, grain: str) -> exp.Expression:
@@ -70,8 +71,10 @@ class Dialect:
         if self.supports_nulls_clause:
             return [exp.Ordered(this=expr, desc=desc, nulls_first=want_first)]
         is_null = exp.Is(this=expr.copy(), expression=exp.Null())
-        key = exp.Case(ifs=[exp.If(this=is_null, true=exp.Literal.number(0 if want_first else 1))],
-                       default=exp.Literal.number(1 if want_first else 0))
+        key = exp.Case(
+            ifs=[exp.If(this=is_null, true=exp.Literal.number(0 if want_first else 1))],
+            default=exp.Literal.number(1 if want_first else 0),
+        )
         return [
             exp.Ordered(this=key, desc=False, nulls_first=self.nulls_first_default(False)),
             exp.Ordered(this=expr, desc=desc, nulls_first=default_first),
@@ -108,15 +111,26 @@ DIALECTS: dict[str, Dialect] = {
     "hive": Dialect("hive", _SMALL),
     "trino": Dialect("trino", _LARGE),
     "oracle": Dialect("oracle", _LARGE),
-    "redshift": Dialect("redshift", _LARGE, supports_two_arg_stat_window=False,
-                        null_safe_full_join=False),
+    "redshift": Dialect(
+        "redshift", _LARGE, supports_two_arg_stat_window=False, null_safe_full_join=False
+    ),
     "clickhouse": Dialect("clickhouse", "nulls_are_last", supports_cume_dist=False),
-    "mysql": MySQL("mysql", _SMALL, supports_nulls_clause=False,
-                   supports_two_arg_stat_window=False, supports_full_outer_join=False,
-                   null_safe_full_join=False),
-    "tidb": MySQL("mysql", _SMALL, supports_nulls_clause=False,
-                  supports_two_arg_stat_window=False, supports_full_outer_join=False,
-                  null_safe_full_join=False),
+    "mysql": MySQL(
+        "mysql",
+        _SMALL,
+        supports_nulls_clause=False,
+        supports_two_arg_stat_window=False,
+        supports_full_outer_join=False,
+        null_safe_full_join=False,
+    ),
+    "tidb": MySQL(
+        "mysql",
+        _SMALL,
+        supports_nulls_clause=False,
+        supports_two_arg_stat_window=False,
+        supports_full_outer_join=False,
+        null_safe_full_join=False,
+    ),
     "doris": MySQL("doris", _SMALL, null_safe_full_join=False),
     "starrocks": MySQL("starrocks", _SMALL, null_safe_full_join=False),
     "sqlite": Dialect("sqlite", _SMALL, null_safe_full_join=False),

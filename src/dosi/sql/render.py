@@ -257,8 +257,10 @@ class Renderer:
 
     def finish(self, sel: exp.Select, plan: QueryPlan) -> exp.Select:
         keys = []
-        for key, desc in plan.order:
-            keys.extend(self.dialect.ordered(col(key), desc))
+        for key, desc, nulls in plan.order:
+            # NULLs sort last unless the caller says otherwise, on every dialect, so a limit
+            # keeps the same rows wherever the SQL runs
+            keys.extend(self.dialect.ordered(col(key), desc, nulls or "last"))
         if keys:
             sel = sel.order_by(*keys, copy=False)
         if plan.limit is not None:

@@ -162,14 +162,32 @@ class _StageRenderer:
     def frame_expr(self, wm: WindowMetric, w: FrameWindow) -> exp.Expression:
         v = self.masked(wm, self.cur(wm.base_column))
         if w.function == "count":
-            func: exp.Expression = self.frame_count(wm)
-        elif w.function in _TWO_ARG:
-            assert wm.second_column is not None
-            func = _TWO_ARG[w.function](
-                this=self.masked(wm, self.cur(wm.second_column)), expression=v
+            return self.framed(wm, w, self.frame_count(wm))
+        if w.function not in _TWO_ARG:
+            return self.framed(wm, w, _AGGS[w.function](this=v))
+        assert wm.second_column is not None
+        second = self.masked(wm, self.cur(wm.second_column))
+        out = self.framed(wm, w, _TWO_ARG[w.function](this=second, expression=v))
+        if w.function != "corr":
+            return out
+
+        # CORR is undefined when either series has no variance in the frame: NULL, as the SQL
+        # standard and PostgreSQL say (DuckDB alone returns NaN).
+        def paired(x: exp.Expression, other: exp.Expression) -> exp.Expression:
+            present = exp.Not(this=exp.Is(this=other.copy(), expression=exp.Null()))
+            return exp.Case(ifs=[exp.If(this=present, true=x.copy())])
+
+        varies = [
+            exp.GT(
+                this=self.framed(wm, w, exp.VariancePop(this=paired(x, other))),
+                expression=exp.Literal.number(0),
             )
-        else:
-            func = _AGGS[w.function](this=v)
+            for x, other in ((v, second), (second, v))
+        ]
+        return exp.Case(ifs=[exp.If(this=exp.And(this=varies[0], expression=varies[1]), true=out)])
+
+    def framed(self, wm: WindowMetric, w: FrameWindow, func: exp.Expression) -> exp.Expression:
+        """`func` OVER the metric's frame (partition, reset key, order, ROWS/RANGE bounds)."""
         partition: list[exp.Expression] = [self.cur(p) for p in wm.partition]
         if w.scope == "partition":
             return self.window(func, partition, None, None)
