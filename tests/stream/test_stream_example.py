@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 import stream_ref as ref
-from conftest import REPO, assert_rows
 from stream_ref import DAY, HOUR, MINUTE, SECOND, T, Win
+from streamkit import REPO, assert_rows
 
 M = ["event_count", "active_users", "event_value"]
 SALE = {"start": "2025-11-28T12:00:00", "end": "2025-11-28T12:05:00"}

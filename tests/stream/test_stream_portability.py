@@ -23,9 +23,9 @@ import duckdb
 import pytest
 import sqlglot
 import stream_ref as ref
-from conftest import Runner, assert_rows
 from sqlglot import exp
 from stream_ref import DAY, HOUR, MINUTE, SECOND, T, Win
+from streamkit import Runner, assert_rows
 
 import dosi
 from dosi.udf import WINDOW_FUNCTION_ARITIES

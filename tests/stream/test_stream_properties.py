@@ -19,10 +19,10 @@ from typing import Any
 import duckdb
 import pytest
 import stream_ref as ref
-from conftest import assert_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stream_ref import SECOND, Event, Win, to_us
+from streamkit import assert_rows
 
 import dosi
 

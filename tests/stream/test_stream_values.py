@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 import stream_ref as ref
-from conftest import Runner, assert_rows
 from stream_ref import DAY, HOUR, MINUTE, SECOND, T, Win
+from streamkit import Runner, assert_rows
 
 ALL = ["event_count", "active_users", "total_value", "value_per_event", "events_per_user"]
 

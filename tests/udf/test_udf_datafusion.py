@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import sqlglot
-from conftest import to_us
+from udfkit import to_us
 
 import dosi.udf
 from dosi.udf.datafusion_udfs import OFFSET_VARIANTS

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import to_us
+from udfkit import to_us
 
 import dosi.udf
 

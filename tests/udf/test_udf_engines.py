@@ -11,8 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 import udf_expected as expected
-from conftest import Engine, ms_interval, to_us
 from udf_expected import DAY, HOUR, MINUTE
+from udfkit import Engine, ms_interval, to_us
 
 from dosi.udf import error_from_engine
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pyarrow as pa
 import udf_expected as expected
-from conftest import Engine, duckdb_column, ms_interval, to_us
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
+from udfkit import Engine, duckdb_column, ms_interval, to_us
 
 from dosi.udf import portable_sql
 

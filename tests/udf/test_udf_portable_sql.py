@@ -14,9 +14,9 @@ import pyarrow as pa
 import pytest
 import sqlglot
 import udf_expected as expected
-from conftest import to_us
 from sqlglot import exp
 from udf_expected import DAY, HOUR, MINUTE
+from udfkit import to_us
 
 from dosi.errors import QueryError
 from dosi.udf import portable_sql as ps

@@ -46,6 +46,7 @@ from dosi.udf.portable_sql import (
     epoch_us_expr,
     hop_start_expr,
     session_expr,
+    timestamp_from_epoch,
     tumble_end_expr,
     tumble_start_expr,
 )
@@ -82,19 +83,6 @@ def _dialect_name(dialect: Dialect | str) -> str:
 def _num(value: int) -> exp.Expression:
     literal = exp.Literal.number(abs(value))
     return exp.Neg(this=literal) if value < 0 else literal
-
-
-def _to_timestamp(units: exp.Expression, per_ms: int, dialect: str) -> exp.Expression:
-    """A timestamp without time zone from epoch milliseconds (per_ms=1) or microseconds."""
-    if dialect == "postgres":
-        unit = "MICROSECOND" if per_ms == 1000 else "MILLISECOND"
-        epoch = exp.Cast(
-            this=exp.Literal.string("1970-01-01 00:00:00"), to=exp.DataType.build("TIMESTAMP")
-        )
-        step = exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this=unit))
-        return exp.Add(this=epoch, expression=exp.Mul(this=exp.Paren(this=units), expression=step))
-    scale = exp.UnixToTime.MICROS if per_ms == 1000 else exp.UnixToTime.MILLIS
-    return exp.UnixToTime(this=units, scale=scale)
 
 
 def stream_window_start(
@@ -181,8 +169,8 @@ def _bucketed(
             preds.append(
                 exp.LTE(this=_times_1000(start_ms.copy()), expression=epoch_us_expr(ts, dialect))
             )
-        start = _to_timestamp(start_ms, 1, dialect)
-        end = _to_timestamp(_plus(start_ms.copy(), size), 1, dialect)
+        start = timestamp_from_epoch(start_ms, 1, dialect)
+        end = timestamp_from_epoch(_plus(start_ms.copy(), size), 1, dialect)
     elif window.type == "cumulate":
         step = window.step_ms or 0
         epoch = cumulate_start_expr(ts, step, size, dialect, output="epoch_ms")
@@ -195,8 +183,8 @@ def _bucketed(
             preds.append(
                 exp.GT(this=_times_1000(end_ms.copy()), expression=epoch_us_expr(ts, dialect))
             )
-        start = _to_timestamp(epoch, 1, dialect)
-        end = _to_timestamp(end_ms, 1, dialect)
+        start = timestamp_from_epoch(epoch, 1, dialect)
+        end = timestamp_from_epoch(end_ms, 1, dialect)
     else:  # pragma: no cover - parse_window_* only builds the four types
         raise QueryError("unknown_window_type", f"unknown streaming window {window.type!r}")
 
@@ -252,8 +240,8 @@ def _session(
             first = exp.Min(this=exp.column(_TS))
             last = _plus(exp.Max(this=exp.column(_TS)), gap_us)
             outer = outer.select(
-                exp.alias_(_to_timestamp(first, 1000, dialect), ident(WINDOW_START)),
-                exp.alias_(_to_timestamp(last, 1000, dialect), ident(WINDOW_END)),
+                exp.alias_(timestamp_from_epoch(first, 1000, dialect), ident(WINDOW_START)),
+                exp.alias_(timestamp_from_epoch(last, 1000, dialect), ident(WINDOW_END)),
                 copy=False,
             )
         else:

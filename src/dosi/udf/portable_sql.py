@@ -96,7 +96,7 @@ def epoch_us_expr(ts: exp.Expression, dialect: str = "duckdb") -> exp.Expression
     return exp.UnixMicros(this=ts)
 
 
-def _timestamp_from(units: exp.Expression, per_ms: int, dialect: str) -> exp.Expression:
+def timestamp_from_epoch(units: exp.Expression, per_ms: int, dialect: str) -> exp.Expression:
     """Timestamp (µs, no time zone) from epoch microseconds (per_ms=1000) or ms (per_ms=1)."""
     if dialect == "postgres":
         unit = "MICROSECOND" if per_ms == 1000 else "MILLISECOND"
@@ -125,7 +125,7 @@ def _units(ts: exp.Expression, dialect: str, ts_kind: TsKind) -> tuple[exp.Expre
 
 def _finish(units: exp.Expression, per_ms: int, dialect: str, output: Output) -> exp.Expression:
     if output == "timestamp":
-        return _timestamp_from(units, per_ms, dialect)
+        return timestamp_from_epoch(units, per_ms, dialect)
     if output == "epoch_ms":
         if per_ms == 1:
             return units
