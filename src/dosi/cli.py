@@ -286,15 +286,14 @@ def _model_text(model: str) -> str:
         ) from None
 
 
-def _load_connections(path: str | None, pick: str | None = None) -> dict[str, Any] | None:
-    """{name: {type, uri}} from a connections file or an agent.yml `datasources:` section.
-
-    Entries of other database types are dropped (this release executes on DuckDB), unless
-    `pick` names one: that is an error. Relative paths are resolved against the file's
-    directory."""
+def _load_connections(path: str | None) -> Any:
+    """Profiles from a connections file or an agent.yml `datasources:` section; relative
+    paths resolve against the file's folder (dosi.execute.connections)."""
     if path is None:
         return None
     import yaml
+
+    from dosi.execute.connections import parse_connections
 
     p = Path(path).expanduser()
     try:
@@ -307,49 +306,7 @@ def _load_connections(path: str | None, pick: str | None = None) -> dict[str, An
         raise CliError(
             "invalid_connections", f"connections file {path} is not valid YAML: {exc}"
         ) from None
-    section: Any = data
-    if isinstance(data, Mapping):
-        agent = data.get("agent")
-        if isinstance(data.get("datasources"), Mapping):
-            section = data["datasources"]
-        elif isinstance(agent, Mapping) and isinstance(agent.get("datasources"), Mapping):
-            section = agent["datasources"]
-        elif isinstance(data.get("connections"), Mapping):
-            section = data["connections"]
-    if not isinstance(section, Mapping):
-        raise CliError(
-            "invalid_connections",
-            f"connections file {path} must map names to {{type, uri}}",
-            hint="e.g. shop: {type: duckdb, uri: examples/shop/data/shop.duckdb}",
-        )
-    out: dict[str, Any] = {}
-    for name, cfg in section.items():
-        if isinstance(cfg, str):
-            cfg = {"type": "duckdb", "uri": cfg}
-        if not isinstance(cfg, Mapping):
-            continue
-        kind = str(cfg.get("type", "duckdb")).lower()
-        if kind != "duckdb":
-            if str(name) == pick:
-                raise ExecuteError(
-                    "config",
-                    f"connection `{name}` has type `{kind}`; this release executes on DuckDB only",
-                    hint="`dosi compile --dialect` renders SQL for other databases; "
-                    "run it with your own client",
-                )
-            continue
-        entry = dict(cfg)
-        uri = entry.get("uri") or entry.get("path") or entry.get("database")
-        if isinstance(uri, str) and uri not in ("", ":memory:"):
-            for prefix in ("duckdb:///", "duckdb://"):
-                if uri.startswith(prefix):
-                    uri = uri[len(prefix) :]
-            upath = Path(uri).expanduser()
-            if not upath.is_absolute():
-                upath = p.parent / upath
-            entry["uri"] = str(upath)
-        out[str(name)] = entry
-    return out
+    return parse_connections(data, base_dir=p.resolve().parent)
 
 
 def _engine(
@@ -361,7 +318,7 @@ def _engine(
     from dosi.engine import Engine
 
     text = _model_text(_resolve_model(model))
-    conns = _load_connections(connections, connection)
+    conns = _load_connections(connections)
     return Engine(model_text=text, mode=_resolve_mode(mode), connections=conns)
 
 

@@ -16,7 +16,8 @@ import pyarrow as pa
 
 from dosi.catalog import Catalog
 from dosi.compiler.model_compiler import compile_model_text
-from dosi.errors import Diagnostic, ExecuteError, OsiError, QueryError
+from dosi.errors import Diagnostic, OsiError, QueryError
+from dosi.execute.connections import parse_connections
 from dosi.execute.duckdb_runner import arrow_rows, open_duckdb, run_sql
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
@@ -64,7 +65,7 @@ class Engine:
         self.model = compile_model_text(text, mode)
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
-        self.connections = _parse_connections(connections)
+        self.connections = parse_connections(connections)
         self._cache: OrderedDict[str, CompiledQuery] = OrderedDict()
         self._lock = threading.Lock()
         self._cons: dict[str, Any] = {}
@@ -162,21 +163,20 @@ class Engine:
         }
         return QueryResult(data, table)
 
+    def execute_arrow(
+        self,
+        query: Any,
+        connection: str | None = None,
+        timeout_secs: float | None = None,
+        db_path: str | Path | None = None,
+    ) -> pa.Table:
+        """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata)."""
+        return self.execute(query, None, connection, timeout_secs, db_path).arrow
+
     def _resolve_path(self, connection: str | None, db_path: str | Path | None) -> str | None:
         if db_path is not None:
             return str(db_path)
-        if connection is not None:
-            cfg = self.connections.get(connection)
-            if cfg is None:
-                raise ExecuteError(
-                    "config",
-                    f"unknown connection `{connection}`",
-                    candidates=list(self.connections),
-                    hint="pass connections={name: {'type': 'duckdb', 'uri': path}} to Engine",
-                )
-            return cfg
-        defaults = [v for k, v in self.connections.items() if k == "__default__"]
-        return defaults[0] if defaults else None
+        return self.connections.path_for(connection)
 
     def _run(self, path: str | None, sql: str, timeout_secs: float | None) -> pa.Table:
         key = path or ":memory:"
@@ -199,31 +199,6 @@ def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:
     except (TypeError, ValueError):
         return None
     return f"{(dialect or 'duckdb').lower()}|{int(pretty)}|{body}"
-
-
-def _parse_connections(connections: dict[str, Any] | None) -> dict[str, str]:
-    """{name: {"type": "duckdb", "uri": path, "default": true}} (also `path` / `database`)."""
-    out: dict[str, str] = {}
-    for name, cfg in (connections or {}).items():
-        if isinstance(cfg, str):
-            out[name] = cfg
-            continue
-        if not isinstance(cfg, dict):
-            raise ExecuteError("config", f"connection `{name}` must be an object")
-        kind = str(cfg.get("type", "duckdb")).lower()
-        if kind != "duckdb":
-            raise ExecuteError(
-                "config",
-                f"connection `{name}` has type `{kind}`; this release executes on DuckDB only",
-                hint="compile() renders SQL for other dialects; run it with your own client",
-            )
-        uri = cfg.get("uri") or cfg.get("path") or cfg.get("database") or ":memory:"
-        out[name] = str(uri)
-        if cfg.get("default"):
-            out["__default__"] = str(uri)
-    if len(out) == 1:
-        out["__default__"] = next(iter(out.values()))
-    return out
 
 
 def _with_metadata(table: pa.Table, c: CompiledQuery) -> pa.Table:
