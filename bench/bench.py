@@ -51,6 +51,18 @@ def median_ms(fn: Any, runs: int) -> float:
     return statistics.median(times) * 1e3
 
 
+def large_model_load_ms(n: int = 1000) -> float:
+    """The shop model with its plain metrics copied up to `n` metrics (PERFORMANCE.md: < 1 s)."""
+    import yaml
+
+    doc = yaml.safe_load(MODEL.read_text())
+    sm = doc["semantic_model"][0]
+    plain = [m for m in sm["metrics"] if not m.get("custom_extensions")]
+    sm["metrics"] = [{**plain[i % len(plain)], "name": f"m{i}"} for i in range(n)]
+    text = yaml.safe_dump(doc)
+    return median_ms(lambda: dosi.Engine(model_text=text), 3)
+
+
 def compile_figures() -> None:
     loads = []
     for _ in range(7):
