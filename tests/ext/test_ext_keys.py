@@ -210,6 +210,13 @@ def test_metric_carries_every_key() -> None:
 
 
 def test_null_values_are_absent() -> None:
-    res = read("metric", {"fill_nulls_with": None, "window": None, "measure": None})
+    res = read("metric", {"window": None, "measure": None, "dataset": None})
     assert res.diagnostics == ()
+    assert res.payload == MetricExt()
+
+
+def test_null_fill_is_invalid() -> None:
+    """D-FILL: the value is a JSON number; null is malformed, not absent (reference §3.5)."""
+    res = read("metric", {"fill_nulls_with": None})
+    assert [d.code for d in res.diagnostics] == ["invalid_datus_extension"]
     assert res.payload == MetricExt()

@@ -137,15 +137,11 @@ def test_fill_08_non_number_is_invalid(value: Any) -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reference §3.5: `fill_nulls_with: null` is invalid_datus_extension; dosi.ext reads "
-    "a JSON null as an absent key",
-)
 def test_fill_08_null_is_invalid() -> None:
     """FILL-08 / reference §3.5: `null` is not a number."""
-    with pytest.raises(ModelError):
+    with pytest.raises(ModelError) as info:
         Engine(model_text=mini_yaml(metric_ext={"revenue": {"fill_nulls_with": None}}))
+    assert [i.code for i in info.value.issues] == ["invalid_datus_extension"]
 
 
 def test_fill_01_catalog_reports_the_fill(mini_engine: Callable[..., Any]) -> None:

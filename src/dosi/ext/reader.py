@@ -173,7 +173,7 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
                 if info.requires_needed and _non_empty(value):
                     _warn_requires_missing(info, sink, path)
             continue
-        if value is None:
+        if value is None and key not in _NULL_IS_INVALID:
             continue  # null ≡ absent
         result = validate_key(carrier, key, value, path, sink)
         if info.requires_needed and _non_empty(value) and not required:
@@ -312,6 +312,11 @@ def _check_requires(
             "it is safe",
             candidates=(key,),
         )
+
+
+# D-FILL: "a JSON number" — a null fill is a malformed payload (as the reference engine says),
+# not an absent key that would silently keep NULL groups NULL.
+_NULL_IS_INVALID = frozenset({"fill_nulls_with"})
 
 
 def _warn_misplaced(info: KeyInfo, carrier: Carrier, sink: DiagnosticSink, path: str) -> None:
