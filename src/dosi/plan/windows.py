@@ -18,6 +18,7 @@ from dosi.plan.joins import JoinGraph
 from dosi.plan.nodes import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
 from dosi.plan.planner import Planner
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
+from dosi.query.spec import query_to_dict
 from dosi.sql.dialects import Dialect
 
 _MONTHS = {"month": 1, "quarter": 3, "year": 12}
@@ -152,11 +153,25 @@ class _WindowPlanner:
             "time_axis_not_grouped",
             f"window metric{'s' if len(needing) > 1 else ''} "
             + ", ".join(f"`{m.name}`" for m in needing)
-            + f" order or shift along `{axis}`, which the query does not group by with a grain",
+            + (" order or shift" if len(needing) > 1 else " orders or shifts")
+            + f" along `{axis}`, which the query does not group by with a grain",
             candidates=[axis, METRIC_TIME],
             hint=f'add "{axis}:<grain>" (e.g. :month) or "metric_time:<grain>" to group_by',
             missing_dimensions=[axis],
+            suggested_retry=self._retry_with_axis(needing),
         )
+
+    def _retry_with_axis(self, needing: list[MetricIr]) -> dict:
+        """The query with `metric_time` grouped at a grain every offset lands on."""
+        grains = ["month", "day", "week", "quarter", "year"]
+        for m in needing:
+            if isinstance(m.window, OffsetWindow):
+                ok = aligned_grains(m.window.count, m.window.granularity)
+                grains = [g for g in grains if g in ok]
+        fixed = query_to_dict(self.rq.query)
+        items = [g for g in fixed.get("group_by", []) if g.split(":")[0] != METRIC_TIME]
+        fixed["group_by"] = [*items, f"{METRIC_TIME}:{(grains or ['day'])[0]}"]
+        return fixed
 
     @staticmethod
     def _on_axis(d: ResolvedDim, axis: str | None) -> bool:
