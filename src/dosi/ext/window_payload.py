@@ -578,59 +578,81 @@ class _Parser:
 
     def rank(self, value: Any) -> RankWindow | None:
         """Rank family (WIN-RNK-01..05)."""
-        kp = "window.rank"
-        self.feature("window.rank")
-        raw = self.obj(kp, value)
-        if raw is None:
-            return None
-        self.deny_unknown(kp, raw, RANK_KEYS)
-        start = self.errors
-        fn = self.family_function(kp, raw, RANK_FUNCTIONS)
-        buckets: int | None = None
-        if fn == "ntile":
-            if _present(raw, "buckets"):
-                buckets = self.int_min(f"{kp}.buckets", raw["buckets"], 1, "e.g. 4 for quartiles")
-            else:
-                self.err(
-                    f"{kp}.buckets",
-                    'is required with "ntile" (an integer >= 1)',
-                    hint='e.g. {"function": "ntile", "buckets": 4} for quartiles',
-                )
-        elif fn is not None and _present(raw, "buckets"):
-            self.err(f"{kp}.buckets", f'only applies to "ntile", not "{fn}"', "remove it")
-        order = self.order(f"{kp}.order", raw["order"], "value") if _present(raw, "order") else None
-        part = (
-            self.partition(f"{kp}.partition", raw["partition"])
-            if _present(raw, "partition")
-            else None
+        parsed = self.ordered_family(
+            "rank",
+            value,
+            RANK_KEYS,
+            RANK_FUNCTIONS,
+            "value",
+            arg=(
+                "buckets",
+                "ntile",
+                "e.g. 4 for quartiles",
+                'e.g. {"function": "ntile", "buckets": 4} for quartiles',
+            ),
         )
-        if self.errors != start or fn is None:
+        if parsed is None:
             return None
+        fn, buckets, order, part = parsed
         return RankWindow(fn, buckets, order or RANK_DEFAULT_ORDER, part or RANK_DEFAULT_PARTITION)
 
     def value(self, value: Any) -> ValueWindow | None:
         """Value family (WIN-VAL-01..04)."""
-        kp = "window.value"
-        self.feature("window.value")
+        parsed = self.ordered_family(
+            "value",
+            value,
+            VALUE_KEYS,
+            VALUE_FUNCTIONS,
+            "time",
+            arg=(
+                "n",
+                "nth_value",
+                "n counts from 1 (the first value)",
+                'e.g. {"function": "nth_value", "n": 2} for the second value',
+            ),
+        )
+        if parsed is None:
+            return None
+        fn, n, order, part = parsed
+        return ValueWindow(fn, n, order or VALUE_DEFAULT_ORDER, part or VALUE_DEFAULT_PARTITION)
+
+    def ordered_family(
+        self,
+        family: str,
+        value: Any,
+        keys: tuple[str, ...],
+        functions: tuple[str, ...],
+        default_order_by: str,
+        arg: tuple[str, str, str, str],
+    ) -> tuple[str, int | None, OrderSpec | None, PartitionSpec | None] | None:
+        """What the rank and value payloads share: `function`, one integer argument that only
+        one function takes (`buckets` for ntile, `n` for nth_value), `order` and `partition`."""
+        kp = f"window.{family}"
+        self.feature(kp)
         raw = self.obj(kp, value)
         if raw is None:
             return None
-        self.deny_unknown(kp, raw, VALUE_KEYS)
+        self.deny_unknown(kp, raw, keys)
         start = self.errors
-        fn = self.family_function(kp, raw, VALUE_FUNCTIONS)
-        n: int | None = None
-        if fn == "nth_value":
-            if _present(raw, "n"):
-                n = self.int_min(f"{kp}.n", raw["n"], 1, "n counts from 1 (the first value)")
+        fn = self.family_function(kp, raw, functions)
+        arg_key, arg_fn, range_hint, example = arg
+        argument: int | None = None
+        if fn == arg_fn:
+            if _present(raw, arg_key):
+                argument = self.int_min(f"{kp}.{arg_key}", raw[arg_key], 1, range_hint)
             else:
                 self.err(
-                    f"{kp}.n",
-                    'is required with "nth_value" (an integer >= 1)',
-                    hint='e.g. {"function": "nth_value", "n": 2} for the second value',
+                    f"{kp}.{arg_key}",
+                    f'is required with "{arg_fn}" (an integer >= 1)',
+                    hint=example,
                 )
-        elif fn is not None and _present(raw, "n"):
-            self.err(f"{kp}.n", f'only applies to "nth_value", not "{fn}"', "remove it")
-        order = self.order(f"{kp}.order", raw["order"], "time") if _present(raw, "order") else None
+        elif fn is not None and _present(raw, arg_key):
+            self.err(f"{kp}.{arg_key}", f'only applies to "{arg_fn}", not "{fn}"', "remove it")
+        order = (
+            self.order(f"{kp}.order", raw["order"], default_order_by)
+            if _present(raw, "order")
+            else None
+        )
         part = (
             self.partition(f"{kp}.partition", raw["partition"])
             if _present(raw, "partition")
@@ -638,7 +660,7 @@ class _Parser:
         )
         if self.errors != start or fn is None:
             return None
-        return ValueWindow(fn, n, order or VALUE_DEFAULT_ORDER, part or VALUE_DEFAULT_PARTITION)
+        return fn, argument, order, part
 
     def family_function(self, kp: str, raw: dict[str, Any], allowed: tuple[str, ...]) -> str | None:
         key = f"{kp}.function"
