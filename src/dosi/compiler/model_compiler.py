@@ -6,7 +6,7 @@ paths and YAML lines). DATUS payloads are read only through `dosi.ext`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -670,47 +670,41 @@ class _ModelCompiler:
         explicit: str | None,
         ctx: _Ctx,
     ) -> str | None:
+        """Measures are keyed by signature; the name is the D-MEASURE declaration if any, else
+        the stem. A name may never stand for two signatures, nor a signature for two declared
+        names (measure_name_collision)."""
         existing = self._measure_by_sig.get(signature)
-        if explicit is not None:
-            prior_sig = self._explicit_names.get(explicit)
-            if prior_sig is not None and prior_sig != signature:
-                self._collision(metric, explicit, ctx)
+        if explicit is None:
+            if existing is not None:
+                return existing
+            stem = measure_stem(owner, node)
+            if stem in self.measures:
+                self._collision(metric, stem, ctx, other_sig=self.measures[stem].signature)
                 return None
-            if (
-                existing is not None
-                and existing != explicit
-                and self.measures[existing].explicit_name
-            ):
-                self._collision(metric, explicit, ctx, other=existing)
-                return None
-            if existing is not None and existing != explicit and explicit in self.measures:
-                # the declared name already names another signature's measure (MEAS-04)
-                self._collision(metric, explicit, ctx, other_sig=self.measures[explicit].signature)
-                return None
-            if existing is not None and existing != explicit:
-                # an earlier textual twin took the stem: the declared name wins for both
-                old = self.measures.pop(existing)
-                self._rename_measure(existing, explicit)
-                self.measures[explicit] = MeasureIr(
-                    explicit, old.dataset, old.agg, old.expr, signature, old.datasets, True
-                )
-            elif existing is None:
-                if explicit in self.measures:
-                    self._collision(metric, explicit, ctx)
-                    return None
-                self.measures[explicit] = self._new_measure(explicit, node, owner, signature, True)
-            self._measure_by_sig[signature] = explicit
-            self._explicit_names[explicit] = signature
+            self.measures[stem] = self._new_measure(stem, node, owner, signature, False)
+            self._measure_by_sig[signature] = stem
+            return stem
+        if existing == explicit:
             return explicit
-        if existing is not None:
-            return existing
-        stem = measure_stem(owner, node)
-        if stem in self.measures:
-            self._collision(metric, stem, ctx, other_sig=self.measures[stem].signature)
+        if self._explicit_names.get(explicit, signature) != signature:
+            self._collision(metric, explicit, ctx)
             return None
-        self.measures[stem] = self._new_measure(stem, node, owner, signature, False)
-        self._measure_by_sig[signature] = stem
-        return stem
+        if existing is not None and self.measures[existing].explicit_name:
+            self._collision(metric, explicit, ctx, other=existing)
+            return None
+        if explicit in self.measures:  # the declared name is another aggregate's stem (MEAS-04)
+            self._collision(metric, explicit, ctx, other_sig=self.measures[explicit].signature)
+            return None
+        if existing is not None:
+            # an earlier textual twin took the stem: the declared name wins for both
+            old = self.measures.pop(existing)
+            self._rename_measure(existing, explicit)
+            self.measures[explicit] = replace(old, name=explicit, explicit_name=True)
+        else:
+            self.measures[explicit] = self._new_measure(explicit, node, owner, signature, True)
+        self._measure_by_sig[signature] = explicit
+        self._explicit_names[explicit] = signature
+        return explicit
 
     def _rename_measure(self, old: str, new: str) -> None:
         for name, m in list(self.metrics.items()):
@@ -722,7 +716,7 @@ class _ModelCompiler:
                         else n
                     )
                 )
-                self.metrics[name] = _replace(
+                self.metrics[name] = replace(
                     m, formula=formula, measures=tuple(new if x == old else x for x in m.measures)
                 )
 
@@ -889,12 +883,6 @@ def _ancestors(node: exp.Expression):  # type: ignore[no-untyped-def]
     while p is not None:
         yield p
         p = p.parent
-
-
-def _replace(m: MetricIr, **kw: object) -> MetricIr:
-    from dataclasses import replace
-
-    return replace(m, **kw)  # type: ignore[arg-type]
 
 
 __all__ = ["compile_model_text", "ident"]

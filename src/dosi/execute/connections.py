@@ -60,8 +60,11 @@ def parse_connections(raw: Any, base_dir: Path | None = None) -> Connections:
     if section is None:
         return Connections()
     if isinstance(section, list):
-        section = {str(item.get("name", i)): item for i, item in enumerate(section)
-                   if isinstance(item, Mapping)}
+        section = {
+            str(item.get("name", i)): item
+            for i, item in enumerate(section)
+            if isinstance(item, Mapping)
+        }
     if not isinstance(section, Mapping):
         raise ExecuteError(
             "config",
@@ -94,7 +97,7 @@ def _duckdb_path(cfg: Mapping[str, Any], base_dir: Path | None) -> str:
     uri = str(uri)
     for prefix in ("duckdb:///", "duckdb://"):
         if uri.startswith(prefix):
-            uri = uri[len(prefix):]
+            uri = uri[len(prefix) :]
     if uri in ("", ":memory:"):
         return ":memory:"
     path = Path(uri).expanduser()
