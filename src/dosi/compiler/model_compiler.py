@@ -28,6 +28,7 @@ from dosi.compiler.sqlparse import (
     strip_parens,
 )
 from dosi.errors import Diagnostic, DiagnosticSink, ModelError, closest
+from dosi.ir.graph import RelationshipGraph
 from dosi.ir.model import (
     DatasetIr,
     FieldIr,
@@ -115,6 +116,7 @@ class _ModelCompiler:
             ir = self._relationship(rel)
             if ir is not None:
                 self.relationships.append(ir)
+        self.graph = RelationshipGraph(self.relationships)
         metrics = spec.metrics or []
         self._check_unique([m.name for m in metrics], "metric", "metrics")
         for m in metrics:
@@ -560,7 +562,7 @@ class _ModelCompiler:
         if len(refs) == 1:
             return next(iter(refs))
         for cand in sorted(refs):
-            if all(self._reachable(cand, other) for other in refs if other != cand):
+            if all(self.graph.reachable(cand, other) for other in refs if other != cand):
                 return cand
         self.sink.error(
             "measure_spans_datasets",
@@ -570,19 +572,6 @@ class _ModelCompiler:
             line=ctx.line,
             hint="aggregate each dataset in its own aggregate call",
         )
-        return False
-
-    def _reachable(self, src: str, dst: str) -> bool:
-        seen = {src}
-        frontier = [src]
-        while frontier:
-            cur = frontier.pop()
-            for r in self.relationships:
-                if r.from_dataset == cur and r.to_dataset not in seen:
-                    if r.to_dataset == dst:
-                        return True
-                    seen.add(r.to_dataset)
-                    frontier.append(r.to_dataset)
         return False
 
     def _measures(

@@ -10,53 +10,16 @@ from __future__ import annotations
 from functools import lru_cache
 
 from dosi.errors import QueryError
+from dosi.ir.graph import RelationshipGraph
 from dosi.ir.model import ModelIr, RelationshipIr
 
 
-class JoinGraph:
+class JoinGraph(RelationshipGraph):
+    """The model's relationship graph, with join paths that explain why they cannot exist."""
+
     def __init__(self, model: ModelIr) -> None:
-        self.model = model
-        self.up: dict[str, list[RelationshipIr]] = {}
-        self.undirected: dict[str, set[str]] = {}
-        for r in model.relationships:
-            self.up.setdefault(r.from_dataset, []).append(r)
-            self.undirected.setdefault(r.from_dataset, set()).add(r.to_dataset)
-            self.undirected.setdefault(r.to_dataset, set()).add(r.from_dataset)
+        super().__init__(model.relationships)
         self.path = lru_cache(maxsize=4096)(self._path)
-
-    def paths(self, src: str, dst: str, limit: int = 8) -> list[tuple[RelationshipIr, ...]]:
-        out: list[tuple[RelationshipIr, ...]] = []
-
-        def walk(cur: str, seen: frozenset[str], acc: tuple[RelationshipIr, ...]) -> None:
-            if len(out) >= limit:
-                return
-            for r in self.up.get(cur, ()):
-                if r.to_dataset in seen:
-                    continue
-                step = (*acc, r)
-                if r.to_dataset == dst:
-                    out.append(step)
-                else:
-                    walk(r.to_dataset, seen | {r.to_dataset}, step)
-
-        walk(src, frozenset({src}), ())
-        return out
-
-    def reachable(self, src: str, dst: str) -> bool:
-        return src == dst or bool(self.paths(src, dst, limit=1))
-
-    def connected(self, a: str, b: str) -> bool:
-        seen = {a}
-        frontier = [a]
-        while frontier:
-            cur = frontier.pop()
-            if cur == b:
-                return True
-            for n in self.undirected.get(cur, ()):
-                if n not in seen:
-                    seen.add(n)
-                    frontier.append(n)
-        return False
 
     def _path(self, src: str, dst: str, purpose: str) -> tuple[RelationshipIr, ...]:
         if src == dst:
