@@ -84,3 +84,14 @@ def test_duplicate_sensitive_one_side_measure_is_fan_out(eng: Engine) -> None:
         eng.compile({"metrics": ["customer_rows"], "group_by": ["orders.channel"]})
     assert info.value.code == "fan_out_risk"
     assert info.value.metrics == ["customer_rows"]
+
+
+def test_other_metrics_never_change_where_a_measure_is_evaluated(
+    eng: Engine, mini_db: Path
+) -> None:
+    """The branch a one-side measure lands in depends on the query's dimensions only: asking
+    for refunds beside it must not turn "customers who ordered" into "customers refunded"."""
+    q = {"metrics": ["customer_count"], "group_by": ["orders.channel"]}
+    alone = {r["channel"]: r["customer_count"] for r in run(eng, mini_db, q)["rows"]}
+    both = run(eng, mini_db, {**q, "metrics": ["refund_total", "customer_count"]})
+    assert {r["channel"]: r["customer_count"] for r in both["rows"]} == alone

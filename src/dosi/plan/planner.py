@@ -86,7 +86,7 @@ class Planner:
             srcs: list[tuple[str, tuple[str, str | None]]] = []
             for mname in m.measures:
                 meas = model.measures[mname]
-                root = self._root(m, meas, required, [d.dataset for d in drafts.values()])
+                root = self._root(m, meas, required)
                 axis = (
                     time_field_for(model, self.graph, m, root, for_range=not rq.uses_metric_time)
                     if needs_axis
@@ -144,7 +144,7 @@ class Planner:
             out.append(rq.time_range.field.dataset)
         return list(dict.fromkeys(out))
 
-    def _root(self, m: MetricIr, meas: MeasureIr, required: list[str], used: list[str]) -> str:
+    def _root(self, m: MetricIr, meas: MeasureIr, required: list[str]) -> str:
         """The fact dataset whose branch evaluates `meas`: its own dataset, unless the measure
         is duplicate-insensitive and a dataset reaching it many-to-one serves better (the
         metric's other measures live there, or the query's dimensions hang off it)."""
@@ -159,7 +159,9 @@ class Planner:
                 break
         if all(reach(own, r) for r in required):
             return own
-        for cand in dict.fromkeys([*used, *required]):
+        # only the query's own datasets are candidates: the answer must not depend on which
+        # other metrics share the query
+        for cand in required:
             if reach(cand, own) and all(reach(cand, r) for r in required):
                 return cand
         return own
