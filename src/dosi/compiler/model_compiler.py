@@ -455,16 +455,8 @@ class _ModelCompiler:
                 hint="put the window on a single-aggregate metric",
             )
             window = None
-        fill = mext.fill_nulls_with
-        if window is not None and fill is not None:
-            self.sink.warn(
-                "fill_ignored_on_window",
-                f"`fill_nulls_with` on window metric `{m.name}` is ignored: a NULL window "
-                "output means there is no comparable period",
-                path=mpath,
-                line=mline,
-            )
-            fill = None
+        # D-FILL never applies to a window output: NULL means "no comparable period" (D-WINDOW)
+        fill = None if window is not None else mext.fill_nulls_with
         pure_count = kind == "aggregate" and self.measures[measure_names[0]].is_count
         return MetricIr(
             name=m.name,
