@@ -8,7 +8,7 @@ Each node can describe itself for `explain`.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -47,9 +47,7 @@ class TimeFilter:
     start: dt.date | dt.datetime | None
     end: dt.date | dt.datetime | None
     datatype: str | None
-    start_grain_shift: tuple[tuple[int, str], ...] = ()  # scan expansion (D-WINDOW)
     start_align: str | None = None  # DATE_TRUNC(reset, start) alignment (D-WINDOW)
-    end_shift: tuple[int, str] | None = None  # forward offsets widen the end bound
 
     def describe(self) -> str:
         return f"time {self.expr.sql()} in [{self.start or '-inf'}, {self.end or '+inf'})"
@@ -140,7 +138,6 @@ class WindowStage:
     grain: str | None
     metrics: tuple[WindowMetric, ...]
     trim: TimeBounds | None  # applied after the window stage
-    base_columns: tuple[str, ...]  # base series columns computed below the stage
 
     def describe(self) -> str:
         t = f" time={self.time_key}" if self.time_key else ""
@@ -159,7 +156,6 @@ class QueryPlan:
     order: tuple[tuple[str, bool, str | None], ...]  # (column, desc, nulls)
     limit: int | None
     window: WindowStage | None = None
-    hidden: tuple[str, ...] = field(default=())  # base columns computed but not returned
 
     def explain(self) -> str:
         lines = ["QueryPlan"]

@@ -108,7 +108,6 @@ class _WindowPlanner:
             grain=grain,
             metrics=metrics,
             trim=trim,
-            base_columns=tuple(dict.fromkeys(m for b in (branch,) for m in b.measures)),
         )
         return replace(base, branches=(branch,), window=stage)
 

@@ -54,13 +54,9 @@ class Renderer:
             bound = self.dialect.time_literal(tf.start, tf.datatype)
             if tf.start_align is not None:
                 bound = self.dialect.trunc_date(bound, tf.start_align)
-            for count, grain in tf.start_grain_shift:
-                bound = self.dialect.shift(bound, -count, grain)
             preds.append(exp.GTE(this=tf.expr.copy(), expression=bound))
         if tf.end is not None:
             bound = self.dialect.time_literal(tf.end, tf.datatype)
-            if tf.end_shift is not None:
-                bound = self.dialect.shift(bound, tf.end_shift[0], tf.end_shift[1])
             preds.append(exp.LT(this=tf.expr.copy(), expression=bound))
         return preds
 
