@@ -123,6 +123,14 @@ def _paren(node: exp.Expression) -> exp.Expression:
     return exp.Paren(this=node)
 
 
+def field_reference(qualified: str, expr: exp.Expression) -> exp.Expression:
+    """A copy of a field's expression to put where a metric or filter names the field,
+    parenthesised when needed and tagged with the field it came from."""
+    out = _paren(expr.copy())
+    out.meta["dosi_field"] = qualified
+    return out
+
+
 def ident(name: str) -> exp.Identifier:
     """An identifier for a model name, quoted only when it must be."""
     return exp.to_identifier(name, quoted=not name.isidentifier() or name.lower() != name)

@@ -11,7 +11,12 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from dosi import ext
-from dosi.compiler.fields import RawField, ident, pick_expression, qualify_dataset_fields
+from dosi.compiler.fields import (
+    RawField,
+    field_reference,
+    pick_expression,
+    qualify_dataset_fields,
+)
 from dosi.compiler.measures import (
     MEASURING_AGGS,
     agg_name,
@@ -86,7 +91,6 @@ class _ModelCompiler:
         self._measure_by_sig: dict[str, str] = {}
         self._explicit_names: dict[str, str] = {}  # measure name -> signature (D-MEASURE)
         self._measured_fields: set[tuple[str, str]] = set()
-        self._metric_exts: dict[str, ext.MetricExt] = {}
         self.unavailable: dict[str, Diagnostic] = {}
 
     # -- helpers -----------------------------------------------------------------------------
@@ -388,7 +392,6 @@ class _ModelCompiler:
         mline = self._line([("metrics", m.name)])
         mext = self._read_ext("metric", mpath, m.custom_extensions, mline)
         assert isinstance(mext, ext.MetricExt)
-        self._metric_exts[m.name] = mext
         dialect, text = pick_expression(m.expression)
         ctx = _Ctx(mpath, mline)
         try:
@@ -443,7 +446,7 @@ class _ModelCompiler:
         formula, measure_names, owners = self._measures(m.name, tree, pin, mext, ctx)
         if formula is None:
             return None
-        time_axis, declared = self._metric_time_axis(m.name, mext, owners, ctx)
+        time_axis = self._metric_time_axis(m.name, mext, owners, ctx)
         window = mext.window
         if window is not None and kind != "aggregate":
             self.sink.error(
@@ -465,7 +468,6 @@ class _ModelCompiler:
             measures=tuple(measure_names),
             datasets=frozenset(owners),
             time_axis=time_axis,
-            time_axis_declared=declared,
             fill_nulls_with=fill,
             window=window,
             description=m.description,
@@ -536,16 +538,10 @@ class _ModelCompiler:
                     ok = False
                     continue
                 f = matches[0]
-            replacement = f.expr.copy()
-            if not isinstance(replacement, (exp.Column, exp.Literal, exp.Func, exp.Paren)):
-                replacement = exp.Paren(this=replacement)
-            replacement.meta["dosi_field"] = f.qualified
-            col.replace(replacement)
+            col.replace(field_reference(f.qualified, f.expr))
         return ok
 
-    def _owner(
-        self, metric: str, node: exp.AggFunc, pin: str | None, ctx: _Ctx
-    ) -> str | bool | None:
+    def _owner(self, metric: str, node: exp.AggFunc, ctx: _Ctx) -> str | bool | None:
         """The dataset a measure aggregates: the one every other referenced dataset is
         many-to-one reachable from. None = no column (COUNT(*) or a constant)."""
         refs = {c.table for c in node.find_all(exp.Column) if c.table}
@@ -577,7 +573,7 @@ class _ModelCompiler:
         aggs = list(tree.find_all(exp.AggFunc))
         owners: list[str | None] = []
         for a in aggs:
-            o = self._owner(metric, a, pin, ctx)
+            o = self._owner(metric, a, ctx)
             if o is False:
                 return None, [], []
             owners.append(o)  # type: ignore[arg-type]
@@ -736,7 +732,8 @@ class _ModelCompiler:
 
     def _metric_time_axis(
         self, metric: str, mext: ext.MetricExt, owners: list[str], ctx: _Ctx
-    ) -> tuple[str | None, bool]:
+    ) -> str | None:
+        """D-TIME: the metric's declaration, else the unique primary time of its datasets."""
         declared = mext.time_dimension
         if declared is not None:
             f = self._find_time_field(declared, owners)
@@ -757,15 +754,15 @@ class _ModelCompiler:
                     ][:8],
                 )
             else:
-                return f.qualified, True
+                return f.qualified
         primaries = {
             f"{o}.{self.datasets[o].primary_time}"
             for o in owners
             if self.datasets[o].primary_time is not None
         }
         if len(primaries) == 1:
-            return next(iter(primaries)), False
-        return None, False
+            return next(iter(primaries))
+        return None
 
     def _find_time_field(self, ref: str, owners: list[str]) -> FieldIr | None:
         if "." in ref:
@@ -866,4 +863,4 @@ def _ancestors(node: exp.Expression):  # type: ignore[no-untyped-def]
         p = p.parent
 
 
-__all__ = ["compile_model_text", "ident"]
+__all__ = ["compile_model_text"]

@@ -68,14 +68,6 @@ def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
-def is_aggregate(node: exp.Expression) -> bool:
-    return isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window)
-
-
-def aggregates(node: exp.Expression) -> list[exp.AggFunc]:
-    return [n for n in node.find_all(exp.AggFunc)]
-
-
 def has_window(node: exp.Expression) -> bool:
     return node.find(exp.Window) is not None
 

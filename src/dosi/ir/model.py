@@ -89,7 +89,6 @@ class MetricIr:
     measures: tuple[str, ...]
     datasets: frozenset[str]  # datasets owning the measures
     time_axis: str | None  # qualified field: D-TIME metric > unique dataset primary time
-    time_axis_declared: bool
     fill_nulls_with: float | int | None
     window: WindowSpec | None
     description: str | None = None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from dosi.compiler.fields import field_reference
 from dosi.compiler.sqlparse import SqlSnippetError, has_window, parse_scalar
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
@@ -271,10 +272,7 @@ def _where(model: ModelIr, text: str) -> ResolvedWhere:
             )
         f = find_field(model, None, name, role="field")
         fields.append(f)
-        repl = f.expr.copy()
-        if not isinstance(repl, (exp.Column, exp.Literal, exp.Func, exp.Paren)):
-            repl = exp.Paren(this=repl)
-        repl.meta["dosi_field"] = f.qualified
+        repl = field_reference(f.qualified, f.expr)
         if col is tree:
             tree = repl
         else:
