@@ -6,6 +6,7 @@ from typing import Any
 
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAINS, MetricIr, ModelIr
+from dosi.plan.attribution import attribution_strategy
 from dosi.plan.joins import JoinGraph
 from dosi.plan.windows import aligned_grains
 
@@ -38,6 +39,7 @@ class Catalog:
 
     def _summary(self, m: MetricIr) -> dict[str, Any]:
         w = m.window
+        strategy = attribution_strategy(self.model, m)
         return {
             "name": m.name,
             "kind": m.kind,
@@ -48,6 +50,8 @@ class Catalog:
             "window_family": getattr(w, "family", None) if w is not None else None,
             "window_function": _window_function(w),
             "params": [],
+            "attributable": strategy.attributable,
+            "attribution_strategy": strategy.name,
         }
 
     def metrics(self) -> list[dict[str, Any]]:
@@ -212,3 +216,8 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return value
+
+
+def window_summary(w: object) -> dict[str, Any] | None:
+    """A window payload as JSON (lineage and catalog views)."""
+    return _window_dict(w)

@@ -14,14 +14,24 @@ from typing import Any
 
 import pyarrow as pa
 
+from dosi.attribution import (
+    attribution_result,
+    candidate_dimensions,
+    parse_request,
+    plan_attribution,
+)
 from dosi.catalog import Catalog
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import Diagnostic, OsiError, QueryError
 from dosi.execute.connections import parse_connections
 from dosi.execute.duckdb_runner import arrow_rows, open_duckdb, run_sql
+from dosi.lineage import lineage_graph, lineage_text
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
+from dosi.query.detail import DEFAULT_DETAIL_LIMIT, parse_detail, resolve_detail
+from dosi.sql.detail import explain_detail, render_detail
+from dosi.sql.dialects import get_dialect
 
 _CACHE_SIZE = 512
 
@@ -40,6 +50,21 @@ class QueryResult(dict):  # type: ignore[type-arg]
 
     def to_arrow(self) -> pa.Table:
         return self._table
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame (needs the optional `pandas` package)."""
+        try:
+            return self._table.to_pandas()
+        except ImportError as exc:
+            raise ImportError("to_pandas() needs pandas: pip install 'dosi[pandas]'") from exc
+
+    def to_polars(self) -> Any:
+        """A polars DataFrame (needs the optional `polars` package)."""
+        try:
+            import polars
+        except ImportError as exc:
+            raise ImportError("to_polars() needs polars: pip install 'dosi[polars]'") from exc
+        return polars.from_arrow(self._table)
 
 
 class Engine:
@@ -172,6 +197,90 @@ class Engine:
     ) -> pa.Table:
         """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata)."""
         return self.execute(query, None, connection, timeout_secs, db_path).arrow
+
+    # -- detail rows, attribution, lineage -----------------------------------------------------
+    def _detail(self, query: Any, dialect: str | None, pretty: bool, run: bool) -> dict[str, Any]:
+        rd = resolve_detail(self.model, parse_detail(query))
+        dia = get_dialect(dialect)
+        limit = rd.query.limit
+        if run and limit is None:
+            limit = DEFAULT_DETAIL_LIMIT
+        tree = render_detail(self.model, self.graph, rd, dia, limit)
+        return {
+            "dialect": dia.name,
+            "sql": tree.sql(dialect=dia.name, pretty=pretty),
+            "outputs": [],
+            "warnings": [d.to_dict() for d in self.model.warnings],
+            "requested_columns": rd.requested_columns(),
+            "_duckdb_sql": tree.sql(dialect="duckdb"),
+        }
+
+    def compile_select(
+        self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
+    ) -> dict[str, Any]:
+        """The SQL of a detail-row query (no rollup stage)."""
+        out = self._detail(query, dialect, pretty, run=False)
+        out.pop("_duckdb_sql")
+        return out
+
+    def explain_select(self, query: Any) -> str:
+        rd = resolve_detail(self.model, parse_detail(query))
+        return explain_detail(self.model, self.graph, rd)
+
+    def select(
+        self,
+        query: Any,
+        dialect: str | None = None,
+        connection: str | None = None,
+        timeout_secs: float | None = None,
+        db_path: str | Path | None = None,
+    ) -> QueryResult:
+        """Detail rows: fields of `from` and of what it reaches many-to-one, filtered, ordered
+        and limited (100 rows unless `limit` says otherwise), never aggregated."""
+        out = self._detail(query, dialect, False, run=True)
+        sql = out.pop("_duckdb_sql")
+        table = self._run(self._resolve_path(connection, db_path), sql, timeout_secs)
+        out.update(
+            {
+                "columns": list(table.column_names),
+                "rows": arrow_rows(table),
+                "row_count": table.num_rows,
+            }
+        )
+        return QueryResult(out, table)
+
+    def attribute(
+        self,
+        request: Any,
+        dialect: str | None = None,
+        connection: str | None = None,
+        timeout_secs: float | None = None,
+        db_path: str | Path | None = None,
+    ) -> dict[str, Any]:
+        """Why `metric` changed from `baseline` to `current`, by dimension, in one statement."""
+        req = parse_request(request)
+        cands = (
+            candidate_dimensions(self.dimensions(req.metric))
+            if req.metric in self.model.metrics
+            else []
+        )
+        plan = plan_attribution(self.model, self.graph, req, cands, "duckdb")
+        table = None
+        if plan.sql is not None:
+            path = self._resolve_path(connection, db_path)
+            table = self._run(path, plan.sql, timeout_secs)
+        out = attribution_result(self.model, plan, table)
+        if plan.sql is not None and dialect not in (None, "duckdb"):
+            out["sql"] = plan_attribution(self.model, self.graph, req, cands, dialect).sql
+        return out
+
+    def lineage(self, metric: str | None = None, redact_sql: bool = False) -> dict[str, Any]:
+        """The model's lineage graph (tables -> datasets -> metrics, joins); with `metric`,
+        only what that metric reads, plus its `tree`."""
+        return lineage_graph(self.model, self.graph, metric, redact_sql)
+
+    def lineage_text(self, metric: str) -> str:
+        return lineage_text(lineage_graph(self.model, self.graph, metric, False))
 
     def _resolve_path(self, connection: str | None, db_path: str | Path | None) -> str | None:
         if db_path is not None:

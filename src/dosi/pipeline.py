@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sqlglot import exp
+
 from dosi.errors import Diagnostic, QueryError
 from dosi.ir.model import ModelIr
 from dosi.plan.gates import check_window_gates
@@ -50,10 +52,7 @@ def compile_query(
             err.candidates = list(model.metrics)
         raise
     dia = get_dialect(dialect)
-    rq = resolve_query(model, query)
-    check_window_gates(rq, dia)
-    plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
-    tree = render_plan(model, plan, dia)
+    rq, plan, tree = plan_tree(model, graph, query, dia)
     try:
         sql = tree.sql(dialect=dia.name, pretty=pretty)
     except Exception as exc:
@@ -63,3 +62,13 @@ def compile_query(
             hint="compile for another dialect",
         ) from None
     return CompiledQuery(query, rq, plan, dia, sql, ())
+
+
+def plan_tree(
+    model: ModelIr, graph: JoinGraph, query: Query, dia: Dialect
+) -> tuple[ResolvedQuery, QueryPlan, exp.Expression]:
+    """Resolve, plan and render one parsed query to its sqlglot tree (no dialect text)."""
+    rq = resolve_query(model, query)
+    check_window_gates(rq, dia)
+    plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
+    return rq, plan, render_plan(model, plan, dia)

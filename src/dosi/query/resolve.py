@@ -325,3 +325,7 @@ def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool, str | None]
             )
         out.append((col, o.desc, o.nulls))
     return out
+
+
+# the row-filter resolver, shared with detail-row queries (dosi.query.detail)
+resolve_where = _where

@@ -306,3 +306,9 @@ def query_to_dict(q: Query) -> dict[str, Any]:
     if q.limit is not None:
         out["limit"] = q.limit
     return out
+
+
+# shared with detail-row and attribution requests (dosi.query.detail, dosi.query.attribution)
+order_item = _order_item
+parse_limit = _limit
+parse_time_range = _time_range

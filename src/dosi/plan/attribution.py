@@ -1,0 +1,117 @@
+"""How a metric's change between two windows decomposes by dimension (attribution strategy).
+
+DATUS D-DERIVE (attribution metadata): a decomposition is `exact` only for a linear
+combination of SUM / COUNT tier measures; a ratio of two such measures splits into mix and rate
+effects (`mix_shift`, `approximate`); COUNT(DISTINCT) and other non-additive measures overlap
+across segments and are `unsupported`. Window metrics transform a time series: an offset
+(period-over-period) metric is attributed through its base aggregate (`approximate`), every
+other family is `unsupported` (`window_metric`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+from dosi.ir.model import MetricIr, ModelIr
+
+ADDITIVE_AGGS = frozenset({"sum", "count", "count_star"})
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str  # term_wise | mix_shift | unsupported
+    exactness: str | None  # exact | approximate | None when unsupported
+    reason: dict[str, Any] | None = None
+    numerator: str | None = None  # mix_shift: measure names
+    denominator: str | None = None
+    base_window: str | None = None  # the window family attributed through its base
+    terms: tuple[str, ...] = field(default=())
+
+    @property
+    def attributable(self) -> bool:
+        return self.name != "unsupported"
+
+
+def _strip(e: exp.Expression) -> exp.Expression:
+    while isinstance(e, (exp.Paren, exp.Cast, exp.Nullif)):
+        e = e.this  # NULLIF(x, 0) guards a denominator: the measure is x
+    return e
+
+
+def _measure(model: ModelIr, e: exp.Expression) -> str | None:
+    e = _strip(e)
+    if isinstance(e, exp.Column) and not e.table and e.name in model.measures:
+        return e.name
+    return None
+
+
+def _linear(model: ModelIr, e: exp.Expression) -> bool:
+    """Sums and differences of additive measures, optionally scaled by constants."""
+    e = _strip(e)
+    if isinstance(e, exp.Column):
+        name = _measure(model, e)
+        return name is not None and model.measures[name].agg in ADDITIVE_AGGS
+    if isinstance(e, (exp.Add, exp.Sub)):
+        return _linear(model, e.this) and _linear(model, e.expression)
+    if isinstance(e, exp.Neg):
+        return _linear(model, e.this)
+    if isinstance(e, exp.Mul):
+        a, b = _strip(e.this), _strip(e.expression)
+        if isinstance(a, exp.Literal):
+            return _linear(model, b)
+        if isinstance(b, exp.Literal):
+            return _linear(model, a)
+    if isinstance(e, exp.Div) and isinstance(_strip(e.expression), exp.Literal):
+        return _linear(model, e.this)
+    return False
+
+
+def attribution_strategy(model: ModelIr, m: MetricIr) -> Strategy:
+    w = m.window
+    family = getattr(w, "family", None) if w is not None else None
+    if family is not None and family != "offset":
+        return Strategy(
+            "unsupported",
+            None,
+            {
+                "code": "window_metric",
+                "message": f"{family} window metrics transform a time series; attribute the "
+                "base aggregate over explicit baseline / current windows instead",
+            },
+        )
+    approx_window = family == "offset"
+    formula = _strip(m.formula)
+    if _linear(model, formula):
+        return Strategy(
+            "term_wise",
+            "approximate" if approx_window else "exact",
+            base_window=family,
+            terms=m.measures,
+        )
+    if isinstance(formula, exp.Div):
+        num, den = _measure(model, formula.this), _measure(model, formula.expression)
+        if (
+            num is not None
+            and den is not None
+            and model.measures[num].agg in ADDITIVE_AGGS
+            and model.measures[den].agg in ADDITIVE_AGGS
+        ):
+            return Strategy(
+                "mix_shift", "approximate", numerator=num, denominator=den, base_window=family
+            )
+    bad = next((x for x in m.measures if model.measures[x].agg not in ADDITIVE_AGGS), m.measures[0])
+    agg = model.measures[bad].agg
+    return Strategy(
+        "unsupported",
+        None,
+        {
+            "code": "non_sum_tier_measure",
+            "measure": bad,
+            "agg": agg,
+            "message": f"measure `{bad}` is {agg.upper()}; only linear combinations of SUM / "
+            "COUNT (and their ratios) decompose across segments",
+        },
+    )

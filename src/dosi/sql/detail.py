@@ -1,0 +1,109 @@
+"""Detail rows (`select`) -> one flat SELECT: `from` joined many-to-one, no GROUP BY.
+
+The join path of each projected or filtered dataset comes from the same relationship graph as
+the metric plane; a dataset on the many side of `from` would repeat `from` rows, so it is
+`detail_fanout` (the reference engine's code) with the finer `from` as the retry.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dosi.compiler.fields import ident
+from dosi.errors import QueryError
+from dosi.ir.model import ModelIr, RelationshipIr
+from dosi.plan.joins import JoinGraph, join_order
+from dosi.plan.nodes import TimeFilter
+from dosi.query.detail import ResolvedDetail
+from dosi.sql.dialects import Dialect
+from dosi.sql.render import Renderer, and_all, col
+
+
+def detail_joins(model: ModelIr, graph: JoinGraph, rd: ResolvedDetail) -> list[RelationshipIr]:
+    src = rd.query.dataset
+    needed: list[str] = []
+    for f in rd.fields:
+        needed.append(f.field.dataset)
+    for w in rd.where:
+        needed.extend(f.dataset for f in w.fields)
+    if rd.time_field is not None:
+        needed.append(rd.time_field.dataset)
+    paths = []
+    for target in dict.fromkeys(needed):
+        try:
+            paths.append(graph.path(src, target, f"detail rows of `{src}`"))
+        except QueryError as err:
+            if err.code != "fan_out_risk":
+                raise
+            raise QueryError(
+                "detail_fanout",
+                f"dataset `{target}` is on the many side of `{src}`: one `{src}` row would "
+                "expand into several output rows",
+                candidates=[target],
+                hint=f'query at the finer grain instead: "from": "{target}", and project the '
+                f"`{src}` fields you need",
+            ) from None
+    return join_order(paths)
+
+
+def render_detail(
+    model: ModelIr, graph: JoinGraph, rd: ResolvedDetail, dialect: Dialect, limit: int | None
+) -> exp.Select:
+    r = Renderer(model, dialect)
+    ds = model.datasets[rd.query.dataset]
+    cols = []
+    for f in rd.fields:
+        e = f.field.expr.copy()
+        if f.grain is not None:
+            e = dialect.bucket(e, f.grain)
+        cols.append(exp.alias_(e, ident(f.output)))
+    sel = exp.select(*cols)
+    if rd.query.distinct:
+        sel = sel.distinct()
+    sel = sel.from_(exp.alias_(ds.source.copy(), ident(ds.name), table=True), copy=False)
+    for rel in detail_joins(model, graph, rd):
+        target = model.datasets[rel.to_dataset]
+        on = and_all(
+            [
+                exp.EQ(this=a.copy(), expression=b.copy())
+                for a, b in zip(rel.from_exprs, rel.to_exprs, strict=True)
+            ]
+        )
+        sel = sel.join(
+            exp.alias_(target.source.copy(), ident(target.name), table=True),
+            on=on,
+            join_type=rel.join_type.upper(),
+            copy=False,
+        )
+    preds = [w.expr.copy() for w in rd.where]
+    if rd.time_field is not None and rd.query.time_range is not None:
+        tr = rd.query.time_range
+        tf = TimeFilter(rd.time_field.expr, tr.start, tr.end, rd.time_field.datatype)
+        preds.extend(r.time_predicates(tf))
+    where = and_all(preds)
+    if where is not None:
+        sel = sel.where(where, copy=False)
+    keys = []
+    for key, desc, nulls in rd.order:
+        keys.extend(dialect.ordered(col(key), desc, nulls or "last"))
+    if keys:
+        sel = sel.order_by(*keys, copy=False)
+    if limit is not None:
+        sel = sel.limit(limit, copy=False)
+    return sel
+
+
+def explain_detail(model: ModelIr, graph: JoinGraph, rd: ResolvedDetail) -> str:
+    """The detail plan as an indented tree (no Aggregate node: there is no rollup stage)."""
+    q = rd.query
+    lines = [f"OrderLimit[order={[k for k, _, _ in rd.order]} limit={q.limit}]"]
+    lines.append("  Project[" + ", ".join(f.output for f in rd.fields) + "]")
+    depth = 2
+    if rd.where or rd.time_field is not None:
+        lines.append("    Filter")
+        depth = 3
+    for rel in reversed(detail_joins(model, graph, rd)):
+        lines.append("  " * depth + f"JoinRelated[{rel.name} -> {rel.to_dataset}, {rel.join_type}]")
+        depth += 1
+    lines.append("  " * depth + f"ReadDataset[{q.dataset}]")
+    return "\n".join(lines) + "\n"
