@@ -2,6 +2,7 @@
 
 from dosi.engine import Engine, QueryResult, validate
 from dosi.errors import Diagnostic, ExecuteError, ModelError, OsiError, QueryError
+from dosi.execute.cancel import CancellationToken
 from dosi.ext import DATUS_EXT, DATUS_EXT_VERSION
 
 __version__ = "0.1.0"
@@ -11,6 +12,7 @@ __all__ = [
     "DATUS_EXT",
     "DATUS_EXT_VERSION",
     "SPEC_VERSION",
+    "CancellationToken",
     "Diagnostic",
     "Engine",
     "ExecuteError",

@@ -23,6 +23,7 @@ from dosi.attribution import (
 from dosi.catalog import Catalog
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import Diagnostic, OsiError, QueryError
+from dosi.execute.cancel import CancellationToken
 from dosi.execute.connections import parse_connections
 from dosi.execute.duckdb_runner import arrow_rows, open_duckdb, run_sql
 from dosi.lineage import lineage_graph, lineage_text
@@ -167,6 +168,8 @@ class Engine:
         connection: str | None = None,
         timeout_secs: float | None = None,
         db_path: str | Path | None = None,
+        *,
+        cancellation: CancellationToken | None = None,
     ) -> QueryResult:
         c = self._compiled(query, dialect, False)
         path = self._resolve_path(connection, db_path)
@@ -174,7 +177,7 @@ class Engine:
         if c.dialect.name != "duckdb":
             # execution is on embedded DuckDB: run the DuckDB rendering of the same plan
             sql = self._compiled(query, "duckdb", False).sql
-        table = self._run(path, sql, timeout_secs)
+        table = self._run(path, sql, timeout_secs, cancellation)
         table = _with_metadata(table, c)
         data = {
             "dialect": c.dialect.name,
@@ -234,12 +237,15 @@ class Engine:
         connection: str | None = None,
         timeout_secs: float | None = None,
         db_path: str | Path | None = None,
+        *,
+        cancellation: CancellationToken | None = None,
     ) -> QueryResult:
         """Detail rows: fields of `from` and of what it reaches many-to-one, filtered, ordered
         and limited (100 rows unless `limit` says otherwise), never aggregated."""
         out = self._detail(query, dialect, False, run=True)
         sql = out.pop("_duckdb_sql")
-        table = self._run(self._resolve_path(connection, db_path), sql, timeout_secs)
+        path = self._resolve_path(connection, db_path)
+        table = self._run(path, sql, timeout_secs, cancellation)
         out.update(
             {
                 "columns": list(table.column_names),
@@ -256,6 +262,8 @@ class Engine:
         connection: str | None = None,
         timeout_secs: float | None = None,
         db_path: str | Path | None = None,
+        *,
+        cancellation: CancellationToken | None = None,
     ) -> dict[str, Any]:
         """Why `metric` changed from `baseline` to `current`, by dimension, in one statement."""
         req = parse_request(request)
@@ -268,7 +276,7 @@ class Engine:
         table = None
         if plan.sql is not None:
             path = self._resolve_path(connection, db_path)
-            table = self._run(path, plan.sql, timeout_secs)
+            table = self._run(path, plan.sql, timeout_secs, cancellation)
         out = attribution_result(self.model, plan, table)
         if plan.sql is not None and dialect not in (None, "duckdb"):
             out["sql"] = plan_attribution(self.model, self.graph, req, cands, dialect).sql
@@ -287,13 +295,19 @@ class Engine:
             return str(db_path)
         return self.connections.path_for(connection)
 
-    def _run(self, path: str | None, sql: str, timeout_secs: float | None) -> pa.Table:
+    def _run(
+        self,
+        path: str | None,
+        sql: str,
+        timeout_secs: float | None,
+        cancellation: CancellationToken | None = None,
+    ) -> pa.Table:
         key = path or ":memory:"
         with self._con_lock:
             con = self._cons.get(key)
             if con is None:
                 con = self._cons[key] = open_duckdb(path)
-            return run_sql(con, sql, timeout_secs)
+            return run_sql(con, sql, timeout_secs, cancellation)
 
     def close(self) -> None:
         with self._con_lock:

@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from dosi.errors import ExecuteError
+from dosi.execute.cancel import CancellationToken
 
 
 def open_duckdb(path: str | None, read_only: bool = True) -> duckdb.DuckDBPyConnection:
@@ -54,8 +55,13 @@ def to_python(value: Any) -> Any:
 
 
 def run_sql(
-    con: duckdb.DuckDBPyConnection, sql: str, timeout_secs: float | None = None
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    timeout_secs: float | None = None,
+    cancellation: CancellationToken | None = None,
 ) -> pa.Table:
+    if cancellation is not None:
+        cancellation.attach(con.interrupt)
     timer: threading.Timer | None = None
     timed_out = threading.Event()
     if timeout_secs is not None and timeout_secs > 0:
@@ -74,6 +80,10 @@ def run_sql(
         structured = error_from_engine(exc)
         if structured is not None:  # a bad streaming-window argument, named by the UDF
             raise structured from None
+        if cancellation is not None and cancellation.cancelled:
+            raise ExecuteError(
+                "cancelled", "the query was cancelled before it finished", hint="run it again"
+            ) from None
         if timed_out.is_set():
             raise ExecuteError(
                 "timeout",
@@ -89,6 +99,8 @@ def run_sql(
     finally:
         if timer is not None:
             timer.cancel()
+        if cancellation is not None:
+            cancellation.detach(con.interrupt)
 
 
 def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:

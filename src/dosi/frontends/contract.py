@@ -1,0 +1,168 @@
+"""The one error and result contract every frontend speaks (REST, MCP, CLI --format json).
+
+An error body is `{"code", "message", "candidates", "hint", "suggested_retry", ...}` with
+`null` where a key has nothing to say; caller mistakes map to 4xx statuses.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from dosi import DATUS_EXT_VERSION, SPEC_VERSION, __version__
+from dosi.engine import Engine
+from dosi.errors import ExecuteError, ModelError, OsiError, QueryError
+from dosi.ext import IMPACTS, capabilities
+
+ENDPOINTS = (
+    "GET /v1/capabilities",
+    "GET /v1/metrics",
+    "GET /v1/metrics/{name}",
+    "GET /v1/dimensions",
+    "GET /v1/datasets",
+    "GET /v1/datasets/{name}",
+    "GET /v1/lineage",
+    "POST /v1/compile",
+    "POST /v1/query",
+    "POST /v1/explain",
+    "POST /v1/select",
+    "POST /v1/attribute",
+    "POST /v1/validate",
+)
+RESULT_FORMATS = ("application/json", "text/csv", "application/vnd.apache.arrow.stream")
+
+
+def error_body(
+    code: str,
+    message: str,
+    *,
+    candidates: list[str] | None = None,
+    hint: str | None = None,
+    suggested_retry: Any = None,
+    kind: str = "error",
+) -> dict[str, Any]:
+    return {
+        "error": kind,
+        "code": code,
+        "message": message,
+        "candidates": candidates or [],
+        "hint": hint,
+        "suggested_retry": suggested_retry,
+    }
+
+
+def osi_error_body(err: OsiError) -> dict[str, Any]:
+    out = err.to_dict()
+    for key in ("candidates", "hint", "suggested_retry"):
+        out.setdefault(key, None)
+    if out["candidates"] is None:
+        out["candidates"] = []
+    return json_safe(out)
+
+
+_NOT_FOUND = {"unknown_metric", "unknown_dataset"}
+
+
+def http_status(err: OsiError, *, lookup: bool = False) -> int:
+    """Caller mistakes are 4xx; a lookup of a missing name is 404; execution problems on the
+    server side are 5xx (504 on a timeout)."""
+    if isinstance(err, QueryError):
+        if lookup and err.code in _NOT_FOUND:
+            return 404
+        return 400
+    if isinstance(err, ModelError):
+        return 422
+    if isinstance(err, ExecuteError):
+        if err.code == "timeout":
+            return 504
+        if err.code == "cancelled":
+            return 499
+        return 500
+    return 400
+
+
+def json_safe(value: Any) -> Any:
+    """NaN and infinities are not JSON: they become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def engine_capabilities() -> dict[str, Any]:
+    """`GET /v1/capabilities` (SURF-REST-01): version, key impacts, history, params support."""
+    return {
+        "engine": "dosi",
+        "engine_version": __version__,
+        "spec_version": SPEC_VERSION,
+        "datus_ext_version": DATUS_EXT_VERSION,
+        "version": DATUS_EXT_VERSION,
+        "modes": ["datus", "basic"],
+        "impacts": dict(IMPACTS),
+        "params": False,
+        "endpoints": list(ENDPOINTS),
+        "result_formats": list(RESULT_FORMATS),
+        **capabilities(),
+    }
+
+
+class EngineHolder:
+    """The served Engine, rebuilt when the model file changes.
+
+    A request takes the current Engine once and keeps it to the end, so a reload never drops
+    or mixes an in-flight request; a model that no longer compiles keeps the old Engine
+    serving (the failure is logged and visible in `last_reload_error`).
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        connections: Any = None,
+        db_path: str | None = None,
+        mode: str = "datus",
+        check_interval: float = 0.5,
+    ) -> None:
+        self.model_path = Path(model_path)
+        self.connections = connections
+        self.db_path = db_path
+        self.mode = mode
+        self.check_interval = check_interval
+        self._lock = threading.Lock()
+        self._stamp = self._mtime()
+        self._checked = 0.0
+        self.engine = self._build()
+        self.last_reload_error: dict[str, Any] | None = None
+        self.reloads = 0
+
+    def _mtime(self) -> tuple[float, int]:
+        st = self.model_path.stat()
+        return (st.st_mtime, st.st_size)
+
+    def _build(self) -> Engine:
+        return Engine(model_path=self.model_path, connections=self.connections, mode=self.mode)
+
+    def current(self) -> Engine:
+        now = time.monotonic()
+        if now - self._checked < self.check_interval:
+            return self.engine
+        with self._lock:
+            self._checked = now
+            try:
+                stamp = self._mtime()
+            except OSError:
+                return self.engine
+            if stamp != self._stamp:
+                self._stamp = stamp
+                try:
+                    self.engine = self._build()
+                    self.reloads += 1
+                    self.last_reload_error = None
+                except OsiError as err:
+                    self.last_reload_error = osi_error_body(err)
+            return self.engine
