@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
 import click
@@ -32,6 +33,7 @@ from dosi.cli_output import (
     report_internal,
 )
 from dosi.cli_query import resolve_query
+from dosi.cli_surfaces import RESULT_FORMATS, emit_result, register, result_options, spinner
 from dosi.errors import Diagnostic, ExecuteError, ModelError, OsiError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -206,7 +208,6 @@ def _query_options(f: F) -> F:
         ),
         click.option(
             "--order-by",
-            "-o",
             "order_by",
             multiple=True,
             metavar="KEY[:desc]",
@@ -746,12 +747,16 @@ def explain(show_sql: bool, model: str | None, mode: str | None, fmt: str, **kw:
     help="Cancel the query after this many seconds (exit 4).",
 )
 @click.option("--show-sql", is_flag=True, help="Print the SQL that runs to stderr.")
+@result_options
 @_db_options
 @_model_options
-@_format_option(DATA_FORMATS)
+@_format_option(RESULT_FORMATS)
 def query(
     timeout: float | None,
     show_sql: bool,
+    output: str | None,
+    chart: str | None,
+    spark: bool,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
@@ -763,7 +768,9 @@ def query(
     """Run a metric query on DuckDB and print the rows.
 
     --format table prints a table (warnings on stderr), csv a header and rows, json the whole
-    result: dialect, sql, outputs, warnings, requested_columns, columns, rows, row_count.
+    result: dialect, sql, outputs, warnings, requested_columns, columns, rows, row_count;
+    parquet and arrow (IPC stream) write the Arrow table. --output FILE writes the result to a
+    file, --chart FILE draws it (.svg or .png), --spark prints a sparkline per metric.
     """
     fmt = _fmt(fmt)
     q = _query_from(kw)
@@ -772,13 +779,18 @@ def query(
     if show_sql:
         click.echo(engine.compile(q)["sql"], err=True)
     try:
-        result = engine.execute(q, connection=connection, timeout_secs=timeout, db_path=db_path)
+        with spinner("querying"):
+            result = engine.execute(
+                q, connection=connection, timeout_secs=timeout, db_path=db_path
+            )
     except ExecuteError as err:
         _cli_hint(err, no_db=db_path is None and connection is None and not engine.connections)
         raise
     finally:
         engine.close()
-    _print_result(fmt, result)
+    emit_result(
+        fmt, result, output=output, chart=chart, spark=spark, scales=_decimal_scales(result)
+    )
 
 
 def _cli_hint(err: ExecuteError, no_db: bool) -> None:
@@ -890,6 +902,23 @@ def _rel(path: Path) -> str:
         return str(path.relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+register(
+    cli,
+    SimpleNamespace(
+        epilog=COMMAND_EPILOG,
+        model_options=_model_options,
+        db_options=_db_options,
+        format_option=_format_option,
+        fmt=_fmt,
+        engine=_engine,
+        resolve_db=_resolve_db,
+        resolve_model=_resolve_model,
+        resolve_mode=_resolve_mode,
+        load_connections=_load_connections,
+    ),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -226,7 +226,7 @@ FLAG_CASES = [
             "2024-01-01",
             "--end",
             "2025-01-01",
-            "-o",
+            "--order-by",
             "metric_time:quarter:desc",
         ],
         {
@@ -313,10 +313,10 @@ def test_order_by_descending_spellings(shop, spelling):
 
 
 def test_order_by_ascending(shop):
-    r = shop("query", "-M", "revenue", "-g", "orders.status", "-o", "revenue", "-f", "json")
+    r = shop("query", "-M", "revenue", "-g", "orders.status", "--order-by", "revenue", "-f", "json")
     values = [row["revenue"] for row in js(r)["rows"]]
     assert values == sorted(values)
-    r2 = shop("query", "-M", "revenue", "-g", "orders.status", "-o", "revenue:asc", "-f", "json")
+    r2 = shop("query", "-M", "revenue", "-g", "orders.status", "--order-by", "revenue:asc", "-f", "json")
     assert js(r2)["rows"] == js(r)["rows"]
 
 
