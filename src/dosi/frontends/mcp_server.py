@@ -1,0 +1,216 @@
+"""MCP server over the Engine (the official `mcp` SDK): `dosi mcp -m MODEL`.
+
+Tools: list_metrics, describe_metric, list_dimensions, query, compile, explain, select,
+attribute, validate. Each answers JSON (text content plus structured content); a failure is an
+`is_error` result whose JSON is the same error contract as REST (`code`, `message`,
+`candidates`, `hint`, `suggested_retry`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, TextContent
+
+from dosi.errors import OsiError
+from dosi.frontends.contract import EngineHolder, error_body, json_safe, osi_error_body
+from dosi.frontends.rest import OsiErrorBody, validate_body
+
+INSTRUCTIONS = (
+    "A semantic layer: call list_metrics and list_dimensions first, then query with metric "
+    "names and dataset.field group-bys (metric_time:month for the time axis). Errors carry "
+    "`candidates` and `suggested_retry`: retry with them instead of guessing."
+)
+
+
+def _ok(value: Any) -> CallToolResult:
+    data = json_safe(value)
+    structured = data if isinstance(data, dict) else {"result": data}
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+        structured_content=structured,
+    )
+
+
+def _fail(body: dict[str, Any]) -> CallToolResult:
+    body = json_safe(body)
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        structured_content=body,
+        is_error=True,
+    )
+
+
+def _guard(fn: Any) -> CallToolResult:
+    try:
+        return _ok(fn())
+    except OsiErrorBody as err:
+        return _fail(err.body)
+    except OsiError as err:
+        return _fail(osi_error_body(err))
+    except Exception as exc:  # the contract holds for bugs too
+        return _fail(
+            error_body(
+                "internal",
+                f"the engine failed ({type(exc).__name__}: {exc})",
+                hint="this is a bug in dosi; please report it",
+                kind="internal_error",
+            )
+        )
+
+
+def _required(value: Any, name: str, kind: type | None = None) -> Any:
+    """Arguments are checked here, not by the SDK, so a bad one gets the error contract."""
+    if value is None:
+        raise OsiErrorBody(
+            400, error_body("invalid_arguments", f"the tool needs the argument `{name}`")
+        )
+    if kind is not None and not isinstance(value, kind):
+        raise OsiErrorBody(
+            400,
+            error_body("invalid_arguments", f"`{name}` must be a {kind.__name__}"),
+        )
+    return value
+
+
+def _optional(value: Any, name: str) -> Any:
+    if value is not None and not isinstance(value, str):
+        raise OsiErrorBody(400, error_body("invalid_arguments", f"`{name}` must be a string"))
+    return value
+
+
+def param_schema(metric: dict[str, Any]) -> dict[str, Any]:
+    """PARAM-CAT-02: the JSON Schema of the metric's `params` map (empty: no params yet)."""
+    props: dict[str, Any] = {}
+    for p in metric.get("params") or []:
+        schema: dict[str, Any] = {}
+        if p.get("allowed") is not None:
+            schema["enum"] = p["allowed"]
+        if p.get("min") is not None:
+            schema["minimum"] = p["min"]
+        if p.get("max") is not None:
+            schema["maximum"] = p["max"]
+        props[p["name"]] = schema
+    return {"type": "object", "properties": props, "additionalProperties": False}
+
+
+def build_server(
+    model_path: str | Path,
+    *,
+    connections: Any = None,
+    db_path: str | None = None,
+    mode: str = "datus",
+    timeout: float | None = 30.0,
+) -> MCPServer:
+    holder = EngineHolder(model_path, connections, db_path, mode)
+    server = MCPServer("dosi", instructions=INSTRUCTIONS)
+
+    @server.tool()
+    def list_metrics() -> CallToolResult:
+        """Every metric: name, kind, datasets, description, window, params, attributable."""
+        return _guard(lambda: {"metrics": holder.current().metrics()})
+
+    @server.tool()
+    def describe_metric(name: Any = None) -> CallToolResult:
+        """One metric in full, with `param_schema` (the JSON Schema of its params)."""
+
+        def run() -> dict[str, Any]:
+            m = holder.current().metric(_required(name, "name", str))
+            m["param_schema"] = param_schema(m)
+            return m
+
+        return _guard(run)
+
+    @server.tool()
+    def list_dimensions(metric: Any = None) -> CallToolResult:
+        """Fields with `is_dimension` and its `source`; with `metric`, only what it reaches."""
+        return _guard(
+            lambda: {"dimensions": holder.current().dimensions(_optional(metric, "metric"))}
+        )
+
+    @server.tool()
+    def query(query: Any = None) -> CallToolResult:
+        """Run a metric query ({"metrics", "group_by", "where_sql", "time_range", "order_by",
+        "limit"}); answers rows, columns and outputs."""
+        return _guard(
+            lambda: dict(
+                holder.current().execute(
+                    _required(query, "query"), db_path=holder.db_path, timeout_secs=timeout
+                )
+            )
+        )
+
+    @server.tool()
+    def compile(query: Any = None, dialect: Any = "duckdb") -> CallToolResult:
+        """The SQL of a metric query for a dialect (duckdb, postgres, snowflake, ...)."""
+        return _guard(
+            lambda: holder.current().compile(
+                _required(query, "query"), _optional(dialect, "dialect")
+            )
+        )
+
+    @server.tool()
+    def explain(query: Any = None) -> CallToolResult:
+        """The logical plan of a metric query, with its outputs."""
+
+        def run() -> dict[str, Any]:
+            e = holder.current()
+            compiled = e.compile(_required(query, "query"))
+            return {
+                "plan": e.explain(query),
+                "outputs": compiled["outputs"],
+                "sql": compiled["sql"],
+            }
+
+        return _guard(run)
+
+    @server.tool()
+    def select(query: Any = None) -> CallToolResult:
+        """Detail rows, no rollup: {"from", "fields", "where_sql", "order_by", "limit"}."""
+        return _guard(
+            lambda: dict(
+                holder.current().select(
+                    _required(query, "query"), db_path=holder.db_path, timeout_secs=timeout
+                )
+            )
+        )
+
+    @server.tool()
+    def attribute(request: Any = None) -> CallToolResult:
+        """Why a metric changed: {"metric", "current": {start, end}, "baseline": {start, end},
+        "dimensions": [...]}; answers total_change and per-dimension contributions."""
+        return _guard(
+            lambda: holder.current().attribute(
+                request, db_path=holder.db_path, timeout_secs=timeout
+            )
+        )
+
+    @server.tool()
+    def validate(model: Any = None, mode: Any = "datus") -> CallToolResult:
+        """Validate model text (YAML or JSON): valid, issues, compile_errors, warnings."""
+        return _guard(lambda: validate_body({"model": model, "mode": mode}))
+
+    return server
+
+
+def run_mcp(
+    model_path: str | Path,
+    *,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    connections: Any = None,
+    db_path: str | None = None,
+    mode: str = "datus",
+    timeout: float | None = 30.0,
+) -> None:
+    server = build_server(
+        model_path, connections=connections, db_path=db_path, mode=mode, timeout=timeout
+    )
+    if transport == "http":
+        server.run("streamable-http", host=host, port=port)
+    else:
+        server.run("stdio")
