@@ -1,0 +1,277 @@
+"""REST API on a real `dosi serve` process: every endpoint against the Python API, the error
+contract, formats, token, size limit, concurrency, reload and the access log (SURF-REST-01..03).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from conftest import Server
+from dosi import Engine
+
+Q = {
+    "metrics": ["revenue", "order_count", "revenue_mom"],
+    "group_by": ["metric_time:month", "orders.channel"],
+    "time_range": {"start": "2024-01-01", "end": "2024-07-01"},
+    "order_by": [{"key": "metric_time__month"}, {"key": "orders.channel"}],
+}
+SELECT = {
+    "from": "orders",
+    "fields": ["orders.order_id", "orders.amount", "customers.segment"],
+    "where_sql": "orders.amount > 100",
+    "order_by": [{"key": "amount", "desc": True}],
+    "limit": 5,
+}
+ATTR = {
+    "metric": "revenue",
+    "current": {"start": "2024-03-01", "end": "2024-04-01"},
+    "baseline": {"start": "2024-01-01", "end": "2024-02-01"},
+    "dimensions": ["orders.channel", "customers.segment"],
+}
+CONTRACT = ("code", "message", "candidates", "hint", "suggested_retry")
+
+
+def _contract(body: dict[str, Any], code: str) -> None:
+    for key in CONTRACT:
+        assert key in body, (key, body)
+    assert body["code"] == code, body
+
+
+def test_catalog_endpoints_match_the_python_api(server: Server, engine: Engine) -> None:
+    with server.client() as c:
+        assert c.get("/v1/metrics").json() == engine.metrics()
+        assert c.get("/v1/metrics/revenue_mom").json() == engine.metric("revenue_mom")
+        assert c.get("/v1/dimensions").json() == engine.dimensions()
+        assert c.get(
+            "/v1/dimensions", params={"metric": "refund_total"}
+        ).json() == engine.dimensions("refund_total")
+        assert c.get("/v1/datasets").json() == engine.datasets()
+        assert c.get("/v1/datasets/orders").json() == engine.dataset("orders")
+        assert c.get("/v1/lineage", params={"metric": "revenue"}).json() == engine.lineage(
+            "revenue"
+        )
+        caps = c.get("/v1/capabilities").json()
+    assert caps["datus_ext_version"] == caps["version"] and caps["params"] is False
+    assert caps["history"] and caps["impacts"]
+    names = [m["name"] for m in engine.metrics()]
+    assert names and all("attributable" in m for m in engine.metrics())
+
+
+def test_query_json_csv_and_arrow(server: Server, engine: Engine, shop_db: Path) -> None:
+    expected = engine.execute(Q, db_path=shop_db)
+    with server.client() as c:
+        r = c.post("/v1/query", json=Q)
+        assert r.status_code == 200
+        body = r.json()
+        assert body["rows"] == expected["rows"]
+        assert body["columns"] == expected["columns"]
+        assert body["outputs"] == expected["outputs"]
+        assert isinstance(body["rows"][0]["revenue"], float)
+        r = c.post("/v1/query", json=Q, headers={"Accept": "text/csv"})
+        assert r.headers["content-type"].startswith("text/csv")
+        rows = list(csv.DictReader(io.StringIO(r.text)))
+        assert [float(x["revenue"]) for x in rows] == [x["revenue"] for x in expected["rows"]]
+        r = c.post("/v1/query", json=Q, headers={"Accept": "application/vnd.apache.arrow.stream"})
+        table = pa.ipc.open_stream(r.content).read_all()
+    assert table.equals(expected.arrow)
+    meta = table.schema.field("revenue").metadata
+    assert meta[b"dosi.metric"] == b"revenue" and meta[b"dosi.params"] == b"{}"
+
+
+def test_compile_explain_select_attribute_validate(
+    server: Server, engine: Engine, shop_db: Path
+) -> None:
+    with server.client() as c:
+        assert c.post("/v1/compile", json=Q).json() == engine.compile(Q)
+        pg = c.post("/v1/compile", json=Q, params={"dialect": "postgres", "pretty": "true"}).json()
+        assert pg == engine.compile(Q, "postgres", pretty=True)
+        ex = c.post("/v1/explain", json=Q).json()
+        assert ex["plan"] == engine.explain(Q) and ex["outputs"] == engine.compile(Q)["outputs"]
+        sel = c.post("/v1/select", json=SELECT).json()
+        assert sel["rows"] == engine.select(SELECT, db_path=shop_db)["rows"]
+        att = c.post("/v1/attribute", json=ATTR).json()
+        assert att == json.loads(json.dumps(engine.attribute(ATTR, db_path=shop_db)))
+        assert att["total_change"]["current_value"] > 0
+        good = c.post("/v1/validate", json={"model": Path(engine_model()).read_text()}).json()
+        assert good["valid"] is True
+        bad = c.post("/v1/validate", json={"model": "version: 0.2.0.dev0\n"}).json()
+        assert bad["valid"] is False and bad["issues"]
+
+
+def engine_model() -> str:
+    from enginekit import SHOP_MODEL
+
+    return str(SHOP_MODEL)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "code"),
+    [
+        ("post", "/v1/query", {"metrics": ["revenu"]}, 400, "unknown_metric"),
+        (
+            "post",
+            "/v1/query",
+            {"metrics": ["revenue"], "group_by": ["orders.chanel"]},
+            400,
+            "unknown_dimension",
+        ),
+        ("post", "/v1/query", {"metrics": []}, 400, "empty_query"),
+        ("post", "/v1/query", {"metrics": ["revenue"], "nope": 1}, 400, "unknown_query_key"),
+        ("post", "/v1/query", [1, 2], 400, "invalid_query"),
+        (
+            "post",
+            "/v1/compile",
+            {"metrics": ["revenue"], "group_by": ["order_items.quantity"]},
+            400,
+            "fan_out_risk",
+        ),
+        (
+            "post",
+            "/v1/select",
+            {"from": "orders", "fields": ["order_items.quantity"]},
+            400,
+            "detail_fanout",
+        ),
+        ("post", "/v1/attribute", {"metric": "revenue"}, 400, "invalid_query"),
+        ("post", "/v1/validate", {"yaml": "x"}, 400, "invalid_request"),
+        ("get", "/v1/metrics/nope", None, 404, "unknown_metric"),
+        ("get", "/v1/datasets/nope", None, 404, "unknown_dataset"),
+        ("get", "/v1/nothing-here", None, 404, "not_found"),
+        ("get", "/v1/query", None, 405, "method_not_allowed"),
+    ],
+)
+def test_errors_follow_the_contract(
+    server: Server, method: str, path: str, body: Any, status: int, code: str
+) -> None:
+    with server.client() as c:
+        r = c.post(path, json=body) if method == "post" else c.get(path)
+    assert r.status_code == status, r.text
+    _contract(r.json(), code)
+
+
+def test_unknown_metric_error_carries_candidates_and_retry(server: Server) -> None:
+    with server.client() as c:
+        body = c.post("/v1/query", json={"metrics": ["revenu"]}).json()
+    assert body["candidates"][0] == "revenue"
+    assert body["suggested_retry"] == {"metrics": ["revenue"]}
+
+
+def test_bad_json_empty_body_and_oversize(server: Server) -> None:
+    with server.client() as c:
+        r = c.post(
+            "/v1/query", content=b'{"metrics": [', headers={"content-type": "application/json"}
+        )
+        assert r.status_code == 400
+        _contract(r.json(), "invalid_json")
+        r = c.post("/v1/query", content=b"")
+        assert r.status_code == 400
+        _contract(r.json(), "invalid_json")
+        big = {"metrics": ["revenue"], "where_sql": "orders.status = '" + "x" * 300000 + "'"}
+        r = c.post("/v1/query", json=big)
+        assert r.status_code == 413
+        _contract(r.json(), "request_too_large")
+
+        def chunks() -> Any:  # no Content-Length: the limit holds on the streamed body too
+            for _ in range(300):
+                yield b" " * 1000
+            yield b'{"metrics": ["revenue"]}'
+
+        r = c.post("/v1/query", content=chunks())
+        assert r.status_code == 413
+
+
+def test_concurrent_clients_get_the_same_answers(
+    server: Server, engine: Engine, shop_db: Path
+) -> None:
+    queries = [
+        {"metrics": ["revenue"], "group_by": ["orders.channel"]},
+        {"metrics": ["order_count", "refund_total"], "group_by": ["metric_time:quarter"]},
+        {"metrics": ["avg_order_value"], "group_by": ["customers.segment"]},
+    ]
+    expected = [engine.execute(q, db_path=shop_db)["rows"] for q in queries]
+
+    def one(i: int) -> bool:
+        with server.client() as c:
+            r = c.post("/v1/query", json=queries[i % 3])
+            return r.status_code == 200 and r.json()["rows"] == expected[i % 3]
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        assert all(pool.map(one, range(48)))
+
+
+def test_bearer_token(launch: Any) -> None:
+    s = launch(env={"DOSI_TOKEN": "s3cret"})
+    with s.client() as c:
+        r = c.get("/v1/metrics")
+        assert r.status_code == 401
+        _contract(r.json(), "unauthorized")
+        assert r.headers["www-authenticate"] == "Bearer"
+        assert c.get("/v1/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        ok = c.post(
+            "/v1/query", json={"metrics": ["revenue"]}, headers={"Authorization": "Bearer s3cret"}
+        )
+        assert ok.status_code == 200
+        assert c.get("/").status_code == 200  # the explorer page itself is public
+
+
+def test_model_reload_on_file_change(launch: Any, model_copy: Path) -> None:
+    s = launch(model_copy)
+    text = model_copy.read_text()
+    with s.client() as c:
+        assert "revenue_x2" not in [m["name"] for m in c.get("/v1/metrics").json()]
+        added = text.replace(
+            "    metrics:\n",
+            "    metrics:\n      - name: revenue_x2\n        expression:\n          dialects:\n"
+            "            - dialect: ANSI_SQL\n              expression: SUM(orders.amount) * 2\n",
+            1,
+        )
+        assert added != text
+        model_copy.write_text(added)
+        deadline = time.monotonic() + 10
+        names: list[str] = []
+        while time.monotonic() < deadline:
+            names = [m["name"] for m in c.get("/v1/metrics").json()]
+            if "revenue_x2" in names:
+                break
+            time.sleep(0.2)
+        assert "revenue_x2" in names
+        r = c.post("/v1/query", json={"metrics": ["revenue", "revenue_x2"]}).json()
+        assert r["rows"][0]["revenue_x2"] == pytest.approx(2 * r["rows"][0]["revenue"])
+        model_copy.write_text("this: [is not, a model")  # a broken edit keeps the old model
+        time.sleep(1.0)
+        assert c.post("/v1/query", json={"metrics": ["revenue_x2"]}).status_code == 200
+        assert c.get("/healthz").json()["last_reload_error"] is not None
+
+
+def test_openapi_and_access_log(server: Server) -> None:
+    with server.client() as c:
+        doc = c.get("/v1/openapi.json").json()
+        c.get("/v1/metrics", headers={"x-request-id": "abc123"})
+    for path in (
+        "/v1/query",
+        "/v1/compile",
+        "/v1/explain",
+        "/v1/select",
+        "/v1/attribute",
+        "/v1/validate",
+        "/v1/capabilities",
+        "/v1/metrics/{name}",
+        "/v1/dimensions",
+        "/v1/datasets",
+    ):
+        assert path in doc["paths"], path
+    assert doc["paths"]["/v1/query"]["post"]["requestBody"]["content"]["application/json"]
+    time.sleep(0.2)
+    lines = [json.loads(x) for x in server.log_text().splitlines() if x.startswith("{")]
+    hit = [x for x in lines if x["request_id"] == "abc123"]
+    assert hit and hit[0]["path"] == "/v1/metrics" and hit[0]["status"] == 200
+    assert {"ts", "method", "ms", "client"} <= set(hit[0])
