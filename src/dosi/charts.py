@@ -16,7 +16,20 @@ from pathlib import Path
 from typing import Any
 
 SPARK = "▁▂▃▄▅▆▇█"
-PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7")
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+    "#1f77b4",
+    "#8c564b",
+)
 _GRAIN_SUFFIXES = ("__day", "__week", "__month", "__quarter", "__year")
 
 
@@ -115,7 +128,7 @@ def chart_svg(result: Mapping[str, Any], width: int = 900, height: int = 420) ->
     """A standalone SVG document of the result (line for time series, bars otherwise)."""
     data = chart_data(result)
     left, right, top, bottom = 70, 20, 30, 90
-    legend_h = 18 * len(data.series)
+    legend_h = 18 * len(data.series) + 14
     h = height + legend_h
     pw, ph = width - left - right, height - top - bottom
     values = [v for s in data.series for _, v in s.points if v is not None]
@@ -195,7 +208,7 @@ def chart_svg(result: Mapping[str, Any], width: int = 900, height: int = 420) ->
         f'<line x1="{left}" y1="{top + ph}" x2="{width - right}" y2="{top + ph}" stroke="#333"/>'
     )
     for k, s in enumerate(data.series):
-        yy = height + 18 * k
+        yy = height + 14 + 18 * k
         color = PALETTE[k % len(PALETTE)]
         out.append(f'<rect x="{left}" y="{yy - 9}" width="12" height="10" fill="{color}"/>')
         out.append(f'<text x="{left + 18}" y="{yy}">{escape(s.name)}</text>')
@@ -204,6 +217,7 @@ def chart_svg(result: Mapping[str, Any], width: int = 900, height: int = 420) ->
 
 
 def _xlabel(x: float, y: float, text: str) -> str:
+    text = text.removesuffix(" 00:00:00")
     short = text if len(text) <= 16 else text[:15] + "…"
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="end" '

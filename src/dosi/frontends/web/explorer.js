@@ -5,7 +5,8 @@
 
 const $ = (id) => document.getElementById(id);
 const SVGNS = "http://www.w3.org/2000/svg";
-const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1"];
+const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
+  "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#8c564b"];
 const TIME_SUFFIX = /(^metric_time$|^window_start$|__(day|week|month|quarter|year)$)/;
 
 function headers() {
@@ -149,7 +150,7 @@ function renderChart(result) {
   box.replaceChildren();
   const model = chartModel(result);
   const W = 860, H = 340, L = 64, R = 16, T = 16, B = 80;
-  const legendH = 18 * model.series.length;
+  const legendH = 18 * model.series.length + 14;
   const svg = el("svg", { viewBox: `0 0 ${W} ${H + legendH}`, class: `dosi-chart dosi-chart-${model.kind}`, role: "img", "data-kind": model.kind });
   const pw = W - L - R, ph = H - T - B;
   const values = model.series.flatMap((s) => s.values.filter((v) => v !== null));
@@ -164,7 +165,8 @@ function renderChart(result) {
   const n = Math.max(1, model.cats.length);
   const step = Math.max(1, Math.floor(n / 12));
   const xlabel = (xx, text) => {
-    const t = text.length > 16 ? text.slice(0, 15) + "…" : text;
+    const clean = text.replace(/ 00:00:00$/, "");
+    const t = clean.length > 16 ? clean.slice(0, 15) + "…" : clean;
     svg.appendChild(el("text", { x: xx, y: T + ph + 14, "text-anchor": "end", "font-size": 11, transform: `rotate(-40 ${xx} ${T + ph + 14})` }, t));
   };
   if (model.kind === "line") {
@@ -199,7 +201,7 @@ function renderChart(result) {
   }
   svg.appendChild(el("line", { x1: L, x2: W - R, y1: T + ph, y2: T + ph, stroke: "#333" }));
   model.series.forEach((s, k) => {
-    const yy = H + 18 * k;
+    const yy = H + 14 + 18 * k;
     svg.appendChild(el("rect", { x: L, y: yy - 9, width: 12, height: 10, fill: PALETTE[k % PALETTE.length] }));
     svg.appendChild(el("text", { x: L + 18, y: yy, "font-size": 12 }, s.name));
   });

@@ -1,0 +1,151 @@
+"""MCP server end to end with the official SDK client: stdio and streamable HTTP
+(SURF-MCP-01..04): every tool against the Python API, and the error contract."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from enginekit import SHOP_MODEL
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from conftest import free_port
+from dosi import Engine
+
+TOOLS = {
+    "list_metrics",
+    "describe_metric",
+    "list_dimensions",
+    "query",
+    "compile",
+    "explain",
+    "select",
+    "attribute",
+    "validate",
+}
+Q = {"metrics": ["revenue", "order_count"], "group_by": ["orders.channel"]}
+SELECT = {"from": "orders", "fields": ["orders.order_id", "customers.segment"], "limit": 3}
+ATTR = {
+    "metric": "revenue",
+    "current": {"start": "2024-03-01", "end": "2024-04-01"},
+    "baseline": {"start": "2024-01-01", "end": "2024-02-01"},
+    "dimensions": ["orders.channel"],
+}
+
+
+async def _exercise(client: Client, engine: Engine, db: Path) -> None:
+    tools = await client.list_tools()
+    assert {t.name for t in tools.tools} == TOOLS
+
+    async def ok(name: str, args: dict[str, Any]) -> Any:
+        r = await client.call_tool(name, args)
+        assert not r.is_error, r.content
+        data = json.loads(r.content[0].text)
+        assert r.structured_content is not None
+        return data
+
+    async def err(name: str, args: dict[str, Any]) -> dict[str, Any]:
+        r = await client.call_tool(name, args)
+        assert r.is_error
+        body = json.loads(r.content[0].text)
+        for key in ("code", "message", "candidates", "hint", "suggested_retry"):
+            assert key in body, body
+        return body
+
+    assert (await ok("list_metrics", {}))["metrics"] == engine.metrics()
+    described = await ok("describe_metric", {"name": "revenue"})
+    assert described["param_schema"]["type"] == "object"
+    assert {k: v for k, v in described.items() if k != "param_schema"} == engine.metric("revenue")
+    dims = (await ok("list_dimensions", {"metric": "revenue"}))["dimensions"]
+    assert dims == engine.dimensions("revenue")
+    assert any(d["is_dimension"] is False and d["source"] for d in dims)
+    result = await ok("query", {"query": Q})
+    assert result["rows"] == engine.execute(Q, db_path=db)["rows"]
+    assert result["outputs"] == [
+        {"column": "revenue", "metric": "revenue"},
+        {"column": "order_count", "metric": "order_count"},
+    ]
+    assert (await ok("compile", {"query": Q, "dialect": "postgres"})) == engine.compile(
+        Q, "postgres"
+    )
+    assert (await ok("explain", {"query": Q}))["plan"] == engine.explain(Q)
+    assert (await ok("select", {"query": SELECT}))["rows"] == engine.select(SELECT, db_path=db)[
+        "rows"
+    ]
+    att = await ok("attribute", {"request": ATTR})
+    assert att == json.loads(json.dumps(engine.attribute(ATTR, db_path=db)))
+    assert (await ok("validate", {"model": SHOP_MODEL.read_text()}))["valid"] is True
+
+    body = await err("query", {"query": {"metrics": ["revenu"]}})
+    assert body["code"] == "unknown_metric" and body["suggested_retry"] == {"metrics": ["revenue"]}
+    assert (await err("describe_metric", {"name": "nope"}))["code"] == "unknown_metric"
+    assert (await err("describe_metric", {}))["code"] == "invalid_arguments"
+    assert (await err("query", {"query": 42}))["code"] == "invalid_query"
+    assert (await err("select", {"query": {"from": "orders", "fields": ["order_items.quantity"]}}))[
+        "code"
+    ] == "detail_fanout"
+
+
+def test_mcp_stdio_end_to_end(engine: Engine, shop_db: Path) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "dosi", "mcp", "-m", str(SHOP_MODEL), "--db", str(shop_db)],
+    )
+
+    async def main() -> None:
+        async with Client(params) as client:
+            await _exercise(client, engine, shop_db)
+
+    asyncio.run(main())
+
+
+def test_mcp_streamable_http_end_to_end(engine: Engine, shop_db: Path, tmp_path: Path) -> None:
+    port = free_port()
+    log = tmp_path / "mcp.log"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dosi",
+            "mcp",
+            "-m",
+            str(SHOP_MODEL),
+            "--db",
+            str(shop_db),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"),
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, log.read_text()
+            try:
+                httpx.get(url, timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("dosi mcp --transport http did not start")
+
+        async def main() -> None:
+            async with Client(url) as client:
+                await _exercise(client, engine, shop_db)
+
+        asyncio.run(main())
+    finally:
+        proc.terminate()
+        proc.wait(10)
