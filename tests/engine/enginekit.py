@@ -456,3 +456,19 @@ def mini_engine(mini_db: Path) -> Iterator[Callable[..., Any]]:
     yield make
     for e in made:
         e.close()
+
+
+# A model over 20 billion generated rows: every query on it runs until it is stopped (the
+# cancellation and timeout tests).
+SLOW_MODEL = to_yaml(
+    model_doc(
+        [
+            dataset(
+                "big",
+                [field("x", datatype="Integer"), field("k", datatype="Integer")],
+                source="SELECT range AS x, range % 7 AS k FROM range(20000000000)",
+            )
+        ],
+        metrics=[metric("total", "SUM(big.x * big.x % 13)")],
+    )
+)

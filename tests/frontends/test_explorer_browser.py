@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from servekit import Server
 
-from conftest import Server
 from dosi import Engine
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -16,8 +16,8 @@ import pytest
 from enginekit import SHOP_MODEL
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from servekit import free_port
 
-from conftest import free_port
 from dosi import Engine
 
 TOOLS = {

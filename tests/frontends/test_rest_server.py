@@ -12,10 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pyarrow as pa
 import pytest
+from enginekit import SHOP_MODEL, SLOW_MODEL
+from servekit import Server
 
-from conftest import Server
 from dosi import Engine
 
 Q = {
@@ -101,16 +103,10 @@ def test_compile_explain_select_attribute_validate(
         att = c.post("/v1/attribute", json=ATTR).json()
         assert att == json.loads(json.dumps(engine.attribute(ATTR, db_path=shop_db)))
         assert att["total_change"]["current_value"] > 0
-        good = c.post("/v1/validate", json={"model": Path(engine_model()).read_text()}).json()
+        good = c.post("/v1/validate", json={"model": SHOP_MODEL.read_text()}).json()
         assert good["valid"] is True
         bad = c.post("/v1/validate", json={"model": "version: 0.2.0.dev0\n"}).json()
         assert bad["valid"] is False and bad["issues"]
-
-
-def engine_model() -> str:
-    from enginekit import SHOP_MODEL
-
-    return str(SHOP_MODEL)
 
 
 @pytest.mark.parametrize(
@@ -275,3 +271,31 @@ def test_openapi_and_access_log(server: Server) -> None:
     hit = [x for x in lines if x["request_id"] == "abc123"]
     assert hit and hit[0]["path"] == "/v1/metrics" and hit[0]["status"] == 200
     assert {"ts", "method", "ms", "client"} <= set(hit[0])
+
+
+def test_timeout_and_client_disconnect_cancel_the_statement(launch: Any, tmp_path: Path) -> None:
+    model = tmp_path / "slow.yaml"
+    model.write_text(SLOW_MODEL)
+    s = launch(model, "--timeout", "0.5")
+    with s.client() as c:
+        r = c.post("/v1/query", json={"metrics": ["total"]})
+    assert r.status_code == 504
+    _contract(r.json(), "timeout")
+
+    s2 = launch(model, "--timeout", "600")
+    started = time.monotonic()
+    with s2.client(timeout=0.5) as c, pytest.raises(httpx.TimeoutException):
+        c.post(
+            "/v1/query",
+            json={"metrics": ["total"], "group_by": ["big.k"]},
+            headers={"x-request-id": "gone"},
+        )
+    deadline = time.monotonic() + 20
+    logged: list[dict[str, Any]] = []
+    while time.monotonic() < deadline and not logged:
+        lines = [json.loads(x) for x in s2.log_text().splitlines() if x.startswith("{")]
+        logged = [x for x in lines if x["request_id"] == "gone"]
+        time.sleep(0.1)
+    assert logged, s2.log_text()
+    assert logged[0]["status"] == 499  # cancelled, not left running for minutes
+    assert time.monotonic() - started < 20

@@ -1,41 +1,25 @@
 """Cancelling a running statement from another thread (a client that went away, Ctrl-C).
 
-The reference engine's `CancellationToken`: `cancel()` interrupts whatever statement the token
-is attached to, now or when it starts.
+The reference engine's `CancellationToken`: `cancel()` stops the statement the token was
+passed with, whether it is already running or about to start.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 
 class CancellationToken:
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._cancelled = False
-        self._callbacks: list[Callable[[], None]] = []
+        self._event = threading.Event()
 
     @property
     def cancelled(self) -> bool:
-        return self._cancelled
+        return self._event.is_set()
 
     def cancel(self) -> None:
-        with self._lock:
-            self._cancelled = True
-            callbacks = list(self._callbacks)
-        for fn in callbacks:
-            fn()
+        self._event.set()
 
-    def attach(self, fn: Callable[[], None]) -> None:
-        """Call `fn` on cancel (at once if already cancelled)."""
-        with self._lock:
-            self._callbacks.append(fn)
-            now = self._cancelled
-        if now:
-            fn()
-
-    def detach(self, fn: Callable[[], None]) -> None:
-        with self._lock:
-            if fn in self._callbacks:
-                self._callbacks.remove(fn)
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until cancelled (True) or `timeout` passes (False)."""
+        return self._event.wait(timeout)

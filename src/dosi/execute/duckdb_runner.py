@@ -60,8 +60,22 @@ def run_sql(
     timeout_secs: float | None = None,
     cancellation: CancellationToken | None = None,
 ) -> pa.Table:
+    if cancellation is not None and cancellation.cancelled:
+        raise ExecuteError("cancelled", "the query was cancelled before it started")
+    finished = threading.Event()
     if cancellation is not None:
-        cancellation.attach(con.interrupt)
+        # interrupt() only stops a statement that is already running: keep interrupting
+        # until the statement ends, so a cancel that lands just before it starts still counts
+        token = cancellation
+
+        def _watch() -> None:
+            while not finished.is_set():
+                if token.wait(0.1):
+                    while not finished.wait(0.05):
+                        con.interrupt()
+                    return
+
+        threading.Thread(target=_watch, daemon=True).start()
     timer: threading.Timer | None = None
     timed_out = threading.Event()
     if timeout_secs is not None and timeout_secs > 0:
@@ -97,10 +111,9 @@ def run_sql(
             detail={"sql": sql},
         ) from None
     finally:
+        finished.set()
         if timer is not None:
             timer.cancel()
-        if cancellation is not None:
-            cancellation.detach(con.interrupt)
 
 
 def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:

@@ -177,37 +177,7 @@ def create_app(
     )
     app.state.holder = holder
 
-    # -- middleware: access log, token, size limit ------------------------------------------
-    @app.middleware("http")
-    async def guard(request: Request, call_next: Callable[..., Any]) -> Response:
-        started = time.perf_counter()
-        rid = request.headers.get("x-request-id") or uuid.uuid4().hex[:12]
-        response: Response
-        path = request.url.path
-        if token and path.startswith("/v1/") and path not in ("/v1/openapi.json", "/v1/docs"):
-            given = request.headers.get("authorization", "")
-            scheme, _, value = given.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip(), token):
-                response = _error(
-                    401,
-                    error_body(
-                        "unauthorized",
-                        "a bearer token is required: send `Authorization: Bearer <token>`",
-                        hint="the server was started with DOSI_TOKEN set",
-                    ),
-                )
-                response.headers["WWW-Authenticate"] = "Bearer"
-                _log(request, rid, response.status_code, started)
-                return response
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > max_body:
-            response = _too_large(max_body)
-            _log(request, rid, response.status_code, started)
-            return response
-        response = await call_next(request)
-        response.headers["x-request-id"] = rid
-        _log(request, rid, response.status_code, started)
-        return response
+    app.add_middleware(Guard, token=token, max_body=max_body)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -406,6 +376,63 @@ def create_app(
     return app
 
 
+class Guard:
+    """Pure ASGI middleware (so the endpoint still sees a client disconnect): bearer token,
+    the Content-Length limit, the request id and one access-log line per request."""
+
+    def __init__(self, app: Any, token: str | None, max_body: int) -> None:
+        self.app = app
+        self.token = token
+        self.max_body = max_body
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        rid = headers.get("x-request-id") or uuid.uuid4().hex[:12]
+        path = scope["path"]
+        status = {"code": 500}
+
+        async def send_with_id(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"x-request-id", rid.encode())]
+            await send(message)
+
+        try:
+            early = self._reject(path, headers)
+            if early is not None:
+                await early(scope, receive, send_with_id)
+                return
+            await self.app(scope, receive, send_with_id)
+        finally:
+            _log(scope, rid, status["code"], started)
+
+    def _reject(self, path: str, headers: dict[str, str]) -> Response | None:
+        if self.token and path.startswith("/v1/") and path not in ("/v1/openapi.json", "/v1/docs"):
+            scheme, _, value = headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                value.strip().encode(), self.token.encode()
+            ):
+                response = _error(
+                    401,
+                    error_body(
+                        "unauthorized",
+                        "a bearer token is required: send `Authorization: Bearer <token>`",
+                        hint="the server was started with DOSI_TOKEN set",
+                    ),
+                )
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            return _too_large(self.max_body)
+        return None
+
+
 class OsiErrorBody(Exception):
     """A request problem found before the engine runs (bad JSON, bad envelope)."""
 
@@ -457,7 +484,7 @@ def _too_large(limit: int) -> JSONResponse:
     )
 
 
-def _log(request: Request, rid: str, status: int, started: float) -> None:
+def _log(scope: Any, rid: str, status: int, started: float) -> None:
     if not access_log.isEnabledFor(logging.INFO):
         return
     access_log.info(
@@ -465,9 +492,9 @@ def _log(request: Request, rid: str, status: int, started: float) -> None:
             {
                 "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "request_id": rid,
-                "client": request.client.host if request.client else None,
-                "method": request.method,
-                "path": request.url.path,
+                "client": scope["client"][0] if scope.get("client") else None,
+                "method": scope["method"],
+                "path": scope["path"],
                 "status": status,
                 "ms": round((time.perf_counter() - started) * 1000, 2),
             }
