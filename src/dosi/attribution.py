@@ -177,6 +177,16 @@ def plan_attribution(
             candidates=candidates,
             hint=json.dumps({"dimensions": candidates[:3]}),
         )
+    if m.time_axis is None and not (req.current.dimension and req.baseline.dimension):
+        raise QueryError(
+            "time_range_needs_dimension",
+            f"metric `{m.name}` has no primary time dimension, so the windows need one",
+            candidates=[
+                f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time
+            ],
+            hint='name it in both windows: "current": {"start": ..., "end": ..., '
+            '"dimension": "dataset.field"}',
+        )
     strategy = attribution_strategy(model, m)
     plan = AttributionPlan(req, strategy, [], [], None, m)
     if not strategy.attributable:
@@ -210,6 +220,7 @@ def plan_attribution(
                 ]
                 built.append(exp.select(*cols).from_(exp.alias_(exp.paren(tree), "q")))
         except QueryError as err:
+            _unshadow(err, m.name)
             if grouping is None:
                 raise
             plan.warnings.append(
@@ -228,6 +239,15 @@ def plan_attribution(
         union = exp.union(union, arm, distinct=False)
     plan.sql = union.sql(dialect=dia.name)
     return plan
+
+
+def _unshadow(err: QueryError, name: str) -> None:
+    """Errors name the requested metric, never the hidden ones the comparison compiles."""
+    for hidden in (_NUM, _DEN):
+        err.message = err.message.replace(hidden, name)
+    err.args = (err.message,)
+    err.metrics = [name if x in (_NUM, _DEN) else x for x in err.metrics]
+    err.suggested_retry = None
 
 
 def _f(v: Any) -> float | None:
@@ -335,6 +355,8 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
             b_n, b_d = base.get(v, (None, None))
             c_n, c_d = cur.get(v, (None, None))
             kind = "entered" if v not in base else "exited" if v not in cur else "normal"
+            if plan.metric.fill_nulls_with is not None:
+                kind = "normal"  # D-FILL: a missing segment reads the fill value, not absence
             item: dict[str, Any] = {"dimension": dim, "value": _NULL if v is None else v}
             if s.name == "mix_shift":
                 bv = (b_n or 0.0) / bd if bd else 0.0
@@ -365,7 +387,13 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
                     }
                 )
             else:
-                item.update({"baseline_value": b_n or 0.0, "current_value": c_n or 0.0})
+                fill = float(plan.metric.fill_nulls_with or 0.0)
+                item.update(
+                    {
+                        "baseline_value": fill if b_n is None else b_n,
+                        "current_value": fill if c_n is None else c_n,
+                    }
+                )
             d = item["current_value"] - item["baseline_value"]
             item["delta"] = d
             item["contribution_pct"] = d / delta * 100 if delta else None

@@ -6,7 +6,7 @@ from typing import Any
 
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAINS, MetricIr, ModelIr
-from dosi.plan.attribution import attribution_strategy
+from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
 from dosi.plan.windows import aligned_grains
 
@@ -50,7 +50,7 @@ class Catalog:
             "window_family": getattr(w, "family", None) if w is not None else None,
             "window_function": _window_function(w),
             "params": [],
-            "attributable": strategy.attributable,
+            "attributable": listed_attributable(m, strategy),
             "attribution_strategy": strategy.name,
         }
 

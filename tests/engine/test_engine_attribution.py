@@ -180,3 +180,59 @@ def test_attribution_request_errors(shop: Any, req: dict[str, Any], code: str) -
     with pytest.raises(QueryError) as err:
         shop.attribute(req)
     assert err.value.code == code
+
+
+def test_listed_attributable_flags(shop: Any) -> None:
+    """SURF-CLI-03: `attributable` in the catalog; no time axis or no decomposition -> false."""
+    flags = {m["name"]: m["attributable"] for m in shop.metrics()}
+    assert {n for n, ok in flags.items() if not ok} == {
+        "customer_count",  # COUNT(DISTINCT)
+        "active_users",  # COUNT(DISTINCT)
+        "items_sold",  # order_items has no time axis
+        "line_revenue",
+        "order_line_count",
+        "revenue_rolling_3m",  # frame / rank / value windows
+        "revenue_ytd",
+        "revenue_running",
+        "revenue_rank",
+        "first_month_revenue",
+    }
+
+
+def test_metric_without_time_axis_needs_window_dimensions(
+    shop: Any, shop_db: Path, shop_ref: Any
+) -> None:
+    with pytest.raises(QueryError) as err:
+        _attr(shop, shop_db, "items_sold", ["orders.channel"])
+    assert err.value.code == "time_range_needs_dimension"
+    assert "__dosi" not in err.value.message
+    dim = {"dimension": "orders.order_date"}
+    out = shop.attribute(
+        {
+            "metric": "items_sold",
+            "current": {**CUR, **dim},
+            "baseline": {**BASE, **dim},
+            "dimensions": ["orders.channel"],
+        },
+        db_path=shop_db,
+    )
+    join = "JOIN order_items i ON i.order_id = o.order_id"
+    assert out["total_change"]["current_value"] == pytest.approx(
+        _by(shop_ref, "1", "SUM(i.quantity)", CUR, join)[1]
+    )
+
+
+def test_filled_metric_has_no_entered_or_exited_segments(shop: Any, shop_db: Path) -> None:
+    """D-FILL: a segment missing in one window reads the fill value (0), a normal segment."""
+    out = shop.attribute(
+        {
+            "metric": "refund_total",
+            "current": {"start": "2024-06-01", "end": "2024-07-01"},
+            "baseline": BASE,
+            "dimensions": ["customers.segment"],
+        },
+        db_path=shop_db,
+    )
+    values = out["per_dimension"]["customers.segment"]["values"]
+    assert {v["segment_kind"] for v in values} == {"normal"}
+    assert any(v["current_value"] == 0 for v in values)

@@ -35,6 +35,12 @@ class Strategy:
         return self.name != "unsupported"
 
 
+def listed_attributable(m: MetricIr, s: Strategy) -> bool:
+    """The catalog's `attributable`: a decomposable metric with a time axis to put the two
+    windows on (without one, each window must name its time field)."""
+    return s.attributable and m.time_axis is not None
+
+
 def _strip(e: exp.Expression) -> exp.Expression:
     while isinstance(e, (exp.Paren, exp.Cast, exp.Nullif)):
         e = e.this  # NULLIF(x, 0) guards a denominator: the measure is x
