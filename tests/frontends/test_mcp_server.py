@@ -69,6 +69,15 @@ async def _exercise(client: Client, engine: Engine, db: Path) -> None:
     assert any(d["is_dimension"] is False and d["source"] for d in dims)
     result = await ok("query", {"query": Q})
     assert result["rows"] == engine.execute(Q, db_path=db)["rows"]
+    flat = await ok("query", Q)  # the query's keys as tool arguments
+    assert flat["rows"] == result["rows"]
+    flat_sel = await ok(
+        "select",
+        {"dataset": "orders", "fields": ["orders.order_id"], "order_by": ["order_id"], "limit": 2},
+    )
+    assert [r["order_id"] for r in flat_sel["rows"]] == [1, 2]
+    flat_att = await ok("attribute", ATTR)
+    assert flat_att["total_change"] == engine.attribute(ATTR, db_path=db)["total_change"]
     assert result["outputs"] == [
         {"column": "revenue", "metric": "revenue"},
         {"column": "order_count", "metric": "order_count"},

@@ -82,6 +82,18 @@ def _optional(value: Any, name: str) -> Any:
     return value
 
 
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _query(query: Any, metrics: Any, *rest: Any) -> Any:
+    """The query object, or one built from the query's keys given as tool arguments."""
+    if query is not None or metrics is None:
+        return query
+    keys = ("group_by", "where_sql", "time_range", "order_by", "limit")
+    return _drop_none({"metrics": metrics, **dict(zip(keys, rest, strict=True))})
+
+
 def param_schema(metric: dict[str, Any]) -> dict[str, Any]:
     """PARAM-CAT-02: the JSON Schema of the metric's `params` map (empty: no params yet)."""
     props: dict[str, Any] = {}
@@ -132,59 +144,125 @@ def build_server(
         )
 
     @server.tool()
-    def query(query: Any = None) -> CallToolResult:
-        """Run a metric query ({"metrics", "group_by", "where_sql", "time_range", "order_by",
-        "limit"}); answers rows, columns and outputs."""
+    def query(
+        query: Any = None,
+        metrics: Any = None,
+        group_by: Any = None,
+        where_sql: Any = None,
+        time_range: Any = None,
+        order_by: Any = None,
+        limit: Any = None,
+    ) -> CallToolResult:
+        """Run a metric query and answer rows, columns and outputs. Pass the query object as
+        `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit"}), or
+        its keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
+        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit)
         return _guard(
             lambda: dict(
                 holder.current().execute(
-                    _required(query, "query"), db_path=holder.db_path, timeout_secs=timeout
+                    _required(q, "query"), db_path=holder.db_path, timeout_secs=timeout
                 )
             )
         )
 
     @server.tool()
-    def compile(query: Any = None, dialect: Any = "duckdb") -> CallToolResult:
-        """The SQL of a metric query for a dialect (duckdb, postgres, snowflake, ...)."""
+    def compile(
+        query: Any = None,
+        dialect: Any = "duckdb",
+        metrics: Any = None,
+        group_by: Any = None,
+        where_sql: Any = None,
+        time_range: Any = None,
+        order_by: Any = None,
+        limit: Any = None,
+    ) -> CallToolResult:
+        """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
+        snowflake, bigquery, ...)."""
+        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit)
         return _guard(
-            lambda: holder.current().compile(
-                _required(query, "query"), _optional(dialect, "dialect")
-            )
+            lambda: holder.current().compile(_required(q, "query"), _optional(dialect, "dialect"))
         )
 
     @server.tool()
-    def explain(query: Any = None) -> CallToolResult:
-        """The logical plan of a metric query, with its outputs."""
+    def explain(
+        query: Any = None,
+        metrics: Any = None,
+        group_by: Any = None,
+        where_sql: Any = None,
+        time_range: Any = None,
+        order_by: Any = None,
+        limit: Any = None,
+    ) -> CallToolResult:
+        """The logical plan of a metric query (as for `query`), with its outputs."""
+        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit)
 
         def run() -> dict[str, Any]:
             e = holder.current()
-            compiled = e.compile(_required(query, "query"))
-            return {
-                "plan": e.explain(query),
-                "outputs": compiled["outputs"],
-                "sql": compiled["sql"],
-            }
+            compiled = e.compile(_required(q, "query"))
+            return {"plan": e.explain(q), "outputs": compiled["outputs"], "sql": compiled["sql"]}
 
         return _guard(run)
 
     @server.tool()
-    def select(query: Any = None) -> CallToolResult:
-        """Detail rows, no rollup: {"from", "fields", "where_sql", "order_by", "limit"}."""
+    def select(
+        query: Any = None,
+        dataset: Any = None,
+        fields: Any = None,
+        where_sql: Any = None,
+        time_range: Any = None,
+        order_by: Any = None,
+        limit: Any = None,
+        distinct: Any = None,
+    ) -> CallToolResult:
+        """Detail rows, no rollup. Pass {"from", "fields", "where_sql", "order_by", "limit"} as
+        `query`, or the keys as arguments with `dataset` for "from"."""
+        q = query
+        if q is None and dataset is not None:
+            q = _drop_none(
+                {
+                    "from": dataset,
+                    "fields": fields,
+                    "where_sql": where_sql,
+                    "time_range": time_range,
+                    "order_by": order_by,
+                    "limit": limit,
+                    "distinct": distinct,
+                }
+            )
         return _guard(
             lambda: dict(
                 holder.current().select(
-                    _required(query, "query"), db_path=holder.db_path, timeout_secs=timeout
+                    _required(q, "query"), db_path=holder.db_path, timeout_secs=timeout
                 )
             )
         )
 
     @server.tool()
-    def attribute(request: Any = None) -> CallToolResult:
-        """Why a metric changed: {"metric", "current": {start, end}, "baseline": {start, end},
-        "dimensions": [...]}; answers total_change and per-dimension contributions."""
+    def attribute(
+        request: Any = None,
+        metric: Any = None,
+        current: Any = None,
+        baseline: Any = None,
+        dimensions: Any = None,
+        where_sql: Any = None,
+    ) -> CallToolResult:
+        """Why a metric changed between two windows, by dimension: metric, current {start,
+        end}, baseline {start, end}, dimensions [...] (or all of it as `request`). Answers
+        total_change and per-dimension contributions."""
+        r = request
+        if r is None and metric is not None:
+            r = _drop_none(
+                {
+                    "metric": metric,
+                    "current": current,
+                    "baseline": baseline,
+                    "dimensions": dimensions,
+                    "where_sql": where_sql,
+                }
+            )
         return _guard(
             lambda: holder.current().attribute(
-                request, db_path=holder.db_path, timeout_secs=timeout
+                _required(r, "request"), db_path=holder.db_path, timeout_secs=timeout
             )
         )
 
