@@ -4,6 +4,10 @@ parquet/arrow, -o/--output FILE, --chart, --spark (SURF-CLI-05, SURF-CLI-07)."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
 from clikit import SHOP_MODEL
+from enginekit import SLOW_MODEL
 
 Run = Callable[..., Result]
 
@@ -164,3 +169,32 @@ def test_binary_format_refuses_a_terminal_without_output(run: Run, shop_db: Path
     assert r.exit_code == 0
     with pa.ipc.open_stream(r.stdout_bytes) as reader:
         assert reader.read_all().column_names == ["revenue"]
+
+
+def test_spinner_shows_elapsed_time_on_a_terminal_only(tmp_path: Path) -> None:
+    """A query running longer than a second draws a spinner on stderr when stderr is a
+    terminal; with stderr redirected to a file nothing but the error is written."""
+    model = tmp_path / "slow.yaml"
+    model.write_text(SLOW_MODEL)
+    cmd = [sys.executable, "-m", "dosi", "query", "-m", str(model), "-M", "total", "--timeout", "2"]
+    env = {k: v for k, v in os.environ.items() if k != "DOSI_NO_SPINNER"}
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(60)
+    os.close(master)
+    tty_err = b"".join(chunks).decode("utf-8", "replace")
+    assert proc.returncode == 4  # the timeout
+    assert "querying…" in tty_err and "s\r" in tty_err.replace("\x1b", "")
+    plain = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert plain.returncode == 4
+    assert "querying" not in plain.stderr and "timeout" in plain.stderr
