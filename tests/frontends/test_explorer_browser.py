@@ -64,7 +64,7 @@ def test_explorer_runs_a_time_series_and_a_bar_chart(
     page.select_option("#grain", "month")
     page.fill("#start", "2024-01-01")
     page.fill("#end", "2025-01-01")
-    page.get_by_role("button", name="Run").click()
+    page.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_selector("body[data-state=done]", timeout=30000)
     head, rows = _table(page)
     expected = engine.execute(
@@ -87,16 +87,39 @@ def test_explorer_runs_a_time_series_and_a_bar_chart(
     page.select_option("#metrics", ["revenue"])
     page.select_option("#dimensions", ["orders.channel"])
     page.evaluate("document.body.dataset.state = ''")
-    page.get_by_role("button", name="Run").click()
+    page.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_selector("body[data-state=done]", timeout=30000)
     head, rows = _table(page)
     assert head == ["channel", "revenue"]
     assert page.locator("#chart svg[data-kind=bar] rect.bar").count() == len(rows) == 4
 
+    # a filter picked from the catalog: only two channels remain
+    page.select_option("#filter-field", "orders.channel")
+    page.select_option("#filter-op", "in")
+    page.fill("#filter-value", "web, store")
+    page.get_by_role("button", name="Add filter").click()
+    assert page.inner_text("#filters").startswith("orders.channel IN ('web', 'store')")
+    page.evaluate("document.body.dataset.state = ''")
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_selector("body[data-state=done]", timeout=30000)
+    _, rows = _table(page)
+    filtered = engine.execute(
+        {
+            "metrics": ["revenue"],
+            "group_by": ["orders.channel"],
+            "where_sql": "orders.channel IN ('web', 'store')",
+            "time_range": {"start": "2024-01-01", "end": "2025-01-01"},  # still set in the page
+        },
+        db_path=shop_db,
+    )
+    assert sorted((r[0], float(r[1])) for r in rows) == sorted(
+        (x["channel"], x["revenue"]) for x in filtered["rows"]
+    )
+
     # a bad filter shows the structured error
     page.fill("#where", "orders.nope = 1")
     page.evaluate("document.body.dataset.state = ''")
-    page.get_by_role("button", name="Run").click()
+    page.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_selector("body[data-state=error]", timeout=30000)
     assert "[unknown_field]" in page.inner_text("#error")
     assert errors == []

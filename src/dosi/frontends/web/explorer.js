@@ -7,6 +7,9 @@ const $ = (id) => document.getElementById(id);
 const SVGNS = "http://www.w3.org/2000/svg";
 const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
   "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#8c564b"];
+const NUMERIC = new Set(["Integer", "Decimal", "Float", "Double", "Number"]);
+const filters = []; // {field, op, value, sql}
+let fieldTypes = {};
 const TIME_SUFFIX = /(^metric_time$|^window_start$|__(day|week|month|quarter|year)$)/;
 
 function headers() {
@@ -54,6 +57,8 @@ async function loadCatalog() {
     const ds = $("dimensions");
     const usable = dims.filter((d) => d.is_dimension);
     ds.replaceChildren(...usable.map((d) => option(d.name)));
+    fieldTypes = Object.fromEntries(dims.map((d) => [d.name, d.datatype]));
+    $("filter-field").replaceChildren(...dims.map((d) => option(d.name)));
     $("model-info").textContent = `${metrics.length} metrics, ${usable.length} dimensions`;
     document.body.dataset.catalog = "loaded";
   } catch (err) {
@@ -75,8 +80,10 @@ function buildQuery() {
     if (start) q.time_range.start = start;
     if (end) q.time_range.end = end;
   }
+  const parts = filters.map((f) => f.sql);
   const where = $("where").value.trim();
-  if (where) q.where_sql = where;
+  if (where) parts.push(`(${where})`);
+  if (parts.length) q.where_sql = parts.join(" AND ");
   if (grain) q.order_by = [{ key: "metric_time__" + grain }];
   const limit = parseInt($("limit").value, 10);
   if (!Number.isNaN(limit)) q.limit = limit;
@@ -237,5 +244,43 @@ async function run() {
   }
 }
 
+// A literal for the filter builder: numbers stay numbers on numeric fields, everything else is
+// a quoted string (the server parses and checks the predicate against the model).
+function literal(field, text) {
+  const v = text.trim();
+  if (NUMERIC.has(fieldTypes[field]) && v !== "" && !Number.isNaN(Number(v))) return String(Number(v));
+  return "'" + v.replaceAll("'", "''") + "'";
+}
+
+function addFilter() {
+  const field = $("filter-field").value;
+  const op = $("filter-op").value;
+  const value = $("filter-value").value;
+  if (!field) return;
+  let sql;
+  if (op === "is null") sql = `${field} IS NULL`;
+  else if (op === "is not null") sql = `${field} IS NOT NULL`;
+  else if (op === "in") sql = `${field} IN (${value.split(",").map((x) => literal(field, x)).join(", ")})`;
+  else sql = `${field} ${op} ${literal(field, value)}`;
+  filters.push({ field, op, value, sql });
+  $("filter-value").value = "";
+  renderFilters();
+}
+
+function renderFilters() {
+  $("filters").replaceChildren(...filters.map((f, i) => {
+    const li = document.createElement("li");
+    li.textContent = f.sql;
+    const x = document.createElement("button");
+    x.type = "button";
+    x.textContent = "×";
+    x.title = "remove filter";
+    x.addEventListener("click", () => { filters.splice(i, 1); renderFilters(); });
+    li.appendChild(x);
+    return li;
+  }));
+}
+
+$("add-filter").addEventListener("click", addFilter);
 $("run").addEventListener("click", run);
 loadCatalog();
