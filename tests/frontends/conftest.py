@@ -41,8 +41,13 @@ def model_copy(tmp_path: Path) -> Path:
 def launch(tmp_path: Path, shop_db: Path) -> Iterator[Callable[..., Server]]:
     started: list[Server] = []
 
-    def go(model: Path = SHOP_MODEL, *extra: str, env: dict[str, str] | None = None) -> Server:
-        s = start_server(model, shop_db, tmp_path, *extra, env=env)
+    def go(
+        model: Path = SHOP_MODEL,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        db: Path | bool | None = True,
+    ) -> Server:
+        s = start_server(model, shop_db if db is True else db or None, tmp_path, *extra, env=env)
         started.append(s)
         return s
 

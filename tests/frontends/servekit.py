@@ -34,11 +34,14 @@ def free_port() -> int:
 
 
 def start_server(
-    model: Path, db: Path, tmp: Path, *extra: str, env: dict[str, str] | None = None
+    model: Path, db: Path | None, tmp: Path, *extra: str, env: dict[str, str] | None = None
 ) -> Server:
+    """`dosi serve` on a free port; `db=None` leaves the database to `--connections`."""
     port = free_port()
     log = tmp / f"serve-{port}.log"
-    cmd = [sys.executable, "-m", "dosi", "serve", "-m", str(model), "--db", str(db)]
+    cmd = [sys.executable, "-m", "dosi", "serve", "-m", str(model)]
+    if db is not None:
+        cmd += ["--db", str(db)]
     cmd += ["--host", "127.0.0.1", "--port", str(port), *extra]
     proc = subprocess.Popen(
         cmd,

@@ -299,3 +299,17 @@ def test_timeout_and_client_disconnect_cancel_the_statement(launch: Any, tmp_pat
     assert logged, s2.log_text()
     assert logged[0]["status"] == 499  # cancelled, not left running for minutes
     assert time.monotonic() - started < 20
+
+
+def test_connections_file_names_the_database(
+    launch: Any, tmp_path: Path, shop_db: Path, engine: Engine
+) -> None:
+    """`dosi serve --connections FILE` reads profiles through the connections module."""
+    conns = tmp_path / "connections.yml"
+    conns.write_text(f"shop:\n  type: duckdb\n  uri: {shop_db}\n")
+    s = launch(SHOP_MODEL, "--connections", str(conns), db=False)
+    q = {"metrics": ["refund_total"], "group_by": ["metric_time:year"]}
+    with s.client() as c:
+        r = c.post("/v1/query", json=q)
+    assert r.status_code == 200, r.text
+    assert r.json()["rows"] == engine.execute(q, db_path=shop_db)["rows"]
