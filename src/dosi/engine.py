@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from sqlglot import exp
 
 from dosi.attribution import (
     attribution_result,
@@ -202,29 +203,31 @@ class Engine:
         return self.execute(query, None, connection, timeout_secs, db_path).arrow
 
     # -- detail rows, attribution, lineage -----------------------------------------------------
-    def _detail(self, query: Any, dialect: str | None, pretty: bool, run: bool) -> dict[str, Any]:
+    def _detail(
+        self, query: Any, dialect: str | None, pretty: bool, run: bool
+    ) -> tuple[dict[str, Any], exp.Expression]:
+        """The compile answer of a detail query and its tree (executions default to 100 rows,
+        as the reference engine's do)."""
         rd = resolve_detail(self.model, parse_detail(query))
         dia = get_dialect(dialect)
         limit = rd.query.limit
         if run and limit is None:
             limit = DEFAULT_DETAIL_LIMIT
         tree = render_detail(self.model, self.graph, rd, dia, limit)
-        return {
+        out = {
             "dialect": dia.name,
             "sql": tree.sql(dialect=dia.name, pretty=pretty),
             "outputs": [],
             "warnings": [d.to_dict() for d in self.model.warnings],
             "requested_columns": rd.requested_columns(),
-            "_duckdb_sql": tree.sql(dialect="duckdb"),
         }
+        return out, tree
 
     def compile_select(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
     ) -> dict[str, Any]:
         """The SQL of a detail-row query (no rollup stage)."""
-        out = self._detail(query, dialect, pretty, run=False)
-        out.pop("_duckdb_sql")
-        return out
+        return self._detail(query, dialect, pretty, run=False)[0]
 
     def explain_select(self, query: Any) -> str:
         rd = resolve_detail(self.model, parse_detail(query))
@@ -242,10 +245,10 @@ class Engine:
     ) -> QueryResult:
         """Detail rows: fields of `from` and of what it reaches many-to-one, filtered, ordered
         and limited (100 rows unless `limit` says otherwise), never aggregated."""
-        out = self._detail(query, dialect, False, run=True)
-        sql = out.pop("_duckdb_sql")
+        out, tree = self._detail(query, dialect, False, run=True)
         path = self._resolve_path(connection, db_path)
-        table = self._run(path, sql, timeout_secs, cancellation)
+        # execution is on embedded DuckDB whatever dialect the answer shows
+        table = self._run(path, tree.sql(dialect="duckdb"), timeout_secs, cancellation)
         out.update(
             {
                 "columns": list(table.column_names),
