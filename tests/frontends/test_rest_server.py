@@ -313,3 +313,31 @@ def test_connections_file_names_the_database(
         r = c.post("/v1/query", json=q)
     assert r.status_code == 200, r.text
     assert r.json()["rows"] == engine.execute(q, db_path=shop_db)["rows"]
+
+
+def test_reload_drops_no_request(launch: Any, model_copy: Path) -> None:
+    """Requests in flight while the model file is rewritten all succeed, with the same rows."""
+    s = launch(model_copy)
+    q = {"metrics": ["revenue"], "group_by": ["orders.channel"]}
+    with s.client() as c:
+        expected = c.post("/v1/query", json=q).json()["rows"]
+    stop_at = time.monotonic() + 4
+
+    def hammer(_: int) -> list[int]:
+        codes = []
+        with s.client() as c:
+            while time.monotonic() < stop_at:
+                r = c.post("/v1/query", json=q)
+                codes.append(r.status_code if r.json().get("rows") == expected else -1)
+        return codes
+
+    text = model_copy.read_text()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = [pool.submit(hammer, i) for i in range(4)]
+        for i in range(4):
+            time.sleep(0.7)
+            model_copy.write_text(text + f"\n# edit {i}\n")
+        codes = [code for f in futures for code in f.result()]
+    assert codes and set(codes) == {200}
+    with s.client() as c:
+        assert c.get("/healthz").json()["reloads"] >= 2
