@@ -430,7 +430,6 @@ def register(group: click.Group, h: Any) -> None:
         if path == "-":
             raise CliError("model_from_stdin", "dosi serve reloads the model file: pass a path")
         conns = h.load_connections(connections_file)
-        click.echo(f"dosi: serving {path} on http://{host}:{port}/ (API at /v1)", err=True)
         run(
             path,
             host=host,

@@ -134,9 +134,9 @@ class EngineHolder:
         self.mode = mode
         self.check_interval = check_interval
         self._lock = threading.Lock()
+        self.engine = self._build()  # a missing or broken model fails here, as a ModelError
         self._stamp = self._mtime()
         self._checked = 0.0
-        self.engine = self._build()
         self.last_reload_error: dict[str, Any] | None = None
         self.reloads = 0
 

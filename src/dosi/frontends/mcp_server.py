@@ -126,11 +126,13 @@ def build_server(
         return _guard(lambda: {"metrics": holder.current().metrics()})
 
     @server.tool()
-    def describe_metric(name: Any = None) -> CallToolResult:
+    def describe_metric(name: Any = None, metric: Any = None) -> CallToolResult:
         """One metric in full, with `param_schema` (the JSON Schema of its params)."""
 
         def run() -> dict[str, Any]:
-            m = holder.current().metric(_required(name, "name", str))
+            m = holder.current().metric(
+                _required(name if name is not None else metric, "name", str)
+            )
             m["param_schema"] = param_schema(m)
             return m
 
@@ -267,9 +269,11 @@ def build_server(
         )
 
     @server.tool()
-    def validate(model: Any = None, mode: Any = "datus") -> CallToolResult:
-        """Validate model text (YAML or JSON): valid, issues, compile_errors, warnings."""
-        return _guard(lambda: validate_body({"model": model, "mode": mode}))
+    def validate(model: Any = None, mode: Any = "datus", model_text: Any = None) -> CallToolResult:
+        """Validate model text (YAML or JSON) given as `model`: valid, issues,
+        compile_errors, warnings."""
+        text = model if model is not None else model_text
+        return _guard(lambda: validate_body({"model": text, "mode": mode}))
 
     return server
 

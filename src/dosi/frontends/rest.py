@@ -19,6 +19,7 @@ import hmac
 import io
 import json
 import logging
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -531,4 +532,5 @@ def serve(
         max_body=max_body,
         timeout=timeout,
     )
+    print(f"dosi: serving {model_path} on http://{host}:{port}/ (API at /v1)", file=sys.stderr)
     uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
