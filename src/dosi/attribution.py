@@ -241,6 +241,20 @@ def plan_attribution(
     return plan
 
 
+def mix_rate_split(bs: float, cs: float, br: float, cr: float) -> tuple[float, float, bool]:
+    """Split a segment's change in share x rate into mix and rate effects that add up to it.
+
+    LMDI (logarithmic mean Divisia index, the reference engine's split): with v = share x
+    rate, L = (cv - bv) / ln(cv / bv), mix = L ln(cs / bs), rate = L ln(cr / br). It needs
+    positive shares and rates; otherwise the symmetric (Shapley) split, flagged `False`.
+    """
+    if min(bs, cs, br, cr) > 0:
+        bv, cv = bs * br, cs * cr
+        lmean = cv if math.isclose(cv, bv) else (cv - bv) / math.log(cv / bv)
+        return lmean * math.log(cs / bs), lmean * math.log(cr / br), True
+    return (cs - bs) * (br + cr) / 2, (cr - br) * (bs + cs) / 2, False
+
+
 def _unshadow(err: QueryError, name: str) -> None:
     """Errors name the requested metric, never the hidden ones the comparison compiles."""
     for hidden in (_NUM, _DEN):
@@ -350,7 +364,13 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
         base = cells.get((dim, "baseline"), {})
         cur = cells.get((dim, "current"), {})
         values = []
-        factors = {"mix_effect": 0.0, "rate_effect": 0.0, "entered": 0.0, "exited": 0.0}
+        factors = {
+            "mix_effect": 0.0,
+            "rate_effect": 0.0,
+            "entered": 0.0,
+            "exited": 0.0,
+            "fallback": 0.0,
+        }
         for v in dict.fromkeys([*cur, *base]):
             b_n, b_d = base.get(v, (None, None))
             c_n, c_d = cur.get(v, (None, None))
@@ -366,11 +386,11 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
                 bs = (b_d or 0.0) / bd if bd else 0.0
                 cs = (c_d or 0.0) / cd if cd else 0.0
                 if br is not None and cr is not None:
-                    # symmetric (Shapley) split: mix + rate == delta exactly
-                    mix = (cs - bs) * (br + cr) / 2
-                    rate = (cr - br) * (bs + cs) / 2
+                    mix, rate, exact_log = mix_rate_split(bs, cs, br, cr)
                     factors["mix_effect"] += mix
                     factors["rate_effect"] += rate
+                    if not exact_log:
+                        factors["fallback"] += mix + rate
                 else:
                     mix, rate = cv - bv, 0.0
                     factors["entered" if kind == "entered" else "exited"] += cv - bv
@@ -419,7 +439,9 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
             },
         }
         if s.name == "mix_shift":
-            factors["residual"] = (delta or 0.0) - sum(factors.values())
+            factors["residual"] = (delta or 0.0) - sum(
+                factors[k] for k in ("mix_effect", "rate_effect", "entered", "exited")
+            )
             entry["factor_totals"] = factors
             factor_all = factor_all or factors
         per[dim] = entry

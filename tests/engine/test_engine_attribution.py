@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -93,9 +94,19 @@ def test_ratio_is_mix_shift_and_approximate(shop: Any, shop_db: Path, shop_ref: 
         assert v["mix_effect"] + v["rate_effect"] == pytest.approx(v["delta"])
     base_n = _by(shop_ref, "o.channel", "SUM(o.amount)", BASE)
     base_d = _by(shop_ref, "o.channel", "COUNT(o.order_id)", BASE)
+    cur_n = _by(shop_ref, "o.channel", "SUM(o.amount)", CUR)
+    cur_d = _by(shop_ref, "o.channel", "COUNT(o.order_id)", CUR)
     web = next(v for v in values if v["value"] == "web")
-    assert web["baseline_rate"] == pytest.approx(base_n["web"] / base_d["web"])
-    assert web["baseline_share"] == pytest.approx(base_d["web"] / sum(base_d.values()))
+    br, cr = base_n["web"] / base_d["web"], cur_n["web"] / cur_d["web"]
+    bs, cs = base_d["web"] / sum(base_d.values()), cur_d["web"] / sum(cur_d.values())
+    assert web["baseline_rate"] == pytest.approx(br)
+    assert web["baseline_share"] == pytest.approx(bs)
+    # LMDI: L(cv, bv) * ln(share ratio) and L(cv, bv) * ln(rate ratio)
+    lmean = (cs * cr - bs * br) / math.log((cs * cr) / (bs * br))
+    assert web["mix_effect"] == pytest.approx(lmean * math.log(cs / bs))
+    assert web["rate_effect"] == pytest.approx(lmean * math.log(cr / br))
+    totals = out["factor_totals"]
+    assert totals["mix_effect"] + totals["rate_effect"] == pytest.approx(c - b)
 
 
 @pytest.mark.parametrize(
