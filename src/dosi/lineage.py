@@ -81,6 +81,8 @@ def _metric_tree(model: ModelIr, graph: RelationshipGraph, m: MetricIr, redact: 
 def lineage_graph(
     model: ModelIr, graph: RelationshipGraph, metric: str | None = None, redact_sql: bool = False
 ) -> dict[str, Any]:
+    if metric is not None and not isinstance(metric, str):
+        raise QueryError("invalid_query", "lineage takes a metric name (a string) or nothing")
     if metric is not None and metric not in model.metrics:
         raise QueryError(
             "unknown_metric",
