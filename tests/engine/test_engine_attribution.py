@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 import sqlglot
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dosi.errors import QueryError
 
@@ -247,3 +249,39 @@ def test_filled_metric_has_no_entered_or_exited_segments(shop: Any, shop_db: Pat
     values = out["per_dimension"]["customers.segment"]["values"]
     assert {v["segment_kind"] for v in values} == {"normal"}
     assert any(v["current_value"] == 0 for v in values)
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    cur=st.integers(min_value=0, max_value=34),
+    base=st.integers(min_value=0, max_value=34),
+    months=st.integers(min_value=1, max_value=3),
+    metric=st.sampled_from(["revenue", "order_count", "net_revenue", "refund_total"]),
+)
+def test_segments_add_up_to_the_total(
+    shop: Any, shop_db: Path, cur: int, base: int, months: int, metric: str
+) -> None:
+    """Invariant of a term-wise split: per dimension, the segments' deltas sum to the total."""
+
+    def window(start: int) -> dict[str, str]:
+        def month(i: int) -> str:
+            return f"{2023 + i // 12}-{i % 12 + 1:02d}-01"
+
+        return {"start": month(start), "end": month(start + months)}
+
+    out = shop.attribute(
+        {
+            "metric": metric,
+            "current": window(cur),
+            "baseline": window(base),
+            "dimensions": ["orders.channel", "customers.segment"],
+        },
+        db_path=shop_db,
+    )
+    total = out["total_change"]["delta"]
+    for dim in out["selected_dimensions"]:
+        entry = out["per_dimension"][dim]
+        assert sum(v["delta"] for v in entry["values"]) == pytest.approx(total, abs=1e-6)
+        assert entry["reconciliation"]["passed"]
