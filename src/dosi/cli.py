@@ -780,9 +780,7 @@ def query(
         click.echo(engine.compile(q)["sql"], err=True)
     try:
         with spinner("querying"):
-            result = engine.execute(
-                q, connection=connection, timeout_secs=timeout, db_path=db_path
-            )
+            result = engine.execute(q, connection=connection, timeout_secs=timeout, db_path=db_path)
     except ExecuteError as err:
         _cli_hint(err, no_db=db_path is None and connection is None and not engine.connections)
         raise

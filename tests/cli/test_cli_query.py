@@ -316,7 +316,9 @@ def test_order_by_ascending(shop):
     r = shop("query", "-M", "revenue", "-g", "orders.status", "--order-by", "revenue", "-f", "json")
     values = [row["revenue"] for row in js(r)["rows"]]
     assert values == sorted(values)
-    r2 = shop("query", "-M", "revenue", "-g", "orders.status", "--order-by", "revenue:asc", "-f", "json")
+    r2 = shop(
+        "query", "-M", "revenue", "-g", "orders.status", "--order-by", "revenue:asc", "-f", "json"
+    )
     assert js(r2)["rows"] == js(r)["rows"]
 
 
