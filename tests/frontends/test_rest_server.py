@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pyarrow as pa
 import pytest
-from enginekit import SHOP_MODEL, SLOW_MODEL
+from enginekit import SHOP_MODEL, SLOW_MODEL, dataset, field, metric, model_doc, to_yaml
 from servekit import Server
 
 from dosi import Engine
@@ -341,3 +341,49 @@ def test_reload_drops_no_request(launch: Any, model_copy: Path) -> None:
     assert codes and set(codes) == {200}
     with s.client() as c:
         assert c.get("/healthz").json()["reloads"] >= 2
+
+
+def test_a_slow_query_does_not_hold_up_a_fast_one(launch: Any, tmp_path: Path) -> None:
+    """Concurrent requests run on separate connections of the pool."""
+    model = tmp_path / "mixed.yaml"
+    model.write_text(
+        to_yaml(
+            model_doc(
+                [
+                    dataset(
+                        "big",
+                        [field("x", datatype="Integer")],
+                        source="SELECT range AS x FROM range(20000000000)",
+                    ),
+                    dataset(
+                        "small",
+                        [field("y", datatype="Integer")],
+                        source="SELECT range AS y FROM range(10)",
+                    ),
+                ],
+                metrics=[
+                    metric("slow_total", "SUM(big.x % 13)"),
+                    metric("small_total", "SUM(small.y)"),
+                ],
+            )
+        )
+    )
+    s = launch(model, "--timeout", "600")
+
+    def slow() -> int:
+        with s.client(timeout=4) as c:
+            try:
+                return c.post("/v1/query", json={"metrics": ["slow_total"]}).status_code
+            except httpx.TimeoutException:
+                return -1
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(slow)
+        time.sleep(0.5)
+        started = time.monotonic()
+        with s.client() as c:
+            fast = c.post("/v1/query", json={"metrics": ["small_total"]})
+        took = time.monotonic() - started
+        assert fast.status_code == 200 and fast.json()["rows"] == [{"small_total": 45}]
+        assert took < 3, took
+        assert pending.result() == -1  # the slow one was still running (then cancelled)

@@ -220,9 +220,14 @@ def create_app(
 
     async def call(request: Request, fn: Callable[..., Any]) -> Any:
         """Run `fn(engine, token)` in a worker thread; cancel it if the client goes away."""
-        engine = holder.current()
         cancel = CancellationToken()
-        task = asyncio.ensure_future(anyio.to_thread.run_sync(lambda: fn(engine, cancel)))
+        pool = holder.current_pool()
+
+        def work() -> Any:
+            with pool.lease() as engine:
+                return fn(engine, cancel)
+
+        task = asyncio.ensure_future(anyio.to_thread.run_sync(work))
         while True:
             done, _ = await asyncio.wait({task}, timeout=0.05)
             if done:
