@@ -82,6 +82,13 @@ def _optional(value: Any, name: str) -> Any:
     return value
 
 
+def _leased(holder: EngineHolder, method: str, *args: Any, **kw: Any) -> Any:
+    """Run an Engine method on a leased Engine, so concurrent calls (HTTP transport) run on
+    separate connections."""
+    with holder.lease() as engine:
+        return getattr(engine, method)(*args, **kw)
+
+
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -161,8 +168,12 @@ def build_server(
         q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit)
         return _guard(
             lambda: dict(
-                holder.current().execute(
-                    _required(q, "query"), db_path=holder.db_path, timeout_secs=timeout
+                _leased(
+                    holder,
+                    "execute",
+                    _required(q, "query"),
+                    db_path=holder.db_path,
+                    timeout_secs=timeout,
                 )
             )
         )
@@ -233,8 +244,12 @@ def build_server(
             )
         return _guard(
             lambda: dict(
-                holder.current().select(
-                    _required(q, "query"), db_path=holder.db_path, timeout_secs=timeout
+                _leased(
+                    holder,
+                    "select",
+                    _required(q, "query"),
+                    db_path=holder.db_path,
+                    timeout_secs=timeout,
                 )
             )
         )
@@ -263,8 +278,12 @@ def build_server(
                 }
             )
         return _guard(
-            lambda: holder.current().attribute(
-                _required(r, "request"), db_path=holder.db_path, timeout_secs=timeout
+            lambda: _leased(
+                holder,
+                "attribute",
+                _required(r, "request"),
+                db_path=holder.db_path,
+                timeout_secs=timeout,
             )
         )
 
