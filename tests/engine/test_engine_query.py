@@ -127,7 +127,7 @@ def test_core_q_03_grains_bucket_like_date_trunc(mini_run: Run, mini_ref: Any, g
     res = mini_run({"metrics": ["revenue"], "group_by": [f"orders.order_date:{grain}"]})
     assert res["columns"] == [f"order_date__{grain}", "revenue"]
     expected = mini_ref.rows(
-        f"SELECT CAST(DATE_TRUNC('{grain}', order_date) AS TIMESTAMP), SUM(amount) "
+        f"SELECT CAST(DATE_TRUNC('{grain}', order_date) AS DATE), SUM(amount) "
         "FROM orders GROUP BY 1"
     )
     assert_rows_equal(result_rows(res), expected)
@@ -189,10 +189,10 @@ def test_metric_time_resolves_per_metric_dataset(mini_run: Run, mini_ref: Any) -
     res = mini_run({"metrics": ["revenue", "refund_total"], "group_by": ["metric_time:month"]})
     expected = mini_ref.rows(
         """
-        WITH o AS (SELECT DATE_TRUNC('month', order_date) k, SUM(amount) v FROM orders GROUP BY 1),
-             r AS (SELECT DATE_TRUNC('month', refund_date) k, SUM(refund_amount) v
+        WITH o AS (SELECT CAST(DATE_TRUNC('month', order_date) AS DATE) k, SUM(amount) v FROM orders GROUP BY 1),
+             r AS (SELECT CAST(DATE_TRUNC('month', refund_date) AS DATE) k, SUM(refund_amount) v
                    FROM refunds GROUP BY 1)
-        SELECT CAST(COALESCE(o.k, r.k) AS TIMESTAMP), o.v, r.v FROM o FULL JOIN r ON o.k = r.k
+        SELECT COALESCE(o.k, r.k), o.v, r.v FROM o FULL JOIN r ON o.k = r.k
         """
     )
     assert_rows_equal(result_rows(res), expected)
@@ -363,7 +363,7 @@ def test_time_range_and_grouping_by_time_keep_only_buckets_in_range(
         }
     )
     expected = mini_ref.rows(
-        "SELECT CAST(DATE_TRUNC('month', order_date) AS TIMESTAMP), SUM(amount) FROM orders "
+        "SELECT CAST(DATE_TRUNC('month', order_date) AS DATE), SUM(amount) FROM orders "
         "WHERE order_date >= '2024-02-01' AND order_date < '2024-04-01' GROUP BY 1"
     )
     assert_rows_equal(result_rows(res), expected)

@@ -61,7 +61,7 @@ def test_rows_match_hand_written_sql(mini_run: Run, mini_ref: Any) -> None:
     """The rows of a joined, grained, multi-metric query equal hand-written SQL."""
     expected = mini_ref.rows(
         """
-        SELECT c.region, CAST(DATE_TRUNC('month', o.order_date) AS TIMESTAMP), SUM(o.amount),
+        SELECT c.region, CAST(DATE_TRUNC('month', o.order_date) AS DATE), SUM(o.amount),
                COUNT(o.order_id), CAST(SUM(o.amount) AS DOUBLE) / NULLIF(COUNT(o.order_id), 0)
         FROM orders o LEFT JOIN customers c ON o.customer_id = c.id GROUP BY 1, 2
         """
@@ -102,7 +102,7 @@ def test_row_value_types(mini_run: Run) -> None:
     first, seventh = res["rows"]
     assert first == {
         "order_date": "2024-01-05",
-        "order_date__month": "2024-01-01 00:00:00",
+        "order_date__month": "2024-01-01",
         "revenue": 100.0,
         "order_count": 1,
         "avg_order": 100.0,
@@ -172,7 +172,7 @@ def test_shop_readme_example_2_monthly_series_with_a_gap(shop_run: Run, shop_ref
     )
     expected = shop_ref.rows(
         """
-        SELECT CAST(DATE_TRUNC('month', order_date) AS TIMESTAMP), SUM(amount), COUNT(order_id),
+        SELECT CAST(DATE_TRUNC('month', order_date) AS DATE), SUM(amount), COUNT(order_id),
                CAST(SUM(amount) AS DOUBLE) / COUNT(order_id)
         FROM main.orders WHERE order_date >= '2024-01-01' AND order_date < '2025-01-01'
         GROUP BY 1
