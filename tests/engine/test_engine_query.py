@@ -399,6 +399,30 @@ def test_time_range_bounds_are_iso_dates(mini: Engine, time_range: dict[str, Any
     assert err.code == "unsupported_filter"
 
 
+def test_reversed_time_range_suggests_the_swapped_bounds(mini_run: Run, mini: Engine) -> None:
+    """Issue 8 item 5: a reversed time_range is a structured error (the reference answers an
+    empty result) whose suggested_retry swaps the bounds, and that retry runs."""
+    query = {
+        "metrics": ["revenue"],
+        "group_by": ["metric_time:month"],
+        "time_range": {"start": "2024-04-01", "end": "2024-01-01"},
+    }
+    err = query_error(mini, query)
+    assert err.code == "unsupported_filter"
+    retry = err.suggested_retry
+    assert retry is not None
+    assert retry["time_range"] == {"start": "2024-01-01", "end": "2024-04-01"}
+    assert retry["metrics"] == ["revenue"] and retry["group_by"] == ["metric_time:month"]
+    assert mini_run(retry)["row_count"] > 0
+
+
+def test_empty_time_range_has_no_swap_to_suggest(mini: Engine) -> None:
+    err = query_error(
+        mini, {"metrics": ["revenue"], "time_range": {"start": "2024-01-01", "end": "2024-01-01"}}
+    )
+    assert err.code == "unsupported_filter" and err.suggested_retry is None
+
+
 # ------------------------------------------------------------------------------ order / limit
 
 
