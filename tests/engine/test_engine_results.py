@@ -90,8 +90,8 @@ def test_surf_arrow_01_metric_columns_carry_field_metadata(mini_run: Run) -> Non
 
 
 def test_row_value_types(mini_run: Run) -> None:
-    """Reference §1.6: dates as ISO strings (grained: timestamp strings), SUM over DECIMAL as
-    float, COUNT as int, ratio as float, NULL as None."""
+    """Reference §1.6: dates as ISO strings (a grained Date stays a date, issue 8 item 7), SUM
+    over DECIMAL as float, COUNT as int, ratio as float, NULL as None."""
     res = mini_run(
         {
             "metrics": ["revenue", "order_count", "avg_order"],
@@ -208,3 +208,17 @@ def test_shop_readme_example_10_datetime_axis_by_day(shop_run: Run, shop_ref: An
         (9, 2),
         (46, 9),
     ]
+
+
+@pytest.mark.parametrize("grain", ["day", "week", "month", "quarter", "year"])
+def test_buckets_keep_their_column_type(shop_run: Run, grain: str) -> None:
+    """Issue 8 item 7: a bucket of a DATE column is a DATE (Arrow date32, `YYYY-MM-DD` in
+    rows); a bucket of a TIMESTAMP column stays a TIMESTAMP (`YYYY-MM-DD 00:00:00`)."""
+    dated = shop_run({"metrics": ["revenue"], "group_by": [f"metric_time:{grain}"]})
+    col = f"metric_time__{grain}"
+    assert dated.arrow.schema.field(col).type == pa.date32()
+    assert all(len(r[col]) == 10 for r in dated["rows"])
+    timed = shop_run({"metrics": ["event_count"], "group_by": [f"events.event_ts:{grain}"]})
+    col = f"event_ts__{grain}"
+    assert pa.types.is_timestamp(timed.arrow.schema.field(col).type)
+    assert all(r[col].endswith(" 00:00:00") for r in timed["rows"])
