@@ -288,3 +288,11 @@ def test_metric_filter_keeps_exactly_the_unfiltered_rows_that_pass(
         "<>": lambda v: v != threshold,
     }[op]
     assert kept == [r for r in everything if test(r["order_count"] * 100)]
+
+
+def test_bare_metric_conjunct_is_not_a_predicate(shop: Engine) -> None:
+    err = query_error(
+        shop,
+        {"metrics": ["revenue"], "where_sql": "revenue AND orders.status = 'completed'"},
+    )
+    assert err.code == "unsupported_filter"

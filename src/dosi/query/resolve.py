@@ -242,11 +242,15 @@ def _filters(
     filter rows before aggregation, conjuncts naming a metric filter the result rows."""
     tree = _parse_where(text)
     _check_where(tree, text)
+    _check_predicate(tree, text)
     rows: list[exp.Expression] = []
     metric_level: list[exp.Expression] = []
     for part in conjuncts(tree):
-        _check_predicate(part, text)
-        (metric_level if names_metric(model, part) else rows).append(part)
+        if names_metric(model, part):
+            _check_predicate(part, text)  # a bare metric is a number, not a condition
+            metric_level.append(part)
+        else:
+            rows.append(part)
     where = None
     if rows:
         row_tree = rows[0] if len(rows) == 1 and rows[0] is tree else _and(rows)
