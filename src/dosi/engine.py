@@ -25,7 +25,7 @@ from dosi.catalog import Catalog
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import Diagnostic, OsiError, QueryError
 from dosi.execute.cancel import CancellationToken
-from dosi.execute.connections import parse_connections
+from dosi.execute.connections import check_dialect, parse_connections
 from dosi.execute.duckdb_runner import arrow_rows, open_duckdb, run_sql
 from dosi.lineage import lineage_graph, lineage_text
 from dosi.model.loader import read_model_text
@@ -174,11 +174,9 @@ class Engine:
     ) -> QueryResult:
         c = self._compiled(query, dialect, False)
         path = self._resolve_path(connection, db_path)
-        sql = c.sql
-        if c.dialect.name != "duckdb":
-            # execution is on embedded DuckDB: run the DuckDB rendering of the same plan
-            sql = self._compiled(query, "duckdb", False).sql
-        table = self._run(path, sql, timeout_secs, cancellation)
+        if dialect is not None:
+            check_dialect(c.dialect.name, connection)
+        table = self._run(path, c.sql, timeout_secs, cancellation)
         table = _with_metadata(table, c)
         data = {
             "dialect": c.dialect.name,
@@ -246,9 +244,10 @@ class Engine:
         """Detail rows: fields of `from` and of what it reaches many-to-one, filtered, ordered
         and limited (100 rows unless `limit` says otherwise), never aggregated."""
         out, tree = self._detail(query, dialect, False, run=True)
+        if dialect is not None:
+            check_dialect(out["dialect"], connection)
         path = self._resolve_path(connection, db_path)
-        # execution is on embedded DuckDB whatever dialect the answer shows
-        table = self._run(path, tree.sql(dialect="duckdb"), timeout_secs, cancellation)
+        table = self._run(path, out["sql"], timeout_secs, cancellation)
         out.update(
             {
                 "columns": list(table.column_names),
@@ -275,15 +274,14 @@ class Engine:
             if req.metric in self.model.metrics
             else []
         )
+        if dialect is not None:
+            check_dialect(get_dialect(dialect).name, connection)
         plan = plan_attribution(self.model, self.graph, req, cands, "duckdb")
         table = None
         if plan.sql is not None:
             path = self._resolve_path(connection, db_path)
             table = self._run(path, plan.sql, timeout_secs, cancellation)
-        out = attribution_result(self.model, plan, table)
-        if plan.sql is not None and dialect not in (None, "duckdb"):
-            out["sql"] = plan_attribution(self.model, self.graph, req, cands, dialect).sql
-        return out
+        return attribution_result(self.model, plan, table)
 
     def lineage(self, metric: str | None = None, redact_sql: bool = False) -> dict[str, Any]:
         """The model's lineage graph (tables -> datasets -> metrics, joins); with `metric`,
