@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from sqlglot import exp
 
 from dosi.attribution import (
     attribution_result,
@@ -201,31 +200,28 @@ class Engine:
         return self.execute(query, None, connection, timeout_secs, db_path).arrow
 
     # -- detail rows, attribution, lineage -----------------------------------------------------
-    def _detail(
-        self, query: Any, dialect: str | None, pretty: bool, run: bool
-    ) -> tuple[dict[str, Any], exp.Expression]:
-        """The compile answer of a detail query and its tree (executions default to 100 rows,
-        as the reference engine's do)."""
+    def _detail(self, query: Any, dialect: str | None, pretty: bool, run: bool) -> dict[str, Any]:
+        """The compile answer of a detail query (executions default to 100 rows, as the
+        reference engine's do)."""
         rd = resolve_detail(self.model, parse_detail(query))
         dia = get_dialect(dialect)
         limit = rd.query.limit
         if run and limit is None:
             limit = DEFAULT_DETAIL_LIMIT
         tree = render_detail(self.model, self.graph, rd, dia, limit)
-        out = {
+        return {
             "dialect": dia.name,
             "sql": tree.sql(dialect=dia.name, pretty=pretty),
             "outputs": [],
             "warnings": [d.to_dict() for d in self.model.warnings],
             "requested_columns": rd.requested_columns(),
         }
-        return out, tree
 
     def compile_select(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
     ) -> dict[str, Any]:
         """The SQL of a detail-row query (no rollup stage)."""
-        return self._detail(query, dialect, pretty, run=False)[0]
+        return self._detail(query, dialect, pretty, run=False)
 
     def explain_select(self, query: Any) -> str:
         rd = resolve_detail(self.model, parse_detail(query))
@@ -243,7 +239,7 @@ class Engine:
     ) -> QueryResult:
         """Detail rows: fields of `from` and of what it reaches many-to-one, filtered, ordered
         and limited (100 rows unless `limit` says otherwise), never aggregated."""
-        out, tree = self._detail(query, dialect, False, run=True)
+        out = self._detail(query, dialect, False, run=True)
         if dialect is not None:
             check_dialect(out["dialect"], connection)
         path = self._resolve_path(connection, db_path)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -176,7 +177,10 @@ def test_spinner_shows_elapsed_time_on_a_terminal_only(tmp_path: Path) -> None:
     terminal; with stderr redirected to a file nothing but the error is written."""
     model = tmp_path / "slow.yaml"
     model.write_text(SLOW_MODEL)
-    cmd = [sys.executable, "-m", "dosi", "query", "-m", str(model), "-M", "total", "--timeout", "2"]
+    empty_db = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty_db)).close()  # the model's source is a SELECT: any database
+    cmd = [sys.executable, "-m", "dosi", "query", "-m", str(model), "--db", str(empty_db)]
+    cmd += ["-M", "total", "--timeout", "2"]
     env = {k: v for k, v in os.environ.items() if k != "DOSI_NO_SPINNER"}
     master, slave = pty.openpty()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave, env=env)

@@ -385,5 +385,16 @@ def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool, str | None]
     return out
 
 
-# the row-filter resolver, shared with detail-row queries (dosi.query.detail)
-resolve_where = _where
+def resolve_where(model: ModelIr, text: str) -> ResolvedWhere:
+    """A row filter only (detail-row queries, dosi.query.detail): with no aggregation stage,
+    a condition on a metric has nothing to filter."""
+    tree = _parse_where(text)
+    _check_where(tree, text)
+    _check_predicate(tree, text)
+    if any(names_metric(model, part) for part in conjuncts(tree)):
+        raise QueryError(
+            "aggregate_in_where",
+            f"where_sql `{text}` names a metric; detail rows are never aggregated",
+            hint="filter on dataset fields, or ask `query` for the metric",
+        )
+    return _where(model, tree)
