@@ -58,6 +58,7 @@ def test_explorer_runs_a_time_series_and_a_bar_chart(
     assert metric_names == [m["name"] for m in engine.metrics()]
     dims = page.locator("#dimensions option").evaluate_all("os => os.map(o => o.value)")
     assert "orders.channel" in dims and "orders.amount" not in dims  # is_dimension: false
+    assert "metric_time" not in dims and len(dims) == len(set(dims))  # the grain control
 
     # time series: revenue and order_count per month in 2024
     page.select_option("#metrics", ["revenue", "order_count"])

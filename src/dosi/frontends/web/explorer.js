@@ -55,10 +55,12 @@ async function loadCatalog() {
     ms.replaceChildren(...metrics.map((m) => option(m.name, m.name + (m.window_family ? `  (${m.window_family})` : ""))));
     if (ms.options.length) ms.options[0].selected = true;
     const ds = $("dimensions");
-    const usable = dims.filter((d) => d.is_dimension);
+    // metric_time is the grain control; the lists hold stored fields, once each
+    const fields = dims.filter((d) => d.name !== "metric_time");
+    const usable = fields.filter((d) => d.is_dimension);
     ds.replaceChildren(...usable.map((d) => option(d.name)));
-    fieldTypes = Object.fromEntries(dims.map((d) => [d.name, d.datatype]));
-    $("filter-field").replaceChildren(...dims.map((d) => option(d.name)));
+    fieldTypes = Object.fromEntries(fields.map((d) => [d.name, d.datatype]));
+    $("filter-field").replaceChildren(...fields.map((d) => option(d.name)));
     $("model-info").textContent = `${metrics.length} metrics, ${usable.length} dimensions`;
     document.body.dataset.catalog = "loaded";
   } catch (err) {
