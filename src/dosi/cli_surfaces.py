@@ -201,6 +201,18 @@ def _json_arg(text: str | None, what: str) -> Any:
         raise CliError("invalid_json", f"{what} is not valid JSON: {exc.msg}") from None
 
 
+def _need_database(engine: Any, db_path: str | None, connection: str | None) -> None:
+    """As `dosi query`: running needs --db, or --connections with a default profile."""
+    if db_path is None and connection is None and engine.connections.path_for(None) is None:
+        engine.close()
+        raise CliError(
+            "no_connection",
+            "no database to run on: pass --db PATH (or set DOSI_DB), or --connections FILE "
+            "with a default profile (or --connection NAME)",
+            hint="`--db :memory:` runs on an empty in-memory DuckDB",
+        )
+
+
 def register(group: click.Group, h: Any) -> None:
     """Add serve, mcp, select, lineage and attribute to the `dosi` group."""
 
@@ -283,10 +295,12 @@ def register(group: click.Group, h: Any) -> None:
             if distinct:
                 q["distinct"] = True
         engine = h.engine(model, mode, connections_file, connection)
+        db_path = h.resolve_db(db)
+        _need_database(engine, db_path, connection)
         try:
             with spinner("selecting"):
                 result = engine.select(
-                    q, connection=connection, timeout_secs=timeout, db_path=h.resolve_db(db)
+                    q, connection=connection, timeout_secs=timeout, db_path=db_path
                 )
         finally:
             engine.close()
@@ -372,10 +386,12 @@ def register(group: click.Group, h: Any) -> None:
             if where:
                 req["where_sql"] = " AND ".join(f"({w})" for w in where)
         engine = h.engine(model, mode, connections_file, connection)
+        db_path = h.resolve_db(db)
+        _need_database(engine, db_path, connection)
         try:
             with spinner("attributing"):
                 out = engine.attribute(
-                    req, connection=connection, timeout_secs=timeout, db_path=h.resolve_db(db)
+                    req, connection=connection, timeout_secs=timeout, db_path=db_path
                 )
         finally:
             engine.close()

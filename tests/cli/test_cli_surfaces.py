@@ -202,3 +202,26 @@ def test_spinner_shows_elapsed_time_on_a_terminal_only(tmp_path: Path) -> None:
     plain = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
     assert plain.returncode == 4
     assert "querying" not in plain.stderr and "timeout" in plain.stderr
+
+
+def test_select_and_attribute_need_a_database(run: Run) -> None:
+    """As `dosi query`: no --db and no default connection is `no_connection` (exit 2)."""
+    for args in (
+        ["select", "-m", SHOP_MODEL, "--from", "orders", "-F", "orders.order_id"],
+        [
+            "attribute",
+            "-m",
+            SHOP_MODEL,
+            "-M",
+            "revenue",
+            "--current",
+            "2024-03-01..2024-04-01",
+            "--baseline",
+            "2024-01-01..2024-02-01",
+            "-d",
+            "orders.channel",
+        ],
+    ):
+        r = run(*args, "-f", "json")
+        assert r.exit_code == 2
+        assert json.loads(r.stdout)["error"]["code"] == "no_connection"
