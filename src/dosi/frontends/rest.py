@@ -538,4 +538,10 @@ def serve(
         timeout=timeout,
     )
     print(f"dosi: serving {model_path} on http://{host}:{port}/ (API at /v1)", file=sys.stderr)
+    if db_path is None and app.state.holder.current().connections.path_for(None) is None:
+        print(
+            "dosi: no database given (--db / --connections): queries run on an empty "
+            "in-memory DuckDB",
+            file=sys.stderr,
+        )
     uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
