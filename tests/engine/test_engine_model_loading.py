@@ -196,10 +196,12 @@ def test_schema_errors_are_all_reported_in_one_model_error() -> None:
     assert [d.line for d in err.issues] == [line_of(text, "owner: bi"), line_of(text, "weight: 1")]
 
 
-def test_version_other_than_0_2_0_dev0_is_rejected() -> None:
-    """OSI 0.2.0.dev0 only (reference: unsupported_version / invalid model)."""
-    err = model_error(GOOD.replace("version: 0.2.0.dev0", "version: 0.1.1"))
+def test_version_other_than_0_2_0_dev0_or_0_1_1_is_rejected() -> None:
+    """OSI 0.2.0.dev0, or 0.1.1 upgraded (issue 8); anything else is unsupported_version
+    (reference: invalid_model)."""
+    err = model_error(GOOD.replace("version: 0.2.0.dev0", "version: 0.3.0"))
     assert [(d.code, d.path) for d in err.issues] == [("unsupported_version", "version")]
+    assert err.code == "invalid_model"
 
 
 def test_custom_extensions_of_other_vendors_are_accepted() -> None:
