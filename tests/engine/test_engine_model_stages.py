@@ -127,7 +127,9 @@ CASES: list[tuple[str, str, str, list[str]]] = [
     ),
     (
         "datus_payload_not_json",
-        GOOD.replace(METRIC, METRIC + "\n        custom_extensions: [{vendor_name: DATUS, data: x}]"),
+        GOOD.replace(
+            METRIC, METRIC + "\n        custom_extensions: [{vendor_name: DATUS, data: x}]"
+        ),
         "compile_error",
         ["invalid_datus_extension"],
     ),

@@ -41,8 +41,15 @@ CUSTOMERS = [
 
 ITEMS = [
     # i_item_sk, i_item_id, i_item_desc, i_brand, i_category, i_current_price
-    (1, "AAAAAAAABAAAAAAA", "Powers will not get influences.", "edu packscholar #1", "Music", "27.02"),
-    (2, "AAAAAAAACAAAAAAA", "False opportunities would run", "exportiunivamalg #9", "Books", "1.12"),
+    (
+        1,
+        "AAAAAAAABAAAAAAA",
+        "Powers will not get influences",
+        "edu packscholar #1",
+        "Music",
+        "27.02",
+    ),
+    (2, "AAAAAAAACAAAAAAA", "False opportunities run", "exportiunivamalg #9", "Books", "1.12"),
     (3, "AAAAAAAADAAAAAAA", "Fresh, sure forms might", "amalgamalg #1", "Shoes", "7.11"),
     (4, "AAAAAAAAEAAAAAAA", "Political, clear units", "importoimporto #2", "Books", "1.35"),
     (5, "AAAAAAAAFAAAAAAA", "Human reasons hear", "edu packscholar #1", "Music", "4.00"),
