@@ -431,9 +431,12 @@ def validate(model: str | None, mode: str | None, fmt: str) -> None:
             )
         else:
             issues = result.get("issues") or []
+            stage = result.get("stage")
             click.echo(
                 click.style("INVALID", fg="red", bold=True)
-                + f": {where} has {len(issues)} problem(s) ({resolved_mode} mode)"
+                + f": {where} has {len(issues)} problem(s) ("
+                + (f"{stage}; " if stage else "")
+                + f"{resolved_mode} mode)"
             )
             print_diagnostics(issues, err=False, label="error")
         print_diagnostics(warnings, err=False, label="warning")

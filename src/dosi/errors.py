@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 Severity = Literal["error", "warning"]
@@ -83,8 +83,17 @@ _STAGE_OF_CODE: dict[str, ModelStage] = {
 
 
 def model_stage(d: Diagnostic) -> ModelStage:
-    """The loading stage a model diagnostic belongs to (ModelError.code)."""
+    """The loading stage a model diagnostic belongs to (ModelError.code). A new code raised
+    while reading or parsing names its stage (`stage=`) or joins the table above."""
     return d.stage or _STAGE_OF_CODE.get(d.code, "compile_error")
+
+
+def at_stage(issues: Sequence[Diagnostic], stage: ModelStage) -> list[Diagnostic]:
+    """Issues raised by one loading step: those that name no stage and whose code the table
+    does not know belong to that step's stage."""
+    return [
+        d if d.stage or d.code in _STAGE_OF_CODE else replace(d, stage=stage) for d in issues
+    ]
 
 
 class OsiError(Exception):

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from dosi.errors import Diagnostic, ModelError
+from dosi.errors import Diagnostic, ModelError, at_stage
 from dosi.model.schema import DocumentSpec
 from dosi.model.versions import CURRENT, V0_1_1, document_version, upgrade_0_1_1
 
@@ -68,7 +68,10 @@ def load_document(text: str) -> DocumentSpec:
 def read_document(text: str) -> LoadedDocument:
     """Parse and validate; a 0.1.1 document is checked against the 0.1.1 schema's own rules
     and upgraded in memory to the current model (one `model_version_upgraded` warning)."""
-    data = parse_document(text)
+    try:
+        data = parse_document(text)
+    except ModelError as err:  # whatever reading the text found is a `parse` problem
+        raise ModelError(at_stage(err.issues, "parse"), err.warnings) from None
     if not isinstance(data, dict):
         raise ModelError(
             [
