@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from enginekit import assert_rows_equal, norm, result_rows
+from tpcdskit import MODEL
 
 from dosi.engine import Engine
 from dosi.errors import QueryError
@@ -362,3 +363,56 @@ def test_undeclared_key_column_is_no_dimension(tpcds: Engine) -> None:
         tpcds, {"metrics": ["total_sales"], "group_by": ["store_sales.ss_ticket_number"]}
     )
     assert err.code == "unknown_dimension"
+
+
+# ------------------------------------------------------------------------------ bridged measures
+
+EXTRA_METRICS = """    metrics:
+      - name: customer_count
+        expression:
+          dialects:
+            - dialect: ANSI_SQL
+              expression: COUNT(DISTINCT customer.c_customer_sk)
+      - name: top_list_price
+        expression:
+          dialects:
+            - dialect: ANSI_SQL
+              expression: MAX(item.i_current_price)
+"""
+
+
+@pytest.fixture(scope="module")
+def tpcds_plus() -> Engine:
+    """The upstream model plus two one-side metrics a user would add."""
+    text = MODEL.read_text(encoding="utf-8").replace("    metrics:\n", EXTRA_METRICS, 1)
+    return Engine(model_text=text)
+
+
+def test_customers_per_store_state_count_through_the_sales(
+    tpcds_plus: Engine, tpcds_db: Path, tpcds_ref: Any
+) -> None:
+    """CORE-FAN-03: customers do not reach stores; the sales reach both, so the distinct count
+    runs through them (the customers who bought in each state), as the reference does."""
+    q = {"metrics": ["customer_count"], "group_by": ["store.s_state"]}
+    expected = tpcds_ref.rows(
+        f"SELECT s.s_state, COUNT(DISTINCT c.c_customer_sk) FROM {SALES} {J_STORE} {J_CUST} "
+        "GROUP BY 1"
+    )
+    assert_rows_equal(ask(tpcds_plus, tpcds_db, q, ["s_state", "customer_count"]), expected)
+
+
+def test_customer_count_alone_counts_the_customer_table(
+    tpcds_plus: Engine, tpcds_db: Path, tpcds_ref: Any
+) -> None:
+    """With nothing to reach, the count reads its own dataset: buyers or not."""
+    got = ask(tpcds_plus, tpcds_db, {"metrics": ["customer_count"]}, ["customer_count"])
+    assert_rows_equal(got, tpcds_ref.rows("SELECT COUNT(DISTINCT c_customer_sk) FROM customer"))
+
+
+def test_top_list_price_sold_in_a_state(tpcds_plus: Engine, tpcds_db: Path, tpcds_ref: Any) -> None:
+    """A MAX over items filtered by a store field: evaluated over the items sold there."""
+    q = {"metrics": ["top_list_price"], "where_sql": "store.s_state = 'GA'"}
+    expected = tpcds_ref.rows(
+        f"SELECT MAX(i.i_current_price) FROM {SALES} {J_STORE} {J_ITEM} WHERE s.s_state = 'GA'"
+    )
+    assert_rows_equal(ask(tpcds_plus, tpcds_db, q, ["top_list_price"]), expected)

@@ -151,15 +151,16 @@ class Planner:
         measure whose own dataset cannot reach the query's dimensions is evaluated through
         the join from a dataset that reaches both: first the metric's other measures' (one
         metric, one branch: `SUM(orders.x) / COUNT(DISTINCT customers.id)` per order
-        channel), then the query's own datasets."""
+        channel), then the query's own datasets, then any bridging fact in model order
+        (customers per store state through the sales; the reference picks the same)."""
         own = meas.dataset
         reach = self.graph.reachable
         if meas.agg not in DUP_INSENSITIVE or all(reach(own, r) for r in required):
             return own
-        # only the metric's and the query's own datasets are candidates: the answer must not
-        # depend on which other metrics share the query
+        # never the datasets of other metrics in the query: the answer must not depend on
+        # which other metrics share it
         owners = [self.model.measures[x].dataset for x in m.measures]
-        for cand in dict.fromkeys([*owners, *required]):
+        for cand in dict.fromkeys([*owners, *required, *self.model.datasets]):
             if reach(cand, own) and all(reach(cand, r) for r in required):
                 return cand
         return own
