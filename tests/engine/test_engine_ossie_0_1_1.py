@@ -95,7 +95,7 @@ def test_core_mod_01_a_0_1_1_model_loads_with_one_upgrade_warning(
 
 
 def test_0_1_1_is_time_keeps_its_meaning(mini_db: Path, mini_ref: Any) -> None:
-    """0.1.1 has no datatype, so is_time alone marks time fields: order_date (is_time true) is
+    """CORE-MOD-08: 0.1.1 has no datatype, so is_time alone marks time fields: order_date (is_time true) is
     the metric_time axis; ship_date (unset) is no time field before or after the upgrade."""
     engine = Engine(model_text=V011)
     q = {"metrics": ["revenue"], "group_by": ["metric_time:month"]}
