@@ -182,3 +182,15 @@ def test_core_mod_02_repeated_key_columns_warn() -> None:
         ("duplicate_key_column", "datasets[orders].primary_key"),
         ("duplicate_key", "datasets[customers].unique_keys"),
     ]
+
+
+def test_undeclared_column_names_are_quoted_only_when_they_must_be() -> None:
+    """An undeclared key column reads like a field expression naming it: a plain identifier
+    stays unquoted (so the warehouse's case rules apply), anything else is quoted."""
+    doc = lean_doc()
+    rel_ = doc["semantic_model"][0]["relationships"][0]
+    rel_["from_columns"], rel_["to_columns"] = ["CustKey"], ["customer id"]
+    sql = Engine(model_text=to_yaml(doc)).compile(
+        {"metrics": ["revenue"], "group_by": ["customers.region"]}
+    )["sql"]
+    assert 'orders.CustKey = customers."customer id"' in sql
