@@ -61,10 +61,6 @@ class LoadedDocument:
     warnings: list[Diagnostic] = field(default_factory=list)
 
 
-def load_document(text: str) -> DocumentSpec:
-    return read_document(text).spec
-
-
 def read_document(text: str) -> LoadedDocument:
     """Parse and validate; a 0.1.1 document is checked against the 0.1.1 schema's own rules
     and upgraded in memory to the current model (one `model_version_upgraded` warning)."""
