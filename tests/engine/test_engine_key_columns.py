@@ -22,6 +22,8 @@ from enginekit import (
     result_rows,
     to_yaml,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dosi.engine import Engine
 from dosi.errors import ModelError, QueryError
@@ -194,3 +196,42 @@ def test_undeclared_column_names_are_quoted_only_when_they_must_be() -> None:
         {"metrics": ["revenue"], "group_by": ["customers.region"]}
     )["sql"]
     assert 'orders.CustKey = customers."customer id"' in sql
+
+
+KEY_COLUMNS = [
+    ("orders", "order_id"),
+    ("orders", "customer_id"),
+    ("customers", "id"),
+    ("order_items", "order_id"),
+    ("order_items", "line"),
+]
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(declared=st.sets(st.sampled_from(KEY_COLUMNS)))
+def test_declaring_key_columns_as_fields_changes_no_answer(
+    declared: set[tuple[str, str]], mini_db: Path, mini_ref: Any
+) -> None:
+    """Property (CORE-MOD-02/03): whichever key columns a model also declares as fields,
+    every answer is the one hand-written SQL gives."""
+    doc = lean_doc()
+    by_name = {d["name"]: d for d in doc["semantic_model"][0]["datasets"]}
+    for ds, col in sorted(declared):
+        by_name[ds]["fields"].append(field(col, datatype="Integer"))
+    engine = Engine(model_text=to_yaml(doc))
+    q = {"metrics": ["units", "revenue"], "group_by": ["customers.region"]}
+    got = engine.execute(q, db_path=mini_db)
+    expected = mini_ref.rows(
+        "WITH u AS (SELECT c.region, SUM(i.qty) AS units FROM order_items i "
+        "LEFT JOIN orders o ON i.order_id = o.order_id "
+        "LEFT JOIN customers c ON o.customer_id = c.id GROUP BY 1), "
+        "r AS (SELECT c.region, SUM(o.amount) AS revenue FROM orders o "
+        "LEFT JOIN customers c ON o.customer_id = c.id GROUP BY 1) "
+        "SELECT COALESCE(u.region, r.region), u.units, r.revenue "
+        "FROM u FULL JOIN r ON u.region IS NOT DISTINCT FROM r.region"
+    )
+    assert_rows_equal(result_rows(got, ["region", "units", "revenue"]), expected)
