@@ -155,7 +155,7 @@ def resolve_detail(model: ModelIr, q: DetailQuery) -> ResolvedDetail:
                     "grain_on_non_time_dimension",
                     f"`{f.qualified}` is not a time field, so `:{g}` does not apply",
                 )
-            check_grain(f, g, spelling)
+            check_grain(model, f, g, spelling)
         base = f.name if f.dataset == ds.name else f"{f.dataset}__{f.name}"
         output = base if g is None else f"{base}__{g}"
         if output in seen:
