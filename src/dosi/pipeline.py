@@ -53,7 +53,7 @@ def compile_query(
     rq = resolve_query(model, query)
     check_window_gates(rq, dia)
     plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
-    tree = render_plan(model, plan, dia)
+    tree = dia.finalize(render_plan(model, plan, dia))
     try:
         sql = tree.sql(dialect=dia.name, pretty=pretty)
     except Exception as exc:
