@@ -17,8 +17,11 @@ import pyarrow as pa
 from dosi.catalog import Catalog
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import Diagnostic, OsiError, QueryError
-from dosi.execute.connections import parse_connections
-from dosi.execute.duckdb_runner import arrow_rows, open_duckdb, run_sql
+from dosi.execute.connections import Profile, parse_connections
+from dosi.execute.duckdb_runner import arrow_rows
+from dosi.execute.engines import open_runner
+from dosi.execute.runner import Runner
+from dosi.execute.shape import conform, output_types
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
@@ -68,7 +71,7 @@ class Engine:
         self.connections = parse_connections(connections)
         self._cache: OrderedDict[str, CompiledQuery] = OrderedDict()
         self._lock = threading.Lock()
-        self._cons: dict[str, Any] = {}
+        self._cons: dict[str, Runner] = {}
         self._con_lock = threading.Lock()
 
     # -- catalog -------------------------------------------------------------------------------
@@ -143,13 +146,18 @@ class Engine:
         timeout_secs: float | None = None,
         db_path: str | Path | None = None,
     ) -> QueryResult:
+        """Run `query` on a connection: the named profile, the default one, `db_path` (a
+        DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect."""
+        profile = self._profile(connection, db_path)
+        engine_dialect = profile.dialect
         c = self._compiled(query, dialect, False)
-        path = self._resolve_path(connection, db_path)
         sql = c.sql
-        if c.dialect.name != "duckdb":
-            # execution is on embedded DuckDB: run the DuckDB rendering of the same plan
-            sql = self._compiled(query, "duckdb", False).sql
-        table = self._run(path, sql, timeout_secs)
+        if c.dialect.key != engine_dialect:
+            # the connection fixes the dialect: run its rendering of the same plan
+            sql = self._compiled(query, engine_dialect, False).sql
+        table = self._run(profile, sql, timeout_secs)
+        if engine_dialect != "duckdb":
+            table = conform(table, _temporal_types(c))
         table = _with_metadata(table, c)
         data = {
             "dialect": c.dialect.name,
@@ -173,23 +181,37 @@ class Engine:
         """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata)."""
         return self.execute(query, None, connection, timeout_secs, db_path).arrow
 
-    def _resolve_path(self, connection: str | None, db_path: str | Path | None) -> str | None:
+    def _profile(self, connection: str | None, db_path: str | Path | None) -> Profile:
         if db_path is not None:
-            return str(db_path)
-        return self.connections.path_for(connection)
+            return Profile(str(db_path), "duckdb", str(db_path))
+        found = self.connections.profile(connection)
+        return found if found is not None else Profile(":memory:", "duckdb", ":memory:")
 
-    def _run(self, path: str | None, sql: str, timeout_secs: float | None) -> pa.Table:
-        key = path or ":memory:"
+    def _run(self, profile: Profile, sql: str, timeout_secs: float | None) -> pa.Table:
+        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
         with self._con_lock:
-            con = self._cons.get(key)
-            if con is None:
-                con = self._cons[key] = open_duckdb(path)
-            return run_sql(con, sql, timeout_secs)
+            runner = self._cons.get(key)
+            if runner is None:
+                runner = self._cons[key] = open_runner(profile)
+            return runner.run(sql, timeout_secs)
+
+    def runner(self, connection: str | None = None) -> Runner:
+        """The open runner of a connection (to cancel a running query from another thread)."""
+        profile = self._profile(connection, None)
+        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
+        open_one = self._cons.get(key)  # no lock: a query may hold it while it runs
+        if open_one is not None:
+            return open_one
+        with self._con_lock:
+            if key not in self._cons:
+                self._cons[key] = open_runner(profile)
+            return self._cons[key]
 
     def close(self) -> None:
+        """Close the connections dosi opened (client objects handed in stay open)."""
         with self._con_lock:
-            for con in self._cons.values():
-                con.close()
+            for runner in self._cons.values():
+                runner.close()
             self._cons.clear()
 
 
@@ -199,6 +221,18 @@ def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:
     except (TypeError, ValueError):
         return None
     return f"{(dialect or 'duckdb').lower()}|{int(pretty)}|{body}"
+
+
+def _temporal_types(c: CompiledQuery) -> dict[str, pa.DataType]:
+    return output_types(
+        (
+            d.output,
+            d.grain,
+            d.window is not None,
+            d.field.datatype if d.field is not None else None,
+        )
+        for d in c.resolved.dims
+    )
 
 
 def _with_metadata(table: pa.Table, c: CompiledQuery) -> pa.Table:

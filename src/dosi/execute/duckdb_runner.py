@@ -95,3 +95,29 @@ def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
     cols = table.column_names
     data = [table.column(i).to_pylist() for i in range(table.num_columns)]
     return [{c: to_python(data[j][i]) for j, c in enumerate(cols)} for i in range(table.num_rows)]
+
+
+class DuckDBRunner:
+    """The Runner protocol over a DuckDB connection (dosi.execute.runner): a database file or
+    in memory, or a connection handed in; cancel is DuckDB's interrupt."""
+
+    engine = "DuckDB"
+    dialect = "duckdb"
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, owned: bool) -> None:
+        self.connection = connection
+        self.owned = owned
+
+    @classmethod
+    def connect(cls, uri: str | None, options: dict[str, Any]) -> DuckDBRunner:
+        return cls(open_duckdb(uri), owned=True)
+
+    def run(self, sql: str, timeout_secs: float | None = None) -> pa.Table:
+        return run_sql(self.connection, sql, timeout_secs)
+
+    def cancel(self) -> None:
+        self.connection.interrupt()
+
+    def close(self) -> None:
+        if self.owned:
+            self.connection.close()
