@@ -43,10 +43,11 @@ class DataFusionRunner:
                 for batch in df.execute_stream():
                     if self._stop.is_set():
                         raise RuntimeError("the query was cancelled")
-                    batches.append(batch.to_pyarrow())
+                    # batches may differ in decimal width: each is cast to the plan's schema
+                    batches.append(pa.Table.from_batches([batch.to_pyarrow()]).cast(schema))
             except Exception as exc:
                 raise failure(self.engine, exc, sql, deadline, timeout_secs) from None
-        return pa.Table.from_batches(batches, schema=schema)
+        return pa.concat_tables(batches) if batches else schema.empty_table()
 
     def cancel(self) -> None:
         self._stop.set()

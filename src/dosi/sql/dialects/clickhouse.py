@@ -34,11 +34,41 @@ class ClickHouse(Dialect):
 
     def finalize(self, tree: exp.Expression) -> exp.Expression:
         """SETTINGS join_use_nulls = 1 on the outermost SELECT (it applies to the whole
-        query): outer joins then yield NULL for the missing side, as in standard SQL."""
+        query): outer joins then yield NULL for the missing side, as in standard SQL. Window
+        statistics read their arguments as Float64 (ClickHouse refuses mixed Int64 / Decimal
+        pairs) and read NaN (one-row samples) as NULL, as every other engine returns;
+        `cume_dist` is spelled in ClickHouse's case-sensitive name."""
+        tree = tree.transform(_window_statistics)
         if isinstance(tree, exp.Select):
             setting = exp.EQ(this=exp.column("join_use_nulls"), expression=exp.Literal.number(1))
             tree.set("settings", [setting])
         return tree
+
+
+_STATISTICS = (
+    exp.StddevPop,
+    exp.StddevSamp,
+    exp.VariancePop,
+    exp.Variance,
+    exp.CovarPop,
+    exp.CovarSamp,
+    exp.Corr,
+)
+_FLOAT = exp.DataType.build("DOUBLE")
+
+
+def _window_statistics(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.CumeDist):
+        return exp.Anonymous(this="cume_dist", expressions=[])
+    if not (isinstance(node, exp.Window) and isinstance(node.this, _STATISTICS)):
+        return node
+    func = node.this
+    for key in ("this", "expression"):
+        arg = func.args.get(key)
+        if isinstance(arg, exp.Expression):
+            func.set(key, exp.Cast(this=arg, to=_FLOAT.copy()))
+    is_nan = _fn("isNaN", node.copy())
+    return exp.Case(ifs=[exp.If(this=is_nan, true=exp.Null())], default=node.copy())
 
 
 CLICKHOUSE = ClickHouse(

@@ -31,6 +31,17 @@ class DataFusion(Postgres):
             )
         return _arrow_cast(micros, _MICROS)
 
+    def finalize(self, tree: exp.Expression) -> exp.Expression:
+        """DataFusion has no DIV(): integer `/` of two integers already truncates."""
+        return tree.transform(_int_div)
+
+
+def _int_div(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.IntDiv):
+        div = exp.Div(this=node.this, expression=node.expression, typed=True)
+        return exp.Cast(this=div, to=_BIGINT.copy())
+    return node
+
 
 # DataFusion sorts NULLs last ascending and first descending (PostgreSQL's "large" NULLs)
 DATAFUSION = DataFusion(
