@@ -189,12 +189,17 @@ def same(a: Any, b: Any, rel: float = 1e-9) -> bool:
 
 
 def compare(
-    got: Sequence[dict[str, Any]], want: Sequence[dict[str, Any]], columns: Sequence[str], label: str
+    got: Sequence[dict[str, Any]],
+    want: Sequence[dict[str, Any]],
+    columns: Sequence[str],
+    label: str,
 ) -> None:
     """Row for row (dosi always emits ORDER BY, so the sequence must match too)."""
     act = [tuple(norm(r.get(c)) for c in columns) for r in got]
     exp = [tuple(norm(r.get(c)) for c in columns) for r in want]
-    assert len(act) == len(exp), f"{label}: {len(act)} rows, DuckDB {len(exp)}\n{act[:8]}\n{exp[:8]}"
+    assert len(act) == len(exp), (
+        f"{label}: {len(act)} rows, DuckDB {len(exp)}\n{act[:8]}\n{exp[:8]}"
+    )
     for i, (a, e) in enumerate(zip(act, exp, strict=True)):
         bad = [c for c, x, y in zip(columns, a, e, strict=True) if not same(x, y)]
         assert not bad, (
@@ -268,7 +273,15 @@ WINDOW_METRICS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "w_scope_tb": (
         _REV,
-        _w({"frame": {"function": "sum", "scope": "partition", "partition": {"mode": "time_bucket"}}}),
+        _w(
+            {
+                "frame": {
+                    "function": "sum",
+                    "scope": "partition",
+                    "partition": {"mode": "time_bucket"},
+                }
+            }
+        ),
     ),
     "w_sd_pop": (_REV, _w({"frame": {"function": "stddev_pop", "preceding": 2}})),
     "w_var_samp": (_REV, _w({"frame": {"function": "var_samp", "preceding": 2}})),
@@ -281,7 +294,10 @@ WINDOW_METRICS: dict[str, tuple[str, dict[str, Any]]] = {
         _w({"frame": {"function": "covar_pop", "preceding": "unbounded", "second": "order_count"}}),
     ),
     "w_row_number": (_REV, _w({"rank": {"function": "row_number"}})),
-    "w_rank_asc": (_REV, _w({"rank": {"function": "rank", "order": {"by": "value", "direction": "asc"}}})),
+    "w_rank_asc": (
+        _REV,
+        _w({"rank": {"function": "rank", "order": {"by": "value", "direction": "asc"}}}),
+    ),
     "w_ntile3": (_REV, _w({"rank": {"function": "ntile", "buckets": 3}})),
     "w_percent_rank": (_REV, _w({"rank": {"function": "percent_rank"}})),
     "w_cume_dist": (_REV, _w({"rank": {"function": "cume_dist"}})),
@@ -346,20 +362,39 @@ QUERIES: dict[str, dict[str, Any]] = {
     ),
     "plain-events": q(EVENTS, "events.event_type"),
     # grains (Date and DateTime columns, every grain, week starts)
-    "grain-day": q(["revenue", "order_count"], "metric_time:day", time_range={"start": "2025-03-01", "end": "2025-04-15"}),
+    "grain-day": q(
+        ["revenue", "order_count"],
+        "metric_time:day",
+        time_range={"start": "2025-03-01", "end": "2025-04-15"},
+    ),
     "grain-week": q(["revenue"], "metric_time:week", time_range=Y2025),
     "grain-month": q(["revenue", "customer_count"], "metric_time:month"),
     "grain-quarter": q(["revenue"], "orders.channel", "metric_time:quarter"),
     "grain-year": q(["revenue", "order_count"], "metric_time:year"),
-    "grain-order-date-plain": q(["revenue"], "orders.order_date", time_range={"start": "2025-06-01", "end": "2025-06-20"}),
-    "grain-event-day": q(EVENTS, "events.event_ts:day", time_range={"start": "2025-11-20T06:00:00", "end": "2025-11-29T18:30:00"}),
+    "grain-order-date-plain": q(
+        ["revenue"], "orders.order_date", time_range={"start": "2025-06-01", "end": "2025-06-20"}
+    ),
+    "grain-event-day": q(
+        EVENTS,
+        "events.event_ts:day",
+        time_range={"start": "2025-11-20T06:00:00", "end": "2025-11-29T18:30:00"},
+    ),
     "grain-event-month": q(EVENTS, "events.event_ts:month"),
     "grain-event-week": q(EVENTS, "events.event_ts:week"),
-    "grain-event-day-type": q(["event_count"], "events.event_type", "metric_time:day", time_range={"start": "2025-08-01", "end": "2025-08-20"}),
+    "grain-event-day-type": q(
+        ["event_count"],
+        "events.event_type",
+        "metric_time:day",
+        time_range={"start": "2025-08-01", "end": "2025-08-20"},
+    ),
     # time ranges
     "range-open-end": q(["revenue"], "metric_time:month", time_range={"start": "2025-06-01"}),
     "range-open-start": q(["revenue"], "orders.status", time_range={"end": "2023-07-01"}),
-    "range-dimension": q(["revenue"], "orders.channel", time_range={"start": "2024-01-01", "end": "2024-07-01", "dimension": "orders.order_date"}),
+    "range-dimension": q(
+        ["revenue"],
+        "orders.channel",
+        time_range={"start": "2024-01-01", "end": "2024-07-01", "dimension": "orders.order_date"},
+    ),
     # multi-fact merges (fan-out safe, D-FILL)
     "merge-month-fill": q(["revenue", "refund_total", "refund_count"], "metric_time:month"),
     "merge-channel": q(["revenue", "refund_total"], "orders.channel"),
@@ -367,26 +402,94 @@ QUERIES: dict[str, dict[str, Any]] = {
     "merge-three": q(["order_count", "refund_count", "event_count"], "metric_time:year"),
     "merge-total": q(["revenue", "refund_total", "event_count"]),
     # the shop's window metrics
-    "win-shop-pop": q(["revenue", "revenue_mom", "revenue_yoy"], "metric_time:month", time_range={"start": "2024-01-01", "end": "2026-01-01"}),
-    "win-shop-ytd": q(["revenue", "revenue_ytd"], "metric_time:month", time_range={"start": "2024-06-01", "end": "2025-03-01"}),
-    "win-shop-running": q(["revenue", "revenue_running", "first_month_revenue"], "orders.channel", "metric_time:quarter"),
-    "win-shop-rank": q(["revenue", "revenue_rank"], "customers.segment", order_by=[{"key": "revenue_rank", "desc": False}], limit=10),
-    "win-shop-rolling": q(["revenue", "revenue_rolling_3m", "revenue_next_month"], "orders.channel", "metric_time:month", time_range=Y2025),
+    "win-shop-pop": q(
+        ["revenue", "revenue_mom", "revenue_yoy"],
+        "metric_time:month",
+        time_range={"start": "2024-01-01", "end": "2026-01-01"},
+    ),
+    "win-shop-ytd": q(
+        ["revenue", "revenue_ytd"],
+        "metric_time:month",
+        time_range={"start": "2024-06-01", "end": "2025-03-01"},
+    ),
+    "win-shop-running": q(
+        ["revenue", "revenue_running", "first_month_revenue"],
+        "orders.channel",
+        "metric_time:quarter",
+    ),
+    "win-shop-rank": q(
+        ["revenue", "revenue_rank"],
+        "customers.segment",
+        order_by=[{"key": "revenue_rank", "desc": False}],
+        limit=10,
+    ),
+    "win-shop-rolling": q(
+        ["revenue", "revenue_rolling_3m", "revenue_next_month"],
+        "orders.channel",
+        "metric_time:month",
+        time_range=Y2025,
+    ),
     # streaming windows as portable SQL
-    "stream-tumble": q(EVENTS, "metric_time:tumble(1 hour)", time_range={"start": "2025-11-28", "end": "2025-11-29"}),
-    "stream-tumble-type": q(["event_count", "active_users"], "events.event_type", "metric_time:tumble(6 hours)", time_range={"start": "2025-06-01", "end": "2025-06-15"}),
-    "stream-hop": q(EVENTS, "metric_time:hop(1 minute, 30 seconds)", time_range={"start": "2025-11-28T12:00:00", "end": "2025-11-28T12:10:00"}),
-    "stream-hop-day": q(["event_count"], "metric_time:hop(2 days, 1 day)", time_range={"start": "2025-05-01", "end": "2025-05-15"}),
-    "stream-cumulate": q(EVENTS, {"field": "metric_time", "window": {"type": "cumulate", "size": "1 day", "step": "6 hours"}}, time_range={"start": "2025-11-27", "end": "2025-11-29"}),
-    "stream-session-user": q(["event_count", "event_value"], "events.user_id", {"field": "metric_time", "window": {"type": "session", "gap": "1 day"}}, time_range={"start": "2025-06-01", "end": "2025-07-01"}),
-    "stream-session-global": q(EVENTS, "metric_time:session(30 minutes)", time_range={"start": "2025-11-28", "end": "2025-11-29"}),
-    "stream-tumble-orders": q(["revenue", "order_count"], "metric_time:tumble(7 days)", time_range={"start": "2025-01-01", "end": "2025-03-01"}),
+    "stream-tumble": q(
+        EVENTS,
+        "metric_time:tumble(1 hour)",
+        time_range={"start": "2025-11-28", "end": "2025-11-29"},
+    ),
+    "stream-tumble-type": q(
+        ["event_count", "active_users"],
+        "events.event_type",
+        "metric_time:tumble(6 hours)",
+        time_range={"start": "2025-06-01", "end": "2025-06-15"},
+    ),
+    "stream-hop": q(
+        EVENTS,
+        "metric_time:hop(1 minute, 30 seconds)",
+        time_range={"start": "2025-11-28T12:00:00", "end": "2025-11-28T12:10:00"},
+    ),
+    "stream-hop-day": q(
+        ["event_count"],
+        "metric_time:hop(2 days, 1 day)",
+        time_range={"start": "2025-05-01", "end": "2025-05-15"},
+    ),
+    "stream-cumulate": q(
+        EVENTS,
+        {
+            "field": "metric_time",
+            "window": {"type": "cumulate", "size": "1 day", "step": "6 hours"},
+        },
+        time_range={"start": "2025-11-27", "end": "2025-11-29"},
+    ),
+    "stream-session-user": q(
+        ["event_count", "event_value"],
+        "events.user_id",
+        {"field": "metric_time", "window": {"type": "session", "gap": "1 day"}},
+        time_range={"start": "2025-06-01", "end": "2025-07-01"},
+    ),
+    "stream-session-global": q(
+        EVENTS,
+        "metric_time:session(30 minutes)",
+        time_range={"start": "2025-11-28", "end": "2025-11-29"},
+    ),
+    "stream-tumble-orders": q(
+        ["revenue", "order_count"],
+        "metric_time:tumble(7 days)",
+        time_range={"start": "2025-01-01", "end": "2025-03-01"},
+    ),
 }
 WINDOW_SHAPES: dict[str, dict[str, Any]] = {
-    "month": {"group_by": ["metric_time:month"], "time_range": {"start": "2024-03-01", "end": "2025-09-01"}},
+    "month": {
+        "group_by": ["metric_time:month"],
+        "time_range": {"start": "2024-03-01", "end": "2025-09-01"},
+    },
     "channel-quarter": {"group_by": ["orders.channel", "metric_time:quarter"]},
-    "week": {"group_by": ["metric_time:week"], "time_range": {"start": "2025-05-01", "end": "2025-09-01"}},
-    "day": {"group_by": ["metric_time:day"], "time_range": {"start": "2025-06-20", "end": "2025-08-10"}},
+    "week": {
+        "group_by": ["metric_time:week"],
+        "time_range": {"start": "2025-05-01", "end": "2025-09-01"},
+    },
+    "day": {
+        "group_by": ["metric_time:day"],
+        "time_range": {"start": "2025-06-20", "end": "2025-08-10"},
+    },
 }
 # the shapes each window metric is valid with (offsets land on the grain, resets are coarser)
 _INVALID = {

@@ -148,3 +148,52 @@ class Dialect:
     def finalize(self, tree: exp.Expression) -> exp.Expression:
         """Last touches on the whole statement (query-level settings); identity by default."""
         return tree
+
+
+STATISTICS = (
+    exp.StddevPop,
+    exp.StddevSamp,
+    exp.VariancePop,
+    exp.Variance,
+    exp.CovarPop,
+    exp.CovarSamp,
+    exp.Corr,
+)
+_DOUBLE = exp.DataType.build("DOUBLE")
+
+
+def float_statistic(node: exp.Expression) -> bool:
+    """Cast the arguments of a statistical window function to DOUBLE in place (engines that
+    keep DECIMAL arithmetic round the result, or refuse mixed argument types); True when
+    `node` was one."""
+    if not (isinstance(node, exp.Window) and isinstance(node.this, STATISTICS)):
+        return False
+    func = node.this
+    for key in ("this", "expression"):
+        arg = func.args.get(key)
+        if isinstance(arg, exp.Expression) and not (
+            isinstance(arg, exp.Cast) and arg.to.this == exp.DataType.Type.DOUBLE
+        ):
+            func.set(key, exp.Cast(this=arg, to=_DOUBLE.copy()))
+    return True
+
+
+def order_outside(tree: exp.Expression, alias: str = "dosi_result") -> exp.Expression:
+    """`SELECT * FROM (<tree without ORDER BY / LIMIT>) AS alias ORDER BY ... LIMIT ...`, the
+    CTEs kept on top: for engines that resolve ORDER BY names against the joined tables before
+    the select list (MySQL: "ambiguous"), or refuse an ORDER BY on an aggregate's alias."""
+    if not isinstance(tree, exp.Select) or tree.args.get("order") is None:
+        return tree
+    inner = tree.copy()
+    order, limit, ctes = inner.args.get("order"), inner.args.get("limit"), inner.args.get("with_")
+    for key in ("order", "limit", "with_"):
+        inner.set(key, None)
+    outer = (
+        exp.Select()
+        .select(exp.Star())
+        .from_(exp.alias_(exp.Subquery(this=inner), exp.to_identifier(alias), table=True))
+    )
+    outer.set("order", order)
+    outer.set("limit", limit)
+    outer.set("with_", ctes)
+    return outer

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+from dosi.sql.dialects.base import Dialect, float_statistic, sqlglot_null_ordering
 from dosi.sql.dialects.sqlite import union_values
 
 
@@ -45,28 +45,11 @@ class ClickHouse(Dialect):
         return tree
 
 
-_STATISTICS = (
-    exp.StddevPop,
-    exp.StddevSamp,
-    exp.VariancePop,
-    exp.Variance,
-    exp.CovarPop,
-    exp.CovarSamp,
-    exp.Corr,
-)
-_FLOAT = exp.DataType.build("DOUBLE")
-
-
 def _window_statistics(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.CumeDist):
         return exp.Anonymous(this="cume_dist", expressions=[])
-    if not (isinstance(node, exp.Window) and isinstance(node.this, _STATISTICS)):
+    if not float_statistic(node):
         return node
-    func = node.this
-    for key in ("this", "expression"):
-        arg = func.args.get(key)
-        if isinstance(arg, exp.Expression):
-            func.set(key, exp.Cast(this=arg, to=_FLOAT.copy()))
     is_nan = _fn("isNaN", node.copy())
     return exp.Case(ifs=[exp.If(this=is_nan, true=exp.Null())], default=node.copy())
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+from dosi.sql.dialects.base import Dialect, float_statistic, order_outside, sqlglot_null_ordering
 from dosi.sql.dialects.sqlite import union_values
 
 _EPOCH = exp.Literal.string("1970-01-01 00:00:00")
@@ -35,6 +35,14 @@ class MySQL(Dialect):
 
     def values_table(self, values: Sequence[int], alias: str, column: str) -> exp.Expression:
         return union_values(values, alias, column)
+
+    def finalize(self, tree: exp.Expression) -> exp.Expression:
+        """Window statistics over DOUBLE (DECIMAL arguments round them to the argument's
+        scale), and ORDER BY on the outside (MySQL calls a select alias that is also a
+        joined column ambiguous, and MariaDB refuses to order by an aggregate's alias)."""
+        for window in tree.find_all(exp.Window):
+            float_statistic(window)
+        return order_outside(tree)
 
 
 def _mysql(name: str, key: str, **kw: object) -> MySQL:
