@@ -150,7 +150,7 @@ class Engine:
         DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect."""
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
-        c = self._compiled(query, dialect, False)
+        c = self._compiled(query, dialect or engine_dialect, False)
         sql = c.sql
         if c.dialect.key != engine_dialect:
             # the connection fixes the dialect: run its rendering of the same plan

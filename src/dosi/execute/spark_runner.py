@@ -35,7 +35,9 @@ class SparkRunner:
             builder = builder.config("spark.ui.enabled", "false")
         for key, value in (options.get("conf") or {}).items():
             builder = builder.config(str(key), str(value))
-        return cls(builder.getOrCreate(), owned=True)
+        # getOrCreate hands back a session the application already runs: never stop that one
+        owned = target.startswith("sc://") or sql.SparkSession.getActiveSession() is None
+        return cls(builder.getOrCreate(), owned=owned)
 
     def run(self, sql: str, timeout_secs: float | None = None) -> pa.Table:
         deadline = Deadline(timeout_secs, self.cancel)
