@@ -36,7 +36,8 @@ class ChdbRunner:
     def run(self, sql: str, timeout_secs: float | None = None) -> pa.Table:
         limit = float(timeout_secs or 0)
         try:
-            self.session.query(f"SET max_execution_time = {limit}")
+            if limit:
+                self.session.query(f"SET max_execution_time = {limit}")
             table = self.session.query(sql, "ArrowTable")
         except Exception as exc:
             expired = limit > 0 and "TIMEOUT_EXCEEDED" in str(exc)
