@@ -122,6 +122,7 @@ def load_spark(parquet: Path, folder: Path) -> Any:
         .config("spark.default.parallelism", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", str(folder / "warehouse"))
         .config("spark.driver.memory", "1g")
         .getOrCreate()

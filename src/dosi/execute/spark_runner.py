@@ -33,6 +33,7 @@ class SparkRunner:
         else:
             builder = builder.master(target).config("spark.sql.session.timeZone", "UTC")
             builder = builder.config("spark.ui.enabled", "false")
+            builder = builder.config("spark.ui.showConsoleProgress", "false")
         for key, value in (options.get("conf") or {}).items():
             builder = builder.config(str(key), str(value))
         # getOrCreate hands back a session the application already runs: never stop that one
