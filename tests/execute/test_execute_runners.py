@@ -6,6 +6,7 @@ through the runner's own cancel."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sqlite3
 from pathlib import Path
 
@@ -128,3 +129,31 @@ def test_conform_parses_sqlite_text() -> None:
     out = conform(table, output_types([("t", "month", False, "Date"), ("d", None, False, "Date")]))
     assert out.column("t").to_pylist()[0].isoformat() == "2024-01-01T00:00:00"
     assert out.column("d").type == pa.date32()
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DOSI_TEST_POSTGRES") or importlib.util.find_spec("psycopg") is None,
+    reason="set DOSI_TEST_POSTGRES (bash scripts/postgres.sh) and install dosi[postgres]",
+)
+def test_postgres_timeout_sends_a_cancel_request() -> None:
+    runner = open_runner(Profile("pg", "postgres", os.environ["DOSI_TEST_POSTGRES"]))
+    with pytest.raises(ExecuteError) as info:
+        runner.run("SELECT pg_sleep(5)", timeout_secs=0.3)
+    assert info.value.code == "timeout"
+    assert runner.run("SELECT 1 AS one").to_pylist() == [{"one": 1}]
+    runner.close()
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DOSI_TEST_MARIADB") or importlib.util.find_spec("pymysql") is None,
+    reason="set DOSI_TEST_MARIADB (bash scripts/mariadb.sh) and install dosi[mysql]",
+)
+def test_mariadb_timeout_stops_the_statement() -> None:
+    uri = os.environ["DOSI_TEST_MARIADB"].rstrip("/") + "/mysql"  # seq_ tables need a database
+    runner = open_runner(Profile("m", "mariadb", uri))
+    heavy = "SELECT COUNT(*) AS n FROM seq_1_to_1000000 a, seq_1_to_1000000 b"
+    with pytest.raises(ExecuteError) as info:
+        runner.run(heavy, timeout_secs=0.3)
+    assert info.value.code == "timeout"
+    assert runner.run("SELECT 1 AS one").to_pylist() == [{"one": 1}]
+    runner.close()

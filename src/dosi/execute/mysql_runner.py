@@ -26,6 +26,7 @@ def parse_mysql_uri(uri: str) -> dict[str, Any]:
 class MySQLRunner(DbApiRunner):
     engine = "MySQL"
     dialect = "mysql"
+    timeout_markers = ("max_statement_time", "maximum statement execution time")
 
     def __init__(self, connection: Any, owned: bool, params: dict[str, Any] | None = None) -> None:
         super().__init__(connection, owned)

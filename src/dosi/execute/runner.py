@@ -73,10 +73,17 @@ class Deadline:
 
 
 def failure(
-    engine: str, exc: BaseException, sql: str, deadline: Deadline | None, timeout_secs: float | None
+    engine: str,
+    exc: BaseException,
+    sql: str,
+    deadline: Deadline | None,
+    timeout_secs: float | None,
+    markers: tuple[str, ...] = (),
 ) -> ExecuteError:
-    """The structured error for an engine exception: `timeout` when our deadline fired."""
-    if deadline is not None and deadline.expired.is_set():
+    """The structured error for an engine exception: `timeout` when our deadline fired or the
+    engine's message says its own time limit stopped the query (`markers`, lower case)."""
+    expired = deadline is not None and deadline.expired.is_set()
+    if expired or any(m in str(exc).lower() for m in markers):
         return ExecuteError(
             "timeout",
             f"the query ran longer than {timeout_secs}s and was cancelled",
@@ -108,6 +115,7 @@ class DbApiRunner:
 
     engine = "database"
     dialect = "postgres"
+    timeout_markers: tuple[str, ...] = ()
 
     def __init__(self, connection: Any, owned: bool) -> None:
         self.connection = connection
@@ -129,7 +137,9 @@ class DbApiRunner:
                 raise
             except Exception as exc:
                 self.after_error()
-                raise failure(self.engine, exc, sql, deadline, timeout_secs) from None
+                raise failure(
+                    self.engine, exc, sql, deadline, timeout_secs, self.timeout_markers
+                ) from None
             finally:
                 cursor.close()
         return arrow_from_rows(names, rows)

@@ -55,14 +55,6 @@ class Dialect:
     def supports_window_function(self, function: str) -> bool:
         return function not in self.unsupported_window_functions
 
-    @property
-    def supports_two_arg_stat_window(self) -> bool:
-        return self.supports_window_function("corr")
-
-    @property
-    def supports_cume_dist(self) -> bool:
-        return self.supports_window_function("cume_dist")
-
     # -- time ----------------------------------------------------------------------------------
     def bucket(self, expr: exp.Expression, grain: str) -> exp.Expression:
         """The start of the grain bucket holding `expr` (a timestamp, as DATE_TRUNC yields)."""
