@@ -91,3 +91,22 @@ def test_statistical_window_functions_are_gated() -> None:
         assert not SQLITE.supports_window_function(fn)
     for fn in ("sum", "avg", "cume_dist", "ntile", "nth_value"):
         assert SQLITE.supports_window_function(fn)
+
+
+@pytest.mark.parametrize(
+    ("stored", "datatype", "bound", "inside"),
+    [
+        ("2025-11-28T12:00:00", "DateTime", dt.datetime(2025, 11, 28, 12), True),
+        ("2025-11-28T11:59:59.500", "DateTime", dt.datetime(2025, 11, 28, 12), False),
+        ("2024-01-01 00:00:00", "Date", dt.date(2024, 1, 1), True),
+        ("2023-12-31", "Date", dt.date(2024, 1, 1), False),
+    ],
+)
+def test_range_filters_accept_every_iso_spelling(
+    stored: str, datatype: str, bound: dt.date, inside: bool
+) -> None:
+    """A time_range start (`>=` bound) holds whether the text uses 'T' or ' ', fractions, or a
+    midnight time on a DATE column."""
+    operand = SQLITE.time_operand(exp.Literal.string(stored), datatype)
+    test = exp.GTE(this=operand, expression=SQLITE.time_literal(bound, datatype))
+    assert bool(_run(test)) is inside

@@ -70,6 +70,10 @@ class Dialect:
             )
         return exp.Cast(this=exp.Literal.string(value.isoformat()), to=_DATE.copy())
 
+    def time_operand(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
+        """The time column as range filters compare it with `time_literal` bounds."""
+        return expr
+
     @staticmethod
     def shift_units(count: int, grain: str) -> tuple[str, int]:
         """`count` grain units as a calendar unit the engines share (week = 7 days, quarter =

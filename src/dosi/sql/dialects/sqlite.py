@@ -73,6 +73,16 @@ class SQLite(Dialect):
             return exp.Literal.string(f"{value.isoformat()} 00:00:00")
         return exp.Literal.string(value.isoformat())
 
+    def time_operand(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
+        """ISO text in one spelling before comparing: `date()` for DATE columns (also when
+        stored with a midnight time), `datetime()` for timestamps ('T' or ' ' separator,
+        with or without fractions)."""
+        if datatype in _TEMPORAL_TS:
+            return _fn("datetime", expr)
+        if datatype == "Date":
+            return _fn("date", expr)
+        return expr
+
     def shift(self, expr: exp.Expression, count: int, grain: str) -> exp.Expression:
         unit, n = self.shift_units(count, grain)
         return _fn("datetime", expr, f"{n:+d} {_UNITS[unit]}")
