@@ -17,7 +17,7 @@ import pyarrow as pa
 from dosi.catalog import Catalog
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import Diagnostic, OsiError, QueryError
-from dosi.execute.connections import Profile, parse_connections
+from dosi.execute.connections import Profile, check_dialect, parse_connections
 from dosi.execute.duckdb_runner import arrow_rows
 from dosi.execute.engines import open_runner
 from dosi.execute.runner import Runner
@@ -147,15 +147,14 @@ class Engine:
         db_path: str | Path | None = None,
     ) -> QueryResult:
         """Run `query` on a connection: the named profile, the default one, `db_path` (a
-        DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect."""
+        DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect; a
+        `dialect` that is not the connection's is `dialect_mismatch`."""
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
         c = self._compiled(query, dialect or engine_dialect, False)
-        sql = c.sql
-        if c.dialect.key != engine_dialect:
-            # the connection fixes the dialect: run its rendering of the same plan
-            sql = self._compiled(query, engine_dialect, False).sql
-        table = self._run(profile, sql, timeout_secs)
+        if dialect is not None:
+            check_dialect(c.dialect.key, connection, profile.type)
+        table = self._run(profile, c.sql, timeout_secs)
         if engine_dialect != "duckdb":
             table = conform(table, _temporal_types(c))
         table = _with_metadata(table, c)
@@ -224,15 +223,13 @@ def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:
 
 
 def _temporal_types(c: CompiledQuery) -> dict[str, pa.DataType]:
-    return output_types(
-        (
-            d.output,
-            d.grain,
-            d.window is not None,
-            d.field.datatype if d.field is not None else None,
-        )
-        for d in c.resolved.dims
-    )
+    """The DuckDB type of each temporal output, from the plan's branch dimensions."""
+    dims: dict[str, tuple[str | None, bool, list[str | None]]] = {}
+    for branch in c.plan.branches:
+        for d in branch.dims:
+            grain, streaming, kinds = dims.setdefault(d.output, (d.grain, False, []))
+            dims[d.output] = (grain, streaming or d.window is not None, [*kinds, d.datatype])
+    return output_types((name, g, s, k) for name, (g, s, k) in dims.items())
 
 
 def _with_metadata(table: pa.Table, c: CompiledQuery) -> pa.Table:

@@ -115,7 +115,7 @@ def test_datafusion_uri_is_a_parquet_folder(tmp_path: Path) -> None:
 def test_chdb_without_uri_is_a_temporary_session() -> None:
     runner = open_runner(Profile("ch", "chdb"))
     table = runner.run("SELECT toDate('2024-01-01') AS d, count() AS n, 'x' AS s")
-    shaped = conform(table, output_types([("d", "month", False, "Date")]))
+    shaped = conform(table, output_types([("d", "month", False, ["DateTime"])]))
     assert shaped.schema.field("d").type == pa.timestamp("us")
     assert shaped.schema.field("n").type == pa.int64()
     assert shaped.schema.field("s").type == pa.string()
@@ -126,7 +126,8 @@ def test_conform_parses_sqlite_text() -> None:
     table = pa.table(
         {"t": ["2024-01-01 00:00:00", None], "d": ["2024-01-02", "2024-01-03"], "n": [1, 2]}
     )
-    out = conform(table, output_types([("t", "month", False, "Date"), ("d", None, False, "Date")]))
+    types = output_types([("t", "month", False, ["DateTime"]), ("d", None, False, ["Date"])])
+    out = conform(table, types)
     assert out.column("t").to_pylist()[0].isoformat() == "2024-01-01T00:00:00"
     assert out.column("d").type == pa.date32()
 

@@ -14,20 +14,22 @@ _TIMESTAMP = pa.timestamp("us")
 
 
 def output_types(
-    dims: Iterable[tuple[str, str | None, bool, str | None]],
+    dims: Iterable[tuple[str, str | None, bool, Iterable[str | None]]],
 ) -> dict[str, pa.DataType]:
-    """Column -> Arrow type for group-by outputs given as (output, grain, streaming, datatype):
-    a bucket (DATE_TRUNC) and a streaming window bound are timestamps, a plain date a date,
-    a plain timestamp a timestamp."""
+    """Column -> Arrow type for group-by outputs given as (output, grain, streaming, the
+    datatypes of the field in every branch): a streaming window's bounds are timestamps; a
+    Date field (bucketed or not) is a DATE, as long as every branch reads a Date (a merge with
+    a timestamp axis yields timestamps); any other temporal field a timestamp."""
     out: dict[str, pa.DataType] = {}
-    for name, grain, streaming, datatype in dims:
+    for name, grain, streaming, datatypes in dims:
+        kinds = set(datatypes)
         if streaming:
             out["window_start"] = _TIMESTAMP
             out["window_end"] = _TIMESTAMP
-        elif grain is not None or datatype in ("DateTime", "DateTimeTz"):
-            out[name] = _TIMESTAMP
-        elif datatype == "Date":
+        elif kinds == {"Date"}:
             out[name] = pa.date32()
+        elif grain is not None or kinds & {"DateTime", "DateTimeTz"}:
+            out[name] = _TIMESTAMP
     return out
 
 

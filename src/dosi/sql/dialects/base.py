@@ -56,8 +56,20 @@ class Dialect:
         return function not in self.unsupported_window_functions
 
     # -- time ----------------------------------------------------------------------------------
-    def bucket(self, expr: exp.Expression, grain: str) -> exp.Expression:
-        """The start of the grain bucket holding `expr` (a timestamp, as DATE_TRUNC yields)."""
+    def bucket(
+        self, expr: exp.Expression, grain: str, datatype: str | None = None
+    ) -> exp.Expression:
+        """The start of the grain bucket holding `expr`. Bucket values keep their type: a
+        bucket of a Date field is a DATE (a month of a DATE column is `2024-01-01`), anything
+        else a timestamp, as DATE_TRUNC yields."""
+        if datatype == "Date":
+            if grain == "day":
+                return exp.Cast(this=expr, to=_DATE.copy())
+            return exp.Cast(this=self.truncate(expr, grain), to=_DATE.copy())
+        return self.truncate(expr, grain)
+
+    def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
+        """DATE_TRUNC: the timestamp starting the grain period holding `expr`."""
         return exp.DateTrunc(unit=exp.var(grain.upper()), this=expr)
 
     def time_literal(self, value: dt.date | dt.datetime, datatype: str | None) -> exp.Expression:

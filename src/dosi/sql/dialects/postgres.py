@@ -16,12 +16,13 @@ _BIGINT = exp.DataType.build("BIGINT")
 
 @dataclass(frozen=True)
 class Postgres(Dialect):
-    def bucket(self, expr: exp.Expression, grain: str) -> exp.Expression:
+    def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
         """DATE_TRUNC of a DATE resolves to the timestamptz overload on PostgreSQL: the bucket
         is midnight in the session TimeZone (01:00 where DST starts at midnight, e.g.
         America/Santiago) and typed timestamptz. Truncating a plain TIMESTAMP keeps the
-        wall-clock bucket every other dialect returns."""
-        return super().bucket(exp.Cast(this=expr, to=_TIMESTAMP.copy()), grain)
+        wall-clock bucket every other dialect returns (a Date field's bucket is then cast
+        back to DATE by `bucket`)."""
+        return super().truncate(exp.Cast(this=expr, to=_TIMESTAMP.copy()), grain)
 
     def epoch_us(self, ts: exp.Expression) -> exp.Expression:
         seconds = exp.Extract(this=exp.Var(this="EPOCH"), expression=ts)

@@ -16,7 +16,7 @@ _TIMESTAMP = exp.DataType.build("TIMESTAMP")
 
 @dataclass(frozen=True)
 class Spark(Dialect):
-    def bucket(self, expr: exp.Expression, grain: str) -> exp.Expression:
+    def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
         return exp.TimestampTrunc(this=exp.Cast(this=expr, to=_NTZ.copy()), unit=exp.var(grain))
 
     def epoch_us(self, ts: exp.Expression) -> exp.Expression:

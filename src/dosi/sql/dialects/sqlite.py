@@ -54,7 +54,16 @@ def union_values(values: Sequence[int], alias: str, column: str) -> exp.Expressi
 
 @dataclass(frozen=True)
 class SQLite(Dialect):
-    def bucket(self, expr: exp.Expression, grain: str) -> exp.Expression:
+    def bucket(
+        self, expr: exp.Expression, grain: str, datatype: str | None = None
+    ) -> exp.Expression:
+        """Timestamp text ('2024-01-01 00:00:00') whatever the field's type: SQLite compares
+        text, so a DATE bucket of one branch would never meet the TIMESTAMP bucket of another
+        in a merge (DuckDB casts one to the other). The runner hands a Date field's bucket
+        back as a DATE (dosi.execute.shape)."""
+        return self.truncate(expr, grain)
+
+    def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
         if grain in _FORMATS:
             return _fn("strftime", _FORMATS[grain], expr)
         if grain == "quarter":
@@ -84,8 +93,13 @@ class SQLite(Dialect):
         return expr
 
     def shift(self, expr: exp.Expression, count: int, grain: str) -> exp.Expression:
+        """`datetime(expr, '+N unit')` cut back to the input's length, so DATE text stays DATE
+        text and timestamp text stays timestamp text (an offset join compares equal
+        spellings)."""
         unit, n = self.shift_units(count, grain)
-        return _fn("datetime", expr, f"{n:+d} {_UNITS[unit]}")
+        moved = _fn("datetime", expr, f"{n:+d} {_UNITS[unit]}")
+        length = exp.Length(this=expr.copy())
+        return exp.Substring(this=moved, start=exp.Literal.number(1), length=length)
 
     def trunc_date(self, value: exp.Expression, grain: str) -> exp.Expression:
         return _fn("date", self.bucket(value, grain))
