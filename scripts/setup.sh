@@ -9,6 +9,7 @@ fi
 stamp=.venv/.dosi-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  # dev tools plus every engine's Python client (the conformance suite runs on all of them)
+  .venv/bin/python -m pip install --quiet -e ".[dev,engines]"
   touch "$stamp"
 fi

@@ -237,7 +237,7 @@ def plan_attribution(
     union: exp.Expression = arms[0]
     for arm in arms[1:]:
         union = exp.union(union, arm, distinct=False)
-    plan.sql = union.sql(dialect=dia.name)
+    plan.sql = dia.finalize(union).sql(dialect=dia.name)
     return plan
 
 

@@ -23,9 +23,12 @@ from dosi.attribution import (
 from dosi.catalog import Catalog
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import Diagnostic, OsiError, QueryError
-from dosi.execute.cancel import CancellationToken
-from dosi.execute.connections import check_dialect, parse_connections
-from dosi.execute.duckdb_runner import arrow_rows, open_duckdb, run_sql
+from dosi.execute.cancel import CancellationToken, run_cancellable
+from dosi.execute.connections import Profile, check_dialect, parse_connections
+from dosi.execute.duckdb_runner import arrow_rows
+from dosi.execute.engines import open_runner
+from dosi.execute.runner import Runner
+from dosi.execute.shape import conform, output_types
 from dosi.lineage import lineage_graph, lineage_text
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
@@ -94,7 +97,7 @@ class Engine:
         self.connections = parse_connections(connections)
         self._cache: OrderedDict[str, CompiledQuery] = OrderedDict()
         self._lock = threading.Lock()
-        self._cons: dict[str, Any] = {}
+        self._cons: dict[str, Runner] = {}
         self._con_lock = threading.Lock()
 
     # -- catalog -------------------------------------------------------------------------------
@@ -171,11 +174,17 @@ class Engine:
         *,
         cancellation: CancellationToken | None = None,
     ) -> QueryResult:
-        c = self._compiled(query, dialect, False)
-        path = self._resolve_path(connection, db_path)
+        """Run `query` on a connection: the named profile, the default one, `db_path` (a
+        DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect; a
+        `dialect` that is not the connection's is `dialect_mismatch`."""
+        profile = self._profile(connection, db_path)
+        engine_dialect = profile.dialect
+        c = self._compiled(query, dialect or engine_dialect, False)
         if dialect is not None:
-            check_dialect(c.dialect.name, connection)
-        table = self._run(path, c.sql, timeout_secs, cancellation)
+            check_dialect(c.dialect.key, connection, profile.type)
+        table = self._run(profile, c.sql, timeout_secs, cancellation)
+        if engine_dialect != "duckdb":
+            table = conform(table, _temporal_types(c))
         table = _with_metadata(table, c)
         data = {
             "dialect": c.dialect.name,
@@ -239,11 +248,11 @@ class Engine:
     ) -> QueryResult:
         """Detail rows: fields of `from` and of what it reaches many-to-one, filtered, ordered
         and limited (100 rows unless `limit` says otherwise), never aggregated."""
-        out = self._detail(query, dialect, False, run=True)
+        profile = self._profile(connection, db_path)
+        out = self._detail(query, dialect or profile.dialect, False, run=True)
         if dialect is not None:
-            check_dialect(out["dialect"], connection)
-        path = self._resolve_path(connection, db_path)
-        table = self._run(path, out["sql"], timeout_secs, cancellation)
+            check_dialect(get_dialect(dialect).key, connection, profile.type)
+        table = self._run(profile, out["sql"], timeout_secs, cancellation)
         out.update(
             {
                 "columns": list(table.column_names),
@@ -270,13 +279,13 @@ class Engine:
             if req.metric in self.model.metrics
             else []
         )
+        profile = self._profile(connection, db_path)
         if dialect is not None:
-            check_dialect(get_dialect(dialect).name, connection)
-        plan = plan_attribution(self.model, self.graph, req, cands, "duckdb")
+            check_dialect(get_dialect(dialect).key, connection, profile.type)
+        plan = plan_attribution(self.model, self.graph, req, cands, profile.dialect)
         table = None
         if plan.sql is not None:
-            path = self._resolve_path(connection, db_path)
-            table = self._run(path, plan.sql, timeout_secs, cancellation)
+            table = self._run(profile, plan.sql, timeout_secs, cancellation)
         return attribution_result(self.model, plan, table)
 
     def lineage(self, metric: str | None = None, redact_sql: bool = False) -> dict[str, Any]:
@@ -287,29 +296,43 @@ class Engine:
     def lineage_text(self, metric: str) -> str:
         return lineage_text(lineage_graph(self.model, self.graph, metric, False))
 
-    def _resolve_path(self, connection: str | None, db_path: str | Path | None) -> str | None:
+    def _profile(self, connection: str | None, db_path: str | Path | None) -> Profile:
         if db_path is not None:
-            return str(db_path)
-        return self.connections.path_for(connection)
+            return Profile(str(db_path), "duckdb", str(db_path))
+        found = self.connections.profile(connection)
+        return found if found is not None else Profile(":memory:", "duckdb", ":memory:")
 
     def _run(
         self,
-        path: str | None,
+        profile: Profile,
         sql: str,
         timeout_secs: float | None,
         cancellation: CancellationToken | None = None,
     ) -> pa.Table:
-        key = path or ":memory:"
+        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
         with self._con_lock:
-            con = self._cons.get(key)
-            if con is None:
-                con = self._cons[key] = open_duckdb(path)
-            return run_sql(con, sql, timeout_secs, cancellation)
+            runner = self._cons.get(key)
+            if runner is None:
+                runner = self._cons[key] = open_runner(profile)
+            return run_cancellable(runner, sql, timeout_secs, cancellation)
+
+    def runner(self, connection: str | None = None) -> Runner:
+        """The open runner of a connection (to cancel a running query from another thread)."""
+        profile = self._profile(connection, None)
+        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
+        open_one = self._cons.get(key)  # no lock: a query may hold it while it runs
+        if open_one is not None:
+            return open_one
+        with self._con_lock:
+            if key not in self._cons:
+                self._cons[key] = open_runner(profile)
+            return self._cons[key]
 
     def close(self) -> None:
+        """Close the connections dosi opened (client objects handed in stay open)."""
         with self._con_lock:
-            for con in self._cons.values():
-                con.close()
+            for runner in self._cons.values():
+                runner.close()
             self._cons.clear()
 
 
@@ -319,6 +342,16 @@ def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:
     except (TypeError, ValueError):
         return None
     return f"{(dialect or 'duckdb').lower()}|{int(pretty)}|{body}"
+
+
+def _temporal_types(c: CompiledQuery) -> dict[str, pa.DataType]:
+    """The DuckDB type of each temporal output, from the plan's branch dimensions."""
+    dims: dict[str, tuple[str | None, bool, list[str | None]]] = {}
+    for branch in c.plan.branches:
+        for d in branch.dims:
+            grain, streaming, kinds = dims.setdefault(d.output, (d.grain, False, []))
+            dims[d.output] = (grain, streaming or d.window is not None, [*kinds, d.datatype])
+    return output_types((name, g, s, k) for name, (g, s, k) in dims.items())
 
 
 def _with_metadata(table: pa.Table, c: CompiledQuery) -> pa.Table:

@@ -53,6 +53,7 @@ def compile_query(
         raise
     dia = get_dialect(dialect)
     rq, plan, tree = plan_tree(model, graph, query, dia)
+    tree = dia.finalize(tree)
     try:
         sql = tree.sql(dialect=dia.name, pretty=pretty)
     except Exception as exc:

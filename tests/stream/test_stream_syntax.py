@@ -393,7 +393,7 @@ def test_unsupported_dialect_is_structured(windowed_engine: dosi.Engine) -> None
             {"metrics": ["event_count"], "group_by": ["metric_time:tumble(1 hour)"]},
             dialect="snowflake",
         )
-    assert info.value.code == "unsupported_dialect"
+    assert info.value.code == "dialect_unsupported_streaming_window"
     assert "postgres" in info.value.candidates
 
 

@@ -6,7 +6,13 @@ passed with, whether it is already running or about to start.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+
+import pyarrow as pa
+
+from dosi.errors import ExecuteError
+from dosi.execute.runner import Runner
 
 
 class CancellationToken:
@@ -23,3 +29,36 @@ class CancellationToken:
     def wait(self, timeout: float | None = None) -> bool:
         """Block until cancelled (True) or `timeout` passes (False)."""
         return self._event.wait(timeout)
+
+
+def run_cancellable(
+    runner: Runner, sql: str, timeout_secs: float | None, token: CancellationToken | None
+) -> pa.Table:
+    """`runner.run(sql)`, stopped by `token` on any engine: a watcher calls the runner's own
+    `cancel()` (interrupt, cancel request, job-tag cancel) until the statement ends, so a
+    cancel that lands just before the statement starts still counts."""
+    if token is None:
+        return runner.run(sql, timeout_secs)
+    if token.cancelled:
+        raise ExecuteError("cancelled", "the query was cancelled before it started")
+    finished = threading.Event()
+
+    def _watch() -> None:
+        while not finished.is_set():
+            if token.wait(0.1):
+                while not finished.wait(0.05):
+                    with contextlib.suppress(Exception):  # the engine may be finishing
+                        runner.cancel()
+                return
+
+    threading.Thread(target=_watch, daemon=True).start()
+    try:
+        return runner.run(sql, timeout_secs)
+    except ExecuteError:
+        if token.cancelled:
+            raise ExecuteError(
+                "cancelled", "the query was cancelled before it finished", hint="run it again"
+            ) from None
+        raise
+    finally:
+        finished.set()

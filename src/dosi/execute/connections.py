@@ -1,9 +1,15 @@
 """Connection profiles: `{name: {type, uri, default?}}`, the reference engine's shape, or the
-`datasources:` section of a Datus agent.yml. This release executes on DuckDB; profiles of other
-types are kept so that naming one gives a clear error instead of a silent fallback."""
+`datasources:` section of a Datus agent.yml. A profile names an engine `type` (duckdb,
+postgres, mysql, mariadb, clickhouse, chdb, sqlite, datafusion, spark; compile-only warehouses
+such as snowflake are kept so naming one gives a clear error), a `uri` in the engine's usual
+form, and optionally `password_env` (the variable holding the password; never logged) or
+`client`: an open client object the application already has (a sqlite3 connection, a
+SessionContext, a SparkSession, a chDB session, a psycopg or DB-API connection). A bare client
+object in place of a profile works too; its type is recognised from its class."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,27 +17,102 @@ from typing import Any
 
 from dosi.errors import ExecuteError, closest
 
+# connection type -> the dosi dialect its SQL is rendered in
+ENGINE_DIALECTS: dict[str, str] = {
+    "duckdb": "duckdb",
+    "postgres": "postgres",
+    "mysql": "mysql",
+    "mariadb": "mariadb",
+    "clickhouse": "clickhouse",
+    "chdb": "clickhouse",
+    "sqlite": "sqlite",
+    "datafusion": "datafusion",
+    "spark": "spark",
+}
+TYPE_ALIASES = {"postgresql": "postgres", "pg": "postgres", "pyspark": "spark", "sqlite3": "sqlite"}
+# a client object's top-level module -> connection type
+CLIENT_MODULES = {
+    "sqlite3": "sqlite",
+    "_sqlite3": "sqlite",
+    "duckdb": "duckdb",
+    "_duckdb": "duckdb",
+    "datafusion": "datafusion",
+    "pyspark": "spark",
+    "chdb": "chdb",
+    "clickhouse_connect": "clickhouse",
+    "psycopg": "postgres",
+    "psycopg2": "postgres",
+    "pymysql": "mysql",
+    "MySQLdb": "mysql",
+    "mysql": "mysql",
+    "mariadb": "mariadb",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    type: str
+    uri: str | None = None
+    client: Any = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def dialect(self) -> str:
+        return ENGINE_DIALECTS.get(self.type, self.type)
+
+    @property
+    def executable(self) -> bool:
+        return self.type in ENGINE_DIALECTS
+
+    def password(self) -> str | None:
+        """The password from the environment variable `password_env` names (never stored)."""
+        var = self.options.get("password_env")
+        if not var:
+            return None
+        value = os.environ.get(str(var))
+        if value is None:
+            raise ExecuteError(
+                "config",
+                f"connection `{self.name}` reads its password from ${var}, which is not set",
+                hint=f"export {var}=... before running",
+            )
+        return value
+
+    def __repr__(self) -> str:  # never print a client's or a URI's secrets
+        return f"Profile(name={self.name!r}, type={self.type!r})"
+
 
 @dataclass(frozen=True)
 class Connections:
-    duckdb: dict[str, str] = field(default_factory=dict)  # name -> database path
-    other: dict[str, str] = field(default_factory=dict)  # name -> type (not executable here)
+    profiles: dict[str, Profile] = field(default_factory=dict)
     default: str | None = None
 
-    def path_for(self, name: str | None) -> str | None:
-        """The DuckDB file for a named profile (or the default one; None = in memory)."""
+    @property
+    def duckdb(self) -> dict[str, str]:
+        """name -> database path of the DuckDB file profiles."""
+        return {
+            n: p.uri or ":memory:"
+            for n, p in self.profiles.items()
+            if p.type == "duckdb" and p.client is None
+        }
+
+    @property
+    def other(self) -> dict[str, str]:
+        """name -> type of every profile that is not a DuckDB file."""
+        return {
+            n: p.type
+            for n, p in self.profiles.items()
+            if p.type != "duckdb" or p.client is not None
+        }
+
+    def profile(self, name: str | None) -> Profile | None:
+        """The named profile (or the default one; None when there is none)."""
         if name is None:
-            return self.duckdb.get(self.default) if self.default else None
-        if name in self.duckdb:
-            return self.duckdb[name]
-        if name in self.other:
-            raise ExecuteError(
-                "config",
-                f"connection `{name}` has type `{self.other[name]}`; this release executes on "
-                "DuckDB only",
-                hint="compile() renders SQL for that warehouse; run it with your own client",
-            )
-        names = [*self.duckdb, *self.other]
+            return self.profiles.get(self.default) if self.default else None
+        if name in self.profiles:
+            return self.profiles[name]
+        names = list(self.profiles)
         raise ExecuteError(
             "config",
             f"unknown connection `{name}`",
@@ -39,15 +120,23 @@ class Connections:
             hint="pass connections={name: {'type': 'duckdb', 'uri': path}} to Engine",
         )
 
-
-# The SQL dialect each executable connection type runs (this release runs DuckDB only; a new
-# runner adds its type here, and `Engine.execute` then renders that dialect for it).
-RUNNER_DIALECTS: dict[str, str] = {"duckdb": "duckdb"}
+    def path_for(self, name: str | None) -> str | None:
+        """The DuckDB file for a named profile (or the default one; None = in memory)."""
+        p = self.profile(name)
+        if p is None:
+            return None
+        if p.type != "duckdb" or p.client is not None:
+            raise ExecuteError(
+                "config",
+                f"connection `{p.name}` has type `{p.type}`, not a DuckDB file",
+                hint="execute(connection=...) runs on it; compile() renders SQL for it",
+            )
+        return p.uri
 
 
 def connection_dialect(kind: str = "duckdb") -> str:
-    """The dialect a connection of type `kind` executes."""
-    return RUNNER_DIALECTS.get(kind, kind)
+    """The dialect a connection of type `kind` executes (ENGINE_DIALECTS)."""
+    return ENGINE_DIALECTS.get(kind, kind)
 
 
 def check_dialect(requested: str, connection: str | None, kind: str = "duckdb") -> None:
@@ -78,6 +167,12 @@ def datasources_section(data: Any) -> Any:
     return data
 
 
+def client_type(client: Any) -> str | None:
+    """The connection type of a client object, from the module its class lives in."""
+    module = type(client).__module__.split(".")[0]
+    return CLIENT_MODULES.get(module)
+
+
 def parse_connections(raw: Any, base_dir: Path | None = None) -> Connections:
     """Normalise profiles; relative paths resolve against `base_dir` (the config's folder)."""
     if isinstance(raw, Connections):
@@ -97,30 +192,55 @@ def parse_connections(raw: Any, base_dir: Path | None = None) -> Connections:
             "connections must map names to {type, uri}",
             hint="e.g. {'shop': {'type': 'duckdb', 'uri': 'shop.duckdb', 'default': True}}",
         )
-    duck: dict[str, str] = {}
-    other: dict[str, str] = {}
+    profiles: dict[str, Profile] = {}
     default = None
     for name, cfg in section.items():
         name = str(name)
-        if isinstance(cfg, (str, Path)):
-            cfg = {"type": "duckdb", "uri": str(cfg)}
-        if not isinstance(cfg, Mapping):
-            raise ExecuteError("config", f"connection `{name}` must be an object {{type, uri}}")
-        kind = str(cfg.get("type", "duckdb")).lower()
-        if kind != "duckdb":
-            other[name] = kind
-        else:
-            duck[name] = _duckdb_path(cfg, base_dir)
-        if cfg.get("default"):
+        profile = _profile(name, cfg, base_dir)
+        profiles[name] = profile
+        if isinstance(cfg, Mapping) and cfg.get("default"):
             default = name
-    if default is None and len(duck) == 1 and not other:
-        default = next(iter(duck))
-    return Connections(duck, other, default)
+    if default is None and len(profiles) == 1:
+        only = next(iter(profiles.values()))
+        if only.executable:
+            default = only.name
+    return Connections(profiles, default)
 
 
-def _duckdb_path(cfg: Mapping[str, Any], base_dir: Path | None) -> str:
-    uri = cfg.get("uri") or cfg.get("path") or cfg.get("database") or ":memory:"
-    uri = str(uri)
+def _profile(name: str, cfg: Any, base_dir: Path | None) -> Profile:
+    if isinstance(cfg, (str, Path)):
+        return Profile(name, "duckdb", _duckdb_path(str(cfg), base_dir))
+    if not isinstance(cfg, Mapping):
+        kind = client_type(cfg)
+        if kind is None:
+            raise ExecuteError(
+                "config",
+                f"connection `{name}` must be an object {{type, uri}} or a client object "
+                f"dosi knows (got {type(cfg).__name__})",
+                hint="e.g. {'type': 'sqlite', 'client': sqlite3.connect(path)}",
+            )
+        return Profile(name, kind, client=cfg)
+    client = cfg.get("client")
+    raw_type = cfg.get("type") or (client_type(client) if client is not None else None)
+    kind = str(raw_type or "duckdb").lower()
+    kind = TYPE_ALIASES.get(kind, kind)
+    options = {k: v for k, v in cfg.items() if k not in ("type", "uri", "client", "default")}
+    uri = cfg.get("uri") or cfg.get("path") or cfg.get("database") or cfg.get("dsn")
+    if kind == "duckdb" and client is None:
+        return Profile(name, kind, _duckdb_path(str(uri or ":memory:"), base_dir), None, options)
+    if kind in ("sqlite", "datafusion", "chdb") and uri and base_dir is not None:
+        uri = _local_path(str(uri), base_dir)
+    return Profile(name, kind, None if uri is None else str(uri), client, options)
+
+
+def _local_path(uri: str, base_dir: Path) -> str:
+    if "://" in uri or uri.startswith(":"):
+        return uri
+    path = Path(uri).expanduser()
+    return str(path if path.is_absolute() else base_dir / path)
+
+
+def _duckdb_path(uri: str, base_dir: Path | None) -> str:
     for prefix in ("duckdb:///", "duckdb://"):
         if uri.startswith(prefix):
             uri = uri[len(prefix) :]

@@ -16,7 +16,6 @@ import duckdb
 import pyarrow as pa
 
 from dosi.errors import ExecuteError
-from dosi.execute.cancel import CancellationToken
 
 
 def open_duckdb(path: str | None, read_only: bool = True) -> duckdb.DuckDBPyConnection:
@@ -54,28 +53,7 @@ def to_python(value: Any) -> Any:
     return value
 
 
-def run_sql(
-    con: duckdb.DuckDBPyConnection,
-    sql: str,
-    timeout_secs: float | None = None,
-    cancellation: CancellationToken | None = None,
-) -> pa.Table:
-    if cancellation is not None and cancellation.cancelled:
-        raise ExecuteError("cancelled", "the query was cancelled before it started")
-    finished = threading.Event()
-    if cancellation is not None:
-        # interrupt() only stops a statement that is already running: keep interrupting
-        # until the statement ends, so a cancel that lands just before it starts still counts
-        token = cancellation
-
-        def _watch() -> None:
-            while not finished.is_set():
-                if token.wait(0.1):
-                    while not finished.wait(0.05):
-                        con.interrupt()
-                    return
-
-        threading.Thread(target=_watch, daemon=True).start()
+def run_sql(con: duckdb.DuckDBPyConnection, sql: str, timeout_secs: float | None = None) -> pa.Table:
     timer: threading.Timer | None = None
     timed_out = threading.Event()
     if timeout_secs is not None and timeout_secs > 0:
@@ -94,10 +72,6 @@ def run_sql(
         structured = error_from_engine(exc)
         if structured is not None:  # a bad streaming-window argument, named by the UDF
             raise structured from None
-        if cancellation is not None and cancellation.cancelled:
-            raise ExecuteError(
-                "cancelled", "the query was cancelled before it finished", hint="run it again"
-            ) from None
         if timed_out.is_set():
             raise ExecuteError(
                 "timeout",
@@ -111,7 +85,6 @@ def run_sql(
             detail={"sql": sql},
         ) from None
     finally:
-        finished.set()
         if timer is not None:
             timer.cancel()
 
@@ -120,3 +93,29 @@ def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
     cols = table.column_names
     data = [table.column(i).to_pylist() for i in range(table.num_columns)]
     return [{c: to_python(data[j][i]) for j, c in enumerate(cols)} for i in range(table.num_rows)]
+
+
+class DuckDBRunner:
+    """The Runner protocol over a DuckDB connection (dosi.execute.runner): a database file or
+    in memory, or a connection handed in; cancel is DuckDB's interrupt."""
+
+    engine = "DuckDB"
+    dialect = "duckdb"
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, owned: bool) -> None:
+        self.connection = connection
+        self.owned = owned
+
+    @classmethod
+    def connect(cls, uri: str | None, options: dict[str, Any]) -> DuckDBRunner:
+        return cls(open_duckdb(uri), owned=True)
+
+    def run(self, sql: str, timeout_secs: float | None = None) -> pa.Table:
+        return run_sql(self.connection, sql, timeout_secs)
+
+    def cancel(self) -> None:
+        self.connection.interrupt()
+
+    def close(self) -> None:
+        if self.owned:
+            self.connection.close()

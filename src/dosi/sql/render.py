@@ -50,14 +50,15 @@ class Renderer:
 
     def time_predicates(self, tf: TimeFilter) -> list[exp.Expression]:
         preds: list[exp.Expression] = []
+        operand = self.dialect.time_operand(tf.expr, tf.datatype)
         if tf.start is not None:
             bound = self.dialect.time_literal(tf.start, tf.datatype)
             if tf.start_align is not None:
                 bound = self.dialect.trunc_date(bound, tf.start_align)
-            preds.append(exp.GTE(this=tf.expr.copy(), expression=bound))
+            preds.append(exp.GTE(this=operand.copy(), expression=bound))
         if tf.end is not None:
             bound = self.dialect.time_literal(tf.end, tf.datatype)
-            preds.append(exp.LT(this=tf.expr.copy(), expression=bound))
+            preds.append(exp.LT(this=operand.copy(), expression=bound))
         return preds
 
     def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select:

@@ -40,8 +40,8 @@ from dosi.errors import QueryError, closest
 from dosi.plan.nodes import Branch, BranchDim
 from dosi.query.spec import StreamWindow
 from dosi.query.stream_windows import WINDOW_END, WINDOW_START, windows_per_row
+from dosi.sql.dialects import streaming_dialects
 from dosi.udf.portable_sql import (
-    SUPPORTED_DIALECTS,
     cumulate_start_expr,
     epoch_us_expr,
     hop_start_expr,
@@ -69,13 +69,16 @@ _BIGINT = exp.DataType.build("BIGINT")
 
 
 def _dialect_name(dialect: Dialect | str) -> str:
-    name = dialect if isinstance(dialect, str) else dialect.name
-    if name not in SUPPORTED_DIALECTS:
+    """The dialect's key, once it is known to render streaming windows (a structured
+    `dialect_unsupported_streaming_window` error otherwise, before any SQL exists)."""
+    name = dialect if isinstance(dialect, str) else dialect.key
+    supported = streaming_dialects()
+    if name not in supported:
         raise QueryError(
-            "unsupported_dialect",
+            "dialect_unsupported_streaming_window",
             f"streaming windows cannot be rendered for dialect {name!r}",
-            candidates=closest(name, SUPPORTED_DIALECTS) or list(SUPPORTED_DIALECTS),
-            hint="streaming windows render for: " + ", ".join(SUPPORTED_DIALECTS),
+            candidates=closest(name, supported) or list(supported),
+            hint="streaming windows render for: " + ", ".join(supported),
         )
     return name
 
@@ -98,12 +101,6 @@ def stream_window_start(
     if window.type == "cumulate":
         return cumulate_start_expr(ts, window.step_ms or 0, window.size_ms or 0, name)
     return session_expr(ts, window.gap_ms or 0, name)
-
-
-def _offsets_table(values: Sequence[int]) -> exp.Expression:
-    rows = [exp.Tuple(expressions=[exp.Literal.number(v)]) for v in values]
-    alias = exp.TableAlias(this=ident(_OFFSETS), columns=[ident(_OFFSET)])
-    return exp.Values(expressions=rows, alias=alias)
 
 
 def _offset() -> exp.Column:
@@ -202,7 +199,8 @@ def _bucketed(
         sel = sel.select(exp.alias_(value, ident(name)), copy=False)
     sel = r.from_clause(b, sel)
     if offsets:
-        sel = sel.join(_offsets_table(offsets), join_type="CROSS", copy=False)
+        offsets_table = r.dialect.values_table(offsets, _OFFSETS, _OFFSET)
+        sel = sel.join(offsets_table, join_type="CROSS", copy=False)
     sel = sel.where(*preds, copy=False)
     return sel.group_by(*groups, copy=False)
 

@@ -117,9 +117,11 @@ class _StageRenderer:
     ) -> list[exp.Ordered]:
         desc = direction == "desc"
         target = self.cur(self.stage.time_key) if by == "time" else self.cur(wm.base_column)  # type: ignore[arg-type]
+        # WIN-19-03: an omitted `order.nulls` is the warehouse's own default; the dimension
+        # tie-breakers are dosi's and sort NULLs last on every dialect, so ties resolve alike
         keys = self.dialect.ordered(target, desc, nulls)
         for d in wm.tiebreak:
-            keys.extend(self.dialect.ordered(self.cur(d), False))
+            keys.extend(self.dialect.ordered(self.cur(d), False, "last"))
         return keys
 
     def window(

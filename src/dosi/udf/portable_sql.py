@@ -14,9 +14,9 @@ epoch milliseconds for ``ts_kind="epoch_ms"`` (an integer column holding epoch m
 `%` is made floor-modulo as ``((a % b) + b) % b``, which is right whether a dialect's `%`
 truncates or floors.
 
-Dialects: ``duckdb``, ``postgres`` (14+, whose ``EXTRACT(EPOCH ...)`` is exact numeric),
-``bigquery``, ``spark`` and ``databricks``; a time-zone-aware input counts as its UTC instant.
-Verified by execution: DuckDB (and PostgreSQL when a server is available to the tests).
+Dialects: those whose class in `dosi.sql.dialects` says ``streaming`` (the epoch conversions
+are the dialect's `epoch_us` / `from_epoch`); a time-zone-aware input counts as its UTC
+instant. Verified by execution on every engine of tests/conformance.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Final, Literal
 from sqlglot import exp
 
 from dosi.errors import QueryError, closest
+from dosi.sql.dialects import Dialect, get_dialect, streaming_dialects
 from dosi.udf.validation import check_cumulate, check_hop, check_offset, check_window_length
 
 __all__ = [
@@ -45,18 +46,22 @@ __all__ = [
 TsKind = Literal["timestamp", "epoch_ms"]
 Output = Literal["timestamp", "epoch_ms"]
 
-SUPPORTED_DIALECTS: Final = ("duckdb", "postgres", "bigquery", "spark", "databricks")
+SUPPORTED_DIALECTS: Final = streaming_dialects()
 
 
-def _check_dialect(dialect: str) -> str:
-    if dialect not in SUPPORTED_DIALECTS:
+def _check_dialect(dialect: str) -> Dialect:
+    try:
+        found = get_dialect(dialect)
+    except QueryError:
+        found = None
+    if found is None or not found.streaming:
         raise QueryError(
             "unsupported_dialect",
             f"window boundaries cannot be rendered for dialect {dialect!r}",
             candidates=closest(dialect, SUPPORTED_DIALECTS) or SUPPORTED_DIALECTS,
             hint="supported: " + ", ".join(SUPPORTED_DIALECTS),
         )
-    return dialect
+    return found
 
 
 def _num(value: int) -> exp.Expression:
@@ -88,25 +93,12 @@ def _floor_mod(a: exp.Expression, b: int) -> exp.Expression:
 
 def epoch_us_expr(ts: exp.Expression, dialect: str = "duckdb") -> exp.Expression:
     """Epoch microseconds (BIGINT) of a timestamp/timestamptz/date expression."""
-    ts = ts.copy()
-    if _check_dialect(dialect) == "postgres":
-        seconds = exp.Extract(this=exp.Var(this="EPOCH"), expression=ts)
-        micros = exp.Floor(this=exp.Mul(this=seconds, expression=exp.Literal.number(1_000_000)))
-        return exp.Cast(this=micros, to=exp.DataType.build("BIGINT"))
-    return exp.UnixMicros(this=ts)
+    return _check_dialect(dialect).epoch_us(ts.copy())
 
 
 def timestamp_from_epoch(units: exp.Expression, per_ms: int, dialect: str) -> exp.Expression:
     """Timestamp (µs, no time zone) from epoch microseconds (per_ms=1000) or ms (per_ms=1)."""
-    if dialect == "postgres":
-        unit = "MICROSECOND" if per_ms == 1000 else "MILLISECOND"
-        epoch = exp.Cast(
-            this=exp.Literal.string("1970-01-01 00:00:00"), to=exp.DataType.build("TIMESTAMP")
-        )
-        step = exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this=unit))
-        return exp.Add(this=epoch, expression=exp.Mul(this=exp.Paren(this=units), expression=step))
-    scale = exp.UnixToTime.MICROS if per_ms == 1000 else exp.UnixToTime.MILLIS
-    return exp.UnixToTime(this=units, scale=scale)
+    return _check_dialect(dialect).from_epoch(units, per_ms)
 
 
 def _units(ts: exp.Expression, dialect: str, ts_kind: TsKind) -> tuple[exp.Expression, int]:

@@ -1,0 +1,94 @@
+"""Connection type -> runner: opens a Runner for a profile (from its `uri`, or around the client
+object it carries). Drivers are imported only when a profile of their type is used."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dosi.errors import ExecuteError
+from dosi.execute.chdb_runner import ChdbRunner, ClickHouseRunner
+from dosi.execute.connections import ENGINE_DIALECTS, Profile
+from dosi.execute.datafusion_runner import DataFusionRunner
+from dosi.execute.duckdb_runner import DuckDBRunner
+from dosi.execute.mysql_runner import MySQLRunner
+from dosi.execute.postgres_runner import PostgresRunner
+from dosi.execute.runner import Runner
+from dosi.execute.spark_runner import SparkRunner
+from dosi.execute.sqlite_runner import SQLiteRunner
+from dosi.udf import register_duckdb
+
+_FROM_URI: dict[str, Any] = {
+    "duckdb": DuckDBRunner,
+    "sqlite": SQLiteRunner,
+    "postgres": PostgresRunner,
+    "mysql": MySQLRunner,
+    "mariadb": MySQLRunner,
+    "chdb": ChdbRunner,
+    "clickhouse": ClickHouseRunner,
+    "datafusion": DataFusionRunner,
+    "spark": SparkRunner,
+}
+
+
+def open_runner(profile: Profile) -> Runner:
+    """A runner for `profile`; a client object is wrapped (and never closed by dosi)."""
+    if not profile.executable:
+        raise ExecuteError(
+            "config",
+            f"connection `{profile.name}` has type `{profile.type}`, which dosi cannot run on",
+            hint="compile() renders SQL for that warehouse; run it with your own client. "
+            "Runnable types: " + ", ".join(ENGINE_DIALECTS),
+        )
+    runner: Runner
+    if profile.client is not None:
+        runner = _wrap(profile.type, profile.client)
+    else:
+        options = dict(profile.options)
+        password = profile.password()
+        if password is not None:
+            options["password"] = password
+        try:
+            runner = _FROM_URI[profile.type].connect(profile.uri, options)
+        except ExecuteError:
+            raise
+        except Exception as exc:
+            raise ExecuteError(
+                "connection_failed",
+                f"cannot connect `{profile.name}` ({profile.type}): "
+                f"{(str(exc).splitlines() or [type(exc).__name__])[0]}",
+                hint="check the profile's uri, the server and the credentials",
+            ) from None
+    runner.dialect = profile.dialect
+    return runner
+
+
+def _wrap(kind: str, client: Any) -> Runner:
+    if kind == "duckdb":
+        register_duckdb(client)  # the streaming-window functions (window-udf.md)
+        return DuckDBRunner(client, owned=False)
+    if kind == "sqlite":
+        return SQLiteRunner(client, owned=False)
+    if kind == "postgres":
+        return PostgresRunner(client, owned=False)
+    if kind in ("mysql", "mariadb"):
+        return MySQLRunner(client, owned=False)
+    if kind == "chdb":
+        return ChdbRunner(_chdb_session(client), owned=False)
+    if kind == "clickhouse":
+        if type(client).__module__.split(".")[0] == "chdb":
+            return ChdbRunner(_chdb_session(client), owned=False)
+        return ClickHouseRunner(client, owned=False)
+    if kind == "datafusion":
+        return DataFusionRunner(client)
+    return SparkRunner(client, owned=False)
+
+
+def _chdb_session(client: Any) -> Any:
+    """A chDB session, or the module-level `chdb` API (`chdb.query`), both answer `query`."""
+    if not hasattr(client, "query"):
+        raise ExecuteError(
+            "config",
+            f"a chDB client must be a chdb.session.Session (got {type(client).__name__})",
+            hint="pass {'type': 'chdb', 'client': chdb.session.Session(path)}",
+        )
+    return client

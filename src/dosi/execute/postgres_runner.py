@@ -1,0 +1,27 @@
+"""PostgreSQL through psycopg 3 (`pip install 'dosi[postgres]'`). Autocommit, so a failed query
+leaves no aborted transaction; cancel sends PostgreSQL's cancel request for the running query
+(the server stops it at its next interrupt check)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dosi.execute.runner import DbApiRunner, require
+
+
+class PostgresRunner(DbApiRunner):
+    engine = "PostgreSQL"
+    dialect = "postgres"
+
+    @classmethod
+    def connect(cls, uri: str | None, options: dict[str, Any]) -> PostgresRunner:
+        psycopg = require("psycopg", "postgres", "PostgreSQL")
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if options.get("password") is not None:
+            kwargs["password"] = options["password"]
+        con = psycopg.connect(uri or "", **kwargs)
+        return cls(con, owned=True)
+
+    def cancel(self) -> None:
+        cancel = getattr(self.connection, "cancel_safe", None) or self.connection.cancel
+        cancel()

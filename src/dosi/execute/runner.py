@@ -1,0 +1,162 @@
+"""The Runner protocol every engine implements (connect, run -> Arrow, cancel, close) and the
+pieces runners share: the optional driver import with a `missing_driver` error naming the pip
+extra, a timeout that calls `cancel()`, and DB-API rows -> Arrow.
+
+Timeouts are a runner option: `run(sql, timeout_secs)` starts a timer whose expiry calls the
+runner's own `cancel()` (DuckDB interrupt, SQLite interrupt, PostgreSQL cancel request, Spark
+job-tag interrupt, ...) and the failure then reads `timeout`."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import threading
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, Protocol, runtime_checkable
+
+import pyarrow as pa
+
+from dosi.errors import ExecuteError
+
+
+@runtime_checkable
+class Runner(Protocol):
+    """One open connection to one engine. `dialect` is the dosi dialect its SQL is rendered in."""
+
+    dialect: str
+
+    def run(self, sql: str, timeout_secs: float | None = None) -> pa.Table: ...
+
+    def cancel(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def require(module: str, extra: str, engine: str) -> ModuleType:
+    """Import an engine's Python client, or say which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ExecuteError(
+            "missing_driver",
+            f"running on {engine} needs the Python package `{module.split('.')[0]}`, which is "
+            "not installed",
+            hint=f"pip install 'dosi[{extra}]'",
+            detail={"extra": extra, "module": module},
+        ) from None
+
+
+class Deadline:
+    """Calls `cancel` once `timeout_secs` have passed (unless the run finished first)."""
+
+    def __init__(self, timeout_secs: float | None, cancel: Callable[[], None]) -> None:
+        self.expired = threading.Event()
+        self._timer: threading.Timer | None = None
+        if timeout_secs is not None and timeout_secs > 0:
+
+            def fire() -> None:
+                self.expired.set()
+                with contextlib.suppress(Exception):  # the engine may have finished meanwhile
+                    cancel()
+
+            self._timer = threading.Timer(timeout_secs, fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def __enter__(self) -> Deadline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+def failure(
+    engine: str,
+    exc: BaseException,
+    sql: str,
+    deadline: Deadline | None,
+    timeout_secs: float | None,
+    markers: tuple[str, ...] = (),
+) -> ExecuteError:
+    """The structured error for an engine exception: `timeout` when our deadline fired or the
+    engine's message says its own time limit stopped the query (`markers`, lower case)."""
+    expired = deadline is not None and deadline.expired.is_set()
+    if expired or any(m in str(exc).lower() for m in markers):
+        return ExecuteError(
+            "timeout",
+            f"the query ran longer than {timeout_secs}s and was cancelled",
+            hint="raise timeout_secs, add a time_range, or group at a coarser grain",
+        )
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return ExecuteError(
+        "sql_rejected",
+        f"{engine} rejected the query: {first}",
+        hint="check that the model's sources exist in the database the connection points at",
+        detail={"sql": sql},
+    )
+
+
+def arrow_from_rows(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Table:
+    """A DB-API result as Arrow, each column's type inferred from its Python values."""
+    columns = [[row[i] for row in rows] for i in range(len(names))]
+    arrays = []
+    for values in columns:
+        try:
+            arrays.append(pa.array(values))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed int / float / Decimal
+            arrays.append(pa.array([None if v is None else float(v) for v in values]))
+    return pa.Table.from_arrays(arrays, names=list(names))
+
+
+class DbApiRunner:
+    """A runner over any DB-API 2.0 connection (sqlite3, psycopg, PyMySQL, mysqlclient)."""
+
+    engine = "database"
+    dialect = "postgres"
+    timeout_markers: tuple[str, ...] = ()
+
+    def __init__(self, connection: Any, owned: bool) -> None:
+        self.connection = connection
+        self.owned = owned
+
+    def prepare(self, cursor: Any, timeout_secs: float | None) -> None:
+        """Per-query session settings (a server-side timeout) before the statement."""
+
+    def run(self, sql: str, timeout_secs: float | None = None) -> pa.Table:
+        deadline = Deadline(timeout_secs, self.cancel)
+        with deadline:
+            cursor = self.connection.cursor()
+            try:
+                self.prepare(cursor, timeout_secs)
+                cursor.execute(sql)
+                names = [d[0] for d in cursor.description or ()]
+                rows = cursor.fetchall()
+            except ExecuteError:
+                raise
+            except Exception as exc:
+                self.after_error()
+                raise failure(
+                    self.engine, exc, sql, deadline, timeout_secs, self.timeout_markers
+                ) from None
+            finally:
+                cursor.close()
+        return arrow_from_rows(names, rows)
+
+    def after_error(self) -> None:
+        """Leave the connection usable after a failed statement (roll back an open
+        transaction)."""
+        rollback = getattr(self.connection, "rollback", None)
+        if rollback is not None:
+            with contextlib.suppress(Exception):
+                rollback()
+
+    def cancel(self) -> None:
+        cancel = getattr(self.connection, "cancel", None)
+        if cancel is not None:
+            cancel()
+
+    def close(self) -> None:
+        if self.owned:
+            self.connection.close()

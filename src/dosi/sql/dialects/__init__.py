@@ -1,0 +1,75 @@
+"""SQL dialects: one class or instance per warehouse (facts and small overrides), looked up by
+the names connections and `compile(dialect=...)` use."""
+
+from __future__ import annotations
+
+from dosi.errors import QueryError, closest
+from dosi.sql.dialects.base import Dialect
+from dosi.sql.dialects.bigquery import BIGQUERY
+from dosi.sql.dialects.clickhouse import CLICKHOUSE
+from dosi.sql.dialects.datafusion import DATAFUSION
+from dosi.sql.dialects.duckdb import DUCKDB
+from dosi.sql.dialects.mysql import DORIS, MARIADB, MYSQL, STARROCKS, TIDB
+from dosi.sql.dialects.oracle import ORACLE
+from dosi.sql.dialects.postgres import POSTGRES
+from dosi.sql.dialects.redshift import REDSHIFT
+from dosi.sql.dialects.snowflake import SNOWFLAKE
+from dosi.sql.dialects.spark import DATABRICKS, HIVE, SPARK
+from dosi.sql.dialects.sqlite import SQLITE
+from dosi.sql.dialects.trino import ATHENA, PRESTO, TRINO
+from dosi.sql.dialects.tsql import TSQL
+
+DIALECTS: dict[str, Dialect] = {
+    "duckdb": DUCKDB,
+    "postgres": POSTGRES,
+    "datafusion": DATAFUSION,
+    "snowflake": SNOWFLAKE,
+    "bigquery": BIGQUERY,
+    "databricks": DATABRICKS,
+    "spark": SPARK,
+    "hive": HIVE,
+    "trino": TRINO,
+    "presto": PRESTO,
+    "athena": ATHENA,
+    "oracle": ORACLE,
+    "redshift": REDSHIFT,
+    "clickhouse": CLICKHOUSE,
+    "mysql": MYSQL,
+    "mariadb": MARIADB,
+    "tidb": TIDB,
+    "doris": DORIS,
+    "starrocks": STARROCKS,
+    "sqlite": SQLITE,
+    "tsql": TSQL,
+}
+ALIASES = {
+    "postgresql": "postgres",
+    "pg": "postgres",
+    "chdb": "clickhouse",
+    "sqlserver": "tsql",
+    "mssql": "tsql",
+}
+
+
+def get_dialect(name: str | Dialect | None) -> Dialect:
+    if isinstance(name, Dialect):
+        return name
+    key = (name or "duckdb").lower()
+    key = ALIASES.get(key, key)
+    d = DIALECTS.get(key)
+    if d is None:
+        raise QueryError(
+            "unknown_dialect",
+            f"unknown SQL dialect `{name}`",
+            candidates=closest(key, DIALECTS) or sorted(DIALECTS),
+            hint="dialects: " + ", ".join(sorted(DIALECTS)),
+        )
+    return d
+
+
+def streaming_dialects() -> tuple[str, ...]:
+    """The dialects streaming windows render for (portable epoch arithmetic)."""
+    return tuple(name for name, d in DIALECTS.items() if d.streaming)
+
+
+__all__ = ["ALIASES", "DIALECTS", "Dialect", "get_dialect", "streaming_dialects"]

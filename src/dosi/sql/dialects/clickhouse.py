@@ -1,0 +1,59 @@
+"""ClickHouse (a server, or embedded chDB): an outer join fills the missing side with type
+defaults ('' and 1970-01-01) unless `join_use_nulls = 1`, so every statement carries that
+setting. Epochs go through DateTime64(6, 'UTC'), so a DATE is UTC midnight and a DateTime64
+keeps its instant; VALUES cannot name columns, so window offsets are a UNION ALL."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dosi.sql.dialects.base import Dialect, float_statistic, sqlglot_null_ordering
+from dosi.sql.dialects.sqlite import union_values
+
+
+def _fn(name: str, *args: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+@dataclass(frozen=True)
+class ClickHouse(Dialect):
+    def epoch_us(self, ts: exp.Expression) -> exp.Expression:
+        utc = _fn("toDateTime64", ts, exp.Literal.number(6), exp.Literal.string("UTC"))
+        return _fn("toUnixTimestamp64Micro", utc)
+
+    def from_epoch(self, units: exp.Expression, per_ms: int) -> exp.Expression:
+        micros = exp.Cast(this=units, to=exp.DataType.build("BIGINT"))
+        name = "fromUnixTimestamp64Micro" if per_ms == 1000 else "fromUnixTimestamp64Milli"
+        return _fn(name, micros, exp.Literal.string("UTC"))
+
+    def values_table(self, values: Sequence[int], alias: str, column: str) -> exp.Expression:
+        return union_values(values, alias, column)
+
+    def finalize(self, tree: exp.Expression) -> exp.Expression:
+        """SETTINGS join_use_nulls = 1 on the outermost SELECT (it applies to the whole
+        query): outer joins then yield NULL for the missing side, as in standard SQL. Window
+        statistics read their arguments as Float64 (ClickHouse refuses mixed Int64 / Decimal
+        pairs) and read NaN (one-row samples) as NULL, as every other engine returns;
+        `cume_dist` is spelled in ClickHouse's case-sensitive name."""
+        tree = tree.transform(_window_statistics)
+        if isinstance(tree, exp.Select):
+            setting = exp.EQ(this=exp.column("join_use_nulls"), expression=exp.Literal.number(1))
+            tree.set("settings", [setting])
+        return tree
+
+
+def _window_statistics(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.CumeDist):
+        return exp.Anonymous(this="cume_dist", expressions=[])
+    if not float_statistic(node):
+        return node
+    is_nan = _fn("isNaN", node.copy())
+    return exp.Case(ifs=[exp.If(this=is_nan, true=exp.Null())], default=node.copy())
+
+
+CLICKHOUSE = ClickHouse(
+    "clickhouse", null_ordering=sqlglot_null_ordering("clickhouse"), streaming=True
+)

@@ -1,0 +1,53 @@
+"""Apache DataFusion: rendered with sqlglot's PostgreSQL generator (DataFusion's SQL follows
+PostgreSQL's), except the epoch conversions: EXTRACT(EPOCH ...) is a float there, so epochs go
+through exact integer casts of a microsecond timestamp (`arrow_cast`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dosi.sql.dialects.postgres import Postgres
+
+_BIGINT = exp.DataType.build("BIGINT")
+_MICROS = "Timestamp(Microsecond, None)"
+
+
+def _arrow_cast(value: exp.Expression, arrow_type: str) -> exp.Expression:
+    return exp.Anonymous(this="arrow_cast", expressions=[value, exp.Literal.string(arrow_type)])
+
+
+@dataclass(frozen=True)
+class DataFusion(Postgres):
+    def epoch_us(self, ts: exp.Expression) -> exp.Expression:
+        return exp.Cast(this=_arrow_cast(ts, _MICROS), to=_BIGINT.copy())
+
+    def from_epoch(self, units: exp.Expression, per_ms: int) -> exp.Expression:
+        micros: exp.Expression = exp.Cast(this=units, to=_BIGINT.copy())
+        if per_ms != 1000:
+            micros = exp.Mul(
+                this=exp.Paren(this=micros), expression=exp.Literal.number(1000 // per_ms)
+            )
+        return _arrow_cast(micros, _MICROS)
+
+    def finalize(self, tree: exp.Expression) -> exp.Expression:
+        """DataFusion has no DIV(): integer `/` of two integers already truncates."""
+        return tree.transform(_int_div)
+
+
+def _int_div(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.IntDiv):
+        div = exp.Div(this=node.this, expression=node.expression, typed=True)
+        return exp.Cast(this=div, to=_BIGINT.copy())
+    return node
+
+
+# DataFusion sorts NULLs last ascending and first descending (PostgreSQL's "large" NULLs)
+DATAFUSION = DataFusion(
+    "postgres",
+    key="datafusion",
+    null_ordering="nulls_are_large",
+    null_safe_full_join=False,
+    streaming=True,
+)

@@ -1,0 +1,13 @@
+"""Redshift (compile only): no COVAR/CORR window functions, and FULL JOIN needs merge- or
+hash-joinable conditions (PostgreSQL's rule)."""
+
+from __future__ import annotations
+
+from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+
+REDSHIFT = Dialect(
+    "redshift",
+    null_ordering=sqlglot_null_ordering("redshift"),
+    unsupported_window_functions=frozenset({"covar_pop", "covar_samp", "corr"}),
+    null_safe_full_join=False,
+)

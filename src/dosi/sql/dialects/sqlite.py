@@ -1,0 +1,137 @@
+"""SQLite (3.39+, the standard library's): dates and timestamps are ISO-8601 text, so buckets
+and shifts are `datetime()` modifiers and `strftime`, never DuckDB functions. Every temporal value
+dosi produces is `YYYY-MM-DD HH:MM:SS` text (ISO text sorts and compares chronologically);
+bounds stay plain ISO literals so DATE text ('2024-01-01') compares as a DATE would.
+
+SQLite has no statistical aggregates (stddev, variance, covariance, correlation), so those
+window functions are refused before any SQL runs; VALUES cannot name its columns, so the
+streaming-window offsets are a UNION ALL."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+
+_TEMPORAL_TS = {"DateTime", "DateTimeTz"}
+_INT = exp.DataType.build("BIGINT")
+_FORMATS = {
+    "second": "%Y-%m-%d %H:%M:%S",
+    "minute": "%Y-%m-%d %H:%M:00",
+    "hour": "%Y-%m-%d %H:00:00",
+}
+_MODIFIERS: dict[str, tuple[str, ...]] = {
+    "day": ("start of day",),
+    "week": ("start of day", "-6 days", "weekday 1"),  # the Monday on or before (ISO weeks)
+    "month": ("start of month",),
+    "year": ("start of year",),
+}
+_UNITS = {"DAY": "days", "MONTH": "months", "YEAR": "years", "HOUR": "hours", "MINUTE": "minutes"}
+_UNITS["SECOND"] = "seconds"
+STATISTICAL = frozenset(
+    {"stddev_pop", "stddev_samp", "var_pop", "var_samp", "covar_pop", "covar_samp", "corr"}
+)
+
+
+def _fn(name: str, *args: exp.Expression | str) -> exp.Expression:
+    values = [exp.Literal.string(a) if isinstance(a, str) else a for a in args]
+    return exp.Anonymous(this=name, expressions=values)
+
+
+def union_values(values: Sequence[int], alias: str, column: str) -> exp.Expression:
+    """`(SELECT v0 AS column UNION ALL SELECT v1 ...) AS alias`: VALUES without column names."""
+    body: exp.Expression | None = None
+    for v in values:
+        part = exp.Select().select(exp.alias_(exp.Literal.number(v), exp.to_identifier(column)))
+        body = part if body is None else exp.Union(this=body, expression=part, distinct=False)
+    assert body is not None
+    return exp.alias_(exp.Subquery(this=body), exp.to_identifier(alias), table=True)
+
+
+@dataclass(frozen=True)
+class SQLite(Dialect):
+    def bucket(
+        self, expr: exp.Expression, grain: str, datatype: str | None = None
+    ) -> exp.Expression:
+        """Timestamp text ('2024-01-01 00:00:00') whatever the field's type: SQLite compares
+        text, so a DATE bucket of one branch would never meet the TIMESTAMP bucket of another
+        in a merge (DuckDB casts one to the other). The runner hands a Date field's bucket
+        back as a DATE (dosi.execute.shape)."""
+        return self.truncate(expr, grain)
+
+    def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
+        if grain in _FORMATS:
+            return _fn("strftime", _FORMATS[grain], expr)
+        if grain == "quarter":
+            month = exp.Cast(this=_fn("strftime", "%m", expr.copy()), to=_INT.copy())
+            back = exp.Mod(
+                this=exp.Paren(this=exp.Sub(this=month, expression=exp.Literal.number(1))),
+                expression=exp.Literal.number(3),
+            )
+            return _fn("datetime", expr, "start of month", _fn("printf", "-%d months", back))
+        return _fn("datetime", expr, *_MODIFIERS[grain])
+
+    def time_literal(self, value: dt.date | dt.datetime, datatype: str | None) -> exp.Expression:
+        if isinstance(value, dt.datetime):
+            return exp.Literal.string(value.replace(tzinfo=None).isoformat(sep=" "))
+        if datatype in _TEMPORAL_TS:
+            return exp.Literal.string(f"{value.isoformat()} 00:00:00")
+        return exp.Literal.string(value.isoformat())
+
+    def time_operand(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
+        """ISO text in one spelling before comparing: `date()` for DATE columns (also when
+        stored with a midnight time), `datetime()` for timestamps ('T' or ' ' separator,
+        with or without fractions)."""
+        if datatype in _TEMPORAL_TS:
+            return _fn("datetime", expr)
+        if datatype == "Date":
+            return _fn("date", expr)
+        return expr
+
+    def shift(self, expr: exp.Expression, count: int, grain: str) -> exp.Expression:
+        """`datetime(expr, '+N unit')` cut back to the input's length, so DATE text stays DATE
+        text and timestamp text stays timestamp text (an offset join compares equal
+        spellings)."""
+        unit, n = self.shift_units(count, grain)
+        moved = _fn("datetime", expr, f"{n:+d} {_UNITS[unit]}")
+        length = exp.Length(this=expr.copy())
+        return exp.Substring(this=moved, start=exp.Literal.number(1), length=length)
+
+    def trunc_date(self, value: exp.Expression, grain: str) -> exp.Expression:
+        return _fn("date", self.bucket(value, grain))
+
+    def epoch_us(self, ts: exp.Expression) -> exp.Expression:
+        """Whole seconds from strftime('%s') plus the milliseconds of '%f' (SQLite keeps
+        millisecond precision)."""
+        seconds = exp.Cast(this=_fn("strftime", "%s", ts), to=_INT.copy())
+        frac = exp.Mul(this=_fn("strftime", "%f", ts.copy()), expression=exp.Literal.number(1000))
+        millis = exp.Mod(
+            this=exp.Cast(this=exp.Round(this=frac), to=_INT.copy()),
+            expression=exp.Literal.number(1000),
+        )
+        return exp.Add(
+            this=exp.Mul(this=seconds, expression=exp.Literal.number(1_000_000)),
+            expression=exp.Mul(this=exp.Paren(this=millis), expression=exp.Literal.number(1000)),
+        )
+
+    def from_epoch(self, units: exp.Expression, per_ms: int) -> exp.Expression:
+        seconds = exp.Div(
+            this=exp.Paren(this=units), expression=exp.Literal.number(f"{per_ms * 1000}.0")
+        )
+        return _fn("strftime", "%Y-%m-%d %H:%M:%f", seconds, "unixepoch")
+
+    def values_table(self, values: Sequence[int], alias: str, column: str) -> exp.Expression:
+        return union_values(values, alias, column)
+
+
+SQLITE = SQLite(
+    "sqlite",
+    null_ordering=sqlglot_null_ordering("sqlite"),
+    unsupported_window_functions=STATISTICAL,
+    null_safe_full_join=False,
+    streaming=True,
+)

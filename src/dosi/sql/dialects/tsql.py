@@ -1,0 +1,8 @@
+"""SQL Server 2022+ (compile only): no NULLS clause (a leading CASE key instead); DATETRUNC and
+IS [NOT] DISTINCT FROM exist since 2022."""
+
+from __future__ import annotations
+
+from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+
+TSQL = Dialect("tsql", null_ordering=sqlglot_null_ordering("tsql"), supports_nulls_clause=False)

@@ -1,0 +1,139 @@
+"""Fixtures of the conformance suite: the shop built once into DuckDB (the reference) and
+loaded into each engine, each engine handed to a dosi Engine as a client object. An engine
+whose Python package (or Java, for Spark; or server, for PostgreSQL / MariaDB) is missing is
+skipped with the reason shown in pytest's summary (`-rs`), never silently."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_KIT = Path(__file__).with_name("conformkit.py")
+if "conformkit" not in sys.modules:
+    _spec = importlib.util.spec_from_file_location("conformkit", _KIT)
+    assert _spec is not None and _spec.loader is not None
+    _mod = importlib.util.module_from_spec(_spec)
+    sys.modules["conformkit"] = _mod
+    _spec.loader.exec_module(_mod)
+
+import conformkit  # noqa: E402
+
+import dosi  # noqa: E402
+
+ENGINES = ("sqlite", "chdb", "datafusion", "spark", "postgres", "mariadb")
+_PACKAGES = {
+    "chdb": ("chdb", "chdb"),
+    "datafusion": ("datafusion", "datafusion"),
+    "spark": ("pyspark", "spark"),
+    "postgres": ("psycopg", "postgres"),
+    "mariadb": ("pymysql", "mysql"),
+}
+
+
+@pytest.fixture(scope="session")
+def shop_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return conformkit.build_shop(tmp_path_factory.mktemp("conformance"))
+
+
+@pytest.fixture(scope="session")
+def model_text() -> str:
+    return conformkit.conformance_model_text()
+
+
+@pytest.fixture(scope="session")
+def reference(model_text: str, shop_files: tuple[Path, Path]) -> Iterator[dosi.Engine]:
+    eng = dosi.Engine(
+        model_text=model_text, connections={"duck": {"type": "duckdb", "uri": str(shop_files[0])}}
+    )
+    yield eng
+    eng.close()
+
+
+def _unavailable(kind: str) -> str | None:
+    if kind in _PACKAGES:
+        module, extra = _PACKAGES[kind]
+        if importlib.util.find_spec(module) is None:
+            return f"{kind}: the Python package `{module}` is not installed (pip install 'dosi[{extra}]')"
+    if kind == "spark" and shutil.which("java") is None:
+        return "spark: no Java runtime (apt-get install openjdk-17-jre-headless)"
+    if kind == "postgres" and not os.environ.get("DOSI_TEST_POSTGRES"):
+        return "postgres: set DOSI_TEST_POSTGRES (bash scripts/postgres.sh) to run"
+    if kind == "mariadb" and not os.environ.get("DOSI_TEST_MARIADB"):
+        return "mariadb: set DOSI_TEST_MARIADB (bash scripts/mariadb.sh) to run"
+    return None
+
+
+def _client(kind: str, shop_files: tuple[Path, Path], tmp: Path) -> tuple[Any, Any]:
+    """(client object, closer) for one engine, loaded with the shop."""
+    db, parquet = shop_files
+    if kind == "sqlite":
+        con = conformkit.load_sqlite(db, tmp / "shop.sqlite")
+        return con, con.close
+    if kind == "chdb":
+        session = conformkit.load_chdb(parquet, tmp / "chdb")
+        return session, session.close
+    if kind == "datafusion":
+        return conformkit.load_datafusion(parquet), lambda: None
+    if kind == "spark":
+        spark = conformkit.load_spark(parquet, tmp)
+        return spark, spark.stop
+    if kind == "postgres":
+        import psycopg
+
+        portkit = _portkit()
+        holder = portkit.session_database(os.environ["DOSI_TEST_POSTGRES"])
+        dsn = holder.__enter__()
+        portkit.load_into_postgres(db, dsn, tmp)
+        con = psycopg.connect(dsn, autocommit=True)
+
+        def close() -> None:
+            con.close()
+            holder.__exit__(None, None, None)
+
+        return con, close
+    import pymysql
+
+    from dosi.execute.mysql_runner import parse_mysql_uri
+
+    con = pymysql.connect(**parse_mysql_uri(os.environ["DOSI_TEST_MARIADB"]))
+    conformkit.load_mysql(db, con)
+    return con, con.close
+
+
+def _portkit() -> Any:
+    if "portkit" not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "portability" / "portkit.py"
+        spec = importlib.util.spec_from_file_location("portkit", path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["portkit"] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules["portkit"]
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def target(
+    request: pytest.FixtureRequest,
+    model_text: str,
+    shop_files: tuple[Path, Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, dosi.Engine]]:
+    """(engine kind, a dosi Engine whose only connection is that engine's client object)."""
+    kind = request.param
+    why = _unavailable(kind)
+    if why is not None:
+        pytest.skip(why)
+    client, close = _client(kind, shop_files, tmp_path_factory.mktemp(kind))
+    eng = dosi.Engine(model_text=model_text, connections={kind: {"type": kind, "client": client}})
+    try:
+        yield kind, eng
+    finally:
+        eng.close()
+        close()
