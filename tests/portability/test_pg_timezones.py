@@ -93,11 +93,14 @@ def test_timestamp_buckets_stay_timestamps(port: Portability, grain: str) -> Non
 
 
 def test_postgres_buckets_truncate_a_timestamp() -> None:
-    """Rendering check (no server needed): the postgres bucket casts its argument to TIMESTAMP
-    before DATE_TRUNC, so the timestamptz overload is never picked; DuckDB's SQL is unchanged."""
+    """Rendering check (no server needed), issue 8 item 7: a DATE axis bucket never passes
+    through TIMESTAMP on PostgreSQL (MAKE_DATE of its parts); a reset over the bucket still
+    truncates a plain TIMESTAMP, so the timestamptz overload is never picked; DuckDB's SQL is
+    unchanged."""
     eng = dosi.Engine(model_path=SHOP_MODEL)
     query = {"metrics": ["revenue", "revenue_ytd"], "group_by": ["metric_time:month"]}
     pg = eng.compile(query, dialect="postgres")["sql"]
-    assert "DATE_TRUNC('MONTH', CAST(pre.__t0 AS TIMESTAMP))" in pg
+    assert "CAST(pre.__t0 AS TIMESTAMP)" not in pg
+    assert "MAKE_DATE(CAST(EXTRACT(YEAR FROM CAST(pre.__t0 AS DATE)) AS INT)" in pg
     assert "DATE_TRUNC('YEAR', CAST(c.metric_time__month AS TIMESTAMP))" in pg
     assert "CAST(pre.__t0 AS TIMESTAMP)" not in eng.compile(query, dialect="duckdb")["sql"]

@@ -258,8 +258,8 @@ class Renderer:
         f = plan.result_filter
         if f is None:
             return sel
-        ctes = sel.args.get("with")
-        sel.set("with", None)
+        ctes = sel.args.get("with_")
+        sel.set("with_", None)
         out = exp.Select().select(*(col(o) for o in plan.outputs), copy=False)
         out = out.from_(exp.to_table(RESULT_ROWS), copy=False).where(f.predicate.copy(), copy=False)
         for cte in ctes.expressions if ctes is not None else ():

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from dosi.sql.dialects.base import Dialect
 from dosi.sql.dialects.postgres import Postgres
 
 _BIGINT = exp.DataType.build("BIGINT")
@@ -20,6 +21,12 @@ def _arrow_cast(value: exp.Expression, arrow_type: str) -> exp.Expression:
 
 @dataclass(frozen=True)
 class DataFusion(Postgres):
+    def bucket(
+        self, expr: exp.Expression, grain: str, datatype: str | None = None
+    ) -> exp.Expression:
+        """DATE_TRUNC then a DATE cast: DataFusion truncates a DATE without a time zone."""
+        return Dialect.bucket(self, expr, grain, datatype)
+
     def epoch_us(self, ts: exp.Expression) -> exp.Expression:
         return exp.Cast(this=_arrow_cast(ts, _MICROS), to=_BIGINT.copy())
 

@@ -12,10 +12,42 @@ from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 
 _TIMESTAMP = exp.DataType.build("TIMESTAMP")
 _BIGINT = exp.DataType.build("BIGINT")
+_DATE = exp.DataType.build("DATE")
+_INT = exp.DataType.build("INT")
 
 
 @dataclass(frozen=True)
 class Postgres(Dialect):
+    def bucket(
+        self, expr: exp.Expression, grain: str, datatype: str | None = None
+    ) -> exp.Expression:
+        """A Date field's bucket stays in DATE arithmetic and never passes through TIMESTAMP
+        (bucket values keep their type): MAKE_DATE of the date's parts, a week being the date
+        less its ISO weekday (weeks start on Monday, as DATE_TRUNC's do)."""
+        if datatype != "Date" or grain not in ("week", "month", "quarter", "year"):
+            return super().bucket(expr, grain, datatype)
+        day = exp.Cast(this=expr, to=_DATE.copy())
+
+        def part(unit: str) -> exp.Expression:
+            return exp.Cast(
+                this=exp.Extract(this=exp.var(unit), expression=day.copy()), to=_INT.copy()
+            )
+
+        one = exp.Literal.number(1)
+        if grain == "week":
+            back = exp.Sub(this=part("ISODOW"), expression=one.copy())
+            return exp.Sub(this=day, expression=exp.Paren(this=back))
+        month: exp.Expression = one.copy()
+        if grain == "month":
+            month = part("MONTH")
+        elif grain == "quarter":
+            start = exp.Mul(
+                this=exp.Paren(this=exp.Sub(this=part("QUARTER"), expression=one.copy())),
+                expression=exp.Literal.number(3),
+            )
+            month = exp.Add(this=start, expression=one.copy())
+        return exp.Anonymous(this="MAKE_DATE", expressions=[part("YEAR"), month, one.copy()])
+
     def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
         """DATE_TRUNC of a DATE resolves to the timestamptz overload on PostgreSQL: the bucket
         is midnight in the session TimeZone (01:00 where DST starts at midnight, e.g.
