@@ -11,9 +11,16 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from dosi.compiler.fields import field_reference
-from dosi.compiler.sqlparse import SqlSnippetError, has_window, parse_scalar
+from dosi.compiler.sqlparse import (
+    PREDICATE_LIMITS,
+    SqlSnippetError,
+    SqlTooComplex,
+    has_window,
+    parse_scalar,
+)
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
+from dosi.query.predicate_allowlist import check_predicate
 from dosi.query.spec import GroupByItem, Query, StreamWindow, TimeRange, query_to_dict
 
 METRIC_TIME = "metric_time"
@@ -226,32 +233,39 @@ def check_grain(f: FieldIr, grain: str, spelling: str) -> None:
 
 def _where(model: ModelIr, text: str) -> ResolvedWhere:
     try:
-        tree = parse_scalar(text)
+        tree = parse_scalar(text, limits=PREDICATE_LIMITS)
+    except SqlTooComplex as err:
+        raise QueryError(
+            "filter_too_complex",
+            f"where_sql: {err}",
+            hint='simplify the filter (see the README, "Limits"); use IN for many values',
+            detail={"limit": err.limit, "maximum": err.maximum},
+        ) from None
     except SqlSnippetError as err:
         raise QueryError(
             "unsupported_filter",
             f"where_sql: {err}",
             hint="write one SQL predicate over dataset.field names",
         ) from None
+    shown = text if len(text) <= 120 else text[:120] + "..."
     if tree.find(exp.AggFunc) is not None:
         raise QueryError(
             "aggregate_in_where",
-            f"where_sql `{text}` aggregates; where_sql filters rows before aggregation",
+            f"where_sql `{shown}` aggregates; where_sql filters rows before aggregation",
             hint="filter on fields only; to filter groups by a metric value, order and limit",
         )
     if has_window(tree):
-        raise QueryError("unsupported_filter", f"where_sql `{text}` uses a window function")
+        raise QueryError("unsupported_filter", f"where_sql `{shown}` uses a window function")
     if isinstance(tree, (exp.Column, exp.Literal)) and not isinstance(tree, exp.Boolean):
         raise QueryError(
             "unsupported_filter",
-            f"where_sql `{text}` is not a predicate",
+            f"where_sql `{shown}` is not a predicate",
             hint="e.g. orders.status = 'completed'",
         )
     fields: list[FieldIr] = []
-    for col in list(tree.find_all(exp.Column)):
+
+    def resolve_column(col: exp.Column) -> exp.Expression:
         name = f"{col.table}.{col.name}" if col.table else col.name
-        if col.args.get("db") or col.args.get("catalog"):
-            raise QueryError("unknown_field", f"where_sql reads `{col.sql()}`; write dataset.field")
         if name == METRIC_TIME:
             raise QueryError(
                 "unsupported_filter",
@@ -265,18 +279,16 @@ def _where(model: ModelIr, text: str) -> ResolvedWhere:
         ):
             raise QueryError(
                 "aggregate_in_where",
-                f"where_sql `{text}` names metric `{name}`; where_sql filters rows before "
+                f"where_sql `{shown}` names metric `{name}`; where_sql filters rows before "
                 "aggregation",
                 hint="filter on dataset fields; to keep groups by a metric value, order by it "
                 "and limit",
             )
         f = find_field(model, None, name, role="field")
         fields.append(f)
-        repl = field_reference(f.qualified, f.expr)
-        if col is tree:
-            tree = repl
-        else:
-            col.replace(repl)
+        return field_reference(f.qualified, f.expr)
+
+    tree = check_predicate(tree, resolve_column, label="where_sql")
     return ResolvedWhere(tree, tuple(dict.fromkeys(fields)))
 
 
