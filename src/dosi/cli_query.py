@@ -122,10 +122,15 @@ def flags_query(
 
 
 def read_query_file(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError(
+            "invalid_query", f"query file {path[:200]} is not UTF-8 text", hint="save it as UTF-8"
+        ) from None
+    except ValueError:  # a NUL byte in the path
+        raise CliError("query_file_not_found", "the query file path is not a valid path") from None
     except OSError as exc:
         raise CliError(
             "query_file_not_found",

@@ -16,14 +16,24 @@ import pyarrow as pa
 
 from dosi.catalog import Catalog
 from dosi.compiler.model_compiler import compile_model_text
-from dosi.errors import Diagnostic, OsiError, QueryError
+from dosi.errors import ArgumentError, Diagnostic, OsiError, QueryError, bounded
 from dosi.execute.connections import parse_connections
 from dosi.execute.duckdb_runner import arrow_rows, open_duckdb, run_sql
+from dosi.execute.options import (
+    DEFAULT_QUERY_TIMEOUT,
+    ExecOptions,
+    check_memory_limit,
+    check_timeout,
+)
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
+from dosi.query.bounds import check_query_bounds
 
 _CACHE_SIZE = 512
+
+#: `execute(timeout_secs=...)` not given: use the engine's `query_timeout`.
+ENGINE_DEFAULT: object = object()
 
 
 class QueryResult(dict):  # type: ignore[type-arg]
@@ -52,17 +62,36 @@ class Engine:
         connections: dict[str, Any] | None = None,
         mode: str = "datus",
         pool_size: int = 8,
+        *,
+        trust_sql: bool = False,
+        query_timeout: float | None = DEFAULT_QUERY_TIMEOUT,
+        memory_limit: str | None = None,
+        allow_extensions: bool = False,
     ) -> None:
+        """`trust_sql=True` lets model SQL read files and settings or write (README, "Running
+        untrusted queries"); `query_timeout` (seconds, None for none) and `memory_limit` bound
+        every execution; `allow_extensions=True` lifts the DuckDB lockdown on extensions and
+        external access."""
         if mode not in ("datus", "basic"):
-            raise ValueError(f'mode must be "datus" or "basic", got "{mode}"')
+            raise ArgumentError(f'mode must be "datus" or "basic", got {bounded(mode)}')
         if model_path is None and model_text is None:
-            raise ValueError("pass a model: model_path or model_text")
+            raise ArgumentError("pass a model: model_path or model_text")
         if model_path is not None and model_text is not None:
-            raise ValueError("pass at most one of model_path or model_text")
+            raise ArgumentError("pass at most one of model_path or model_text")
+        if model_path is not None and not isinstance(model_path, (str, Path)):
+            raise ArgumentError(f"model_path must be a path, got {type(model_path).__name__}")
+        if model_text is not None and not isinstance(model_text, str):
+            raise ArgumentError(f"model_text must be a string, got {type(model_text).__name__}")
         text = read_model_text(model_path) if model_path is not None else model_text
         assert text is not None
         self.mode = mode
-        self.model = compile_model_text(text, mode)
+        self.trust_sql = bool(trust_sql)
+        self.options = ExecOptions(
+            query_timeout=check_timeout(query_timeout),
+            memory_limit=check_memory_limit(memory_limit),
+            allow_extensions=bool(allow_extensions),
+        )
+        self.model = compile_model_text(text, mode, trust_sql=self.trust_sql)
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
         self.connections = parse_connections(connections)
@@ -93,6 +122,9 @@ class Engine:
 
     # -- compile ----------------------------------------------------------------------------------
     def _compiled(self, query: Any, dialect: str | None, pretty: bool) -> CompiledQuery:
+        check_query_bounds(query)
+        if dialect is not None and not isinstance(dialect, str):
+            raise ArgumentError(f"dialect must be a name, got {type(dialect).__name__}")
         key = _cache_key(query, dialect, pretty)
         if key is not None:
             hit = self._cache.get(key)
@@ -102,6 +134,12 @@ class Engine:
             compiled = compile_query(self.model, self.graph, query, dialect, pretty)
         except OsiError:
             raise
+        except RecursionError:  # a backstop: inputs are bounded before they reach a parser
+            raise QueryError(
+                "query_too_complex",
+                "the query nests too deeply to compile",
+                hint='simplify the query (see the README, "Limits")',
+            ) from None
         except Exception as exc:
             raise QueryError(
                 "internal",
@@ -140,16 +178,22 @@ class Engine:
         query: Any,
         dialect: str | None = None,
         connection: str | None = None,
-        timeout_secs: float | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
         db_path: str | Path | None = None,
     ) -> QueryResult:
+        """Run a query; `timeout_secs` overrides the engine's `query_timeout` (None: no limit)."""
+        timeout = (
+            self.options.query_timeout
+            if timeout_secs is ENGINE_DEFAULT
+            else check_timeout(timeout_secs, "timeout_secs")
+        )
         c = self._compiled(query, dialect, False)
         path = self._resolve_path(connection, db_path)
         sql = c.sql
         if c.dialect.name != "duckdb":
             # execution is on embedded DuckDB: run the DuckDB rendering of the same plan
             sql = self._compiled(query, "duckdb", False).sql
-        table = self._run(path, sql, timeout_secs)
+        table = self._run(path, sql, timeout)
         table = _with_metadata(table, c)
         data = {
             "dialect": c.dialect.name,
@@ -167,7 +211,7 @@ class Engine:
         self,
         query: Any,
         connection: str | None = None,
-        timeout_secs: float | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
         db_path: str | Path | None = None,
     ) -> pa.Table:
         """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata)."""
@@ -175,7 +219,11 @@ class Engine:
 
     def _resolve_path(self, connection: str | None, db_path: str | Path | None) -> str | None:
         if db_path is not None:
+            if not isinstance(db_path, (str, Path)) or "\x00" in str(db_path):
+                raise ArgumentError(f"db_path must be a file path, got {bounded(db_path)}")
             return str(db_path)
+        if connection is not None and not isinstance(connection, str):
+            raise ArgumentError(f"connection must be a name, got {bounded(connection)}")
         return self.connections.path_for(connection)
 
     def _run(self, path: str | None, sql: str, timeout_secs: float | None) -> pa.Table:
@@ -183,7 +231,7 @@ class Engine:
         with self._con_lock:
             con = self._cons.get(key)
             if con is None:
-                con = self._cons[key] = open_duckdb(path)
+                con = self._cons[key] = open_duckdb(path, options=self.options)
             return run_sql(con, sql, timeout_secs)
 
     def close(self) -> None:
@@ -196,7 +244,7 @@ class Engine:
 def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:
     try:
         body = query if isinstance(query, str) else json.dumps(query, sort_keys=True, default=str)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
     return f"{(dialect or 'duckdb').lower()}|{int(pretty)}|{body}"
 
@@ -212,12 +260,14 @@ def _with_metadata(table: pa.Table, c: CompiledQuery) -> pa.Table:
     return table.cast(pa.schema(fields)) if metrics else table
 
 
-def validate(model_text: str, mode: str = "datus") -> dict[str, Any]:
+def validate(model_text: str, mode: str = "datus", trust_sql: bool = False) -> dict[str, Any]:
     """Validate a model without raising: {valid, issues, warnings}."""
     from dosi.errors import ModelError
 
+    if not isinstance(model_text, str):
+        raise ArgumentError(f"model_text must be a string, got {type(model_text).__name__}")
     try:
-        model = compile_model_text(model_text, mode)
+        model = compile_model_text(model_text, mode, trust_sql=trust_sql)
     except ModelError as err:
         return {
             "valid": False,

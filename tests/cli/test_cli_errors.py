@@ -249,7 +249,7 @@ def test_timeout(run, tmp_path):
     model.write_text(SLOW_MODEL, encoding="utf-8")
     r = run("query", "-m", model, "-M", "distinct_n", "--timeout", "0.2", "-f", "json")
     assert r.exit_code == 4
-    assert error_json(r)["code"] == "timeout"
+    assert error_json(r)["code"] == "query_timeout"
 
 
 # -- exit code 1: internal errors -----------------------------------------------------------------
