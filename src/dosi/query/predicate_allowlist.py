@@ -19,6 +19,7 @@ from typing import Final
 from sqlglot import exp
 
 from dosi.errors import QueryError
+from dosi.query.predicate_types import ColumnType, check_types
 
 #: The pure scalar functions a predicate may call, by the name callers write (aliases that
 #: sqlglot reads as the same function, such as `substr` or `ifnull`, are accepted too).
@@ -179,12 +180,18 @@ def _child_allowed(parent: exp.Expression, key: str, node: exp.Expression) -> bo
 
 
 def check_predicate(
-    tree: exp.Expression, resolve_column: ColumnResolver, *, label: str = "where_sql"
+    tree: exp.Expression,
+    resolve_column: ColumnResolver,
+    *,
+    label: str = "where_sql",
+    column_type: ColumnType | None = None,
 ) -> exp.Expression:
     """Check one parsed predicate (or conjunct) against the allow-list and resolve its columns.
 
     Works for row-level and metric-level conjuncts alike: what a column names is the resolver's
-    business. Returns the tree with every column replaced by what the resolver returned.
+    business. With `column_type` (a column -> type family, after it was resolved) the operand
+    types are checked too (`dosi.query.predicate_types`). Returns the tree with every column
+    replaced by what the resolver returned.
     """
     replacements: list[tuple[exp.Column, exp.Expression]] = []
     stack: list[tuple[exp.Expression, exp.Expression | None, str]] = [(tree, None, "")]
@@ -215,6 +222,8 @@ def check_predicate(
                 if isinstance(child, exp.Expression):
                     found.append((child, node, child_key))
         stack.extend(reversed(found))  # left to right, as written
+    if column_type is not None:
+        check_types(tree, column_type)
     out = tree
     for col, new in replacements:
         if col is out:

@@ -21,6 +21,7 @@ from dosi.compiler.sqlparse import (
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.query.predicate_allowlist import check_predicate
+from dosi.query.predicate_types import ANY, DATATYPE_FAMILY
 from dosi.query.spec import GroupByItem, Query, StreamWindow, TimeRange, query_to_dict
 
 METRIC_TIME = "metric_time"
@@ -263,6 +264,7 @@ def _where(model: ModelIr, text: str) -> ResolvedWhere:
             hint="e.g. orders.status = 'completed'",
         )
     fields: list[FieldIr] = []
+    families: dict[int, str] = {}
 
     def resolve_column(col: exp.Column) -> exp.Expression:
         name = f"{col.table}.{col.name}" if col.table else col.name
@@ -286,9 +288,15 @@ def _where(model: ModelIr, text: str) -> ResolvedWhere:
             )
         f = find_field(model, None, name, role="field")
         fields.append(f)
+        families[id(col)] = DATATYPE_FAMILY.get(f.datatype or "", ANY)
         return field_reference(f.qualified, f.expr)
 
-    tree = check_predicate(tree, resolve_column, label="where_sql")
+    tree = check_predicate(
+        tree,
+        resolve_column,
+        label="where_sql",
+        column_type=lambda col: families.get(id(col), ANY),
+    )
     return ResolvedWhere(tree, tuple(dict.fromkeys(fields)))
 
 
