@@ -255,7 +255,7 @@ def _run(engine: Engine, query: Any, db: Path) -> None:
 
 
 @seed(SEED)
-@_settings(250)
+@_settings(600)
 @given(query=_query())
 def test_random_queries_fail_structured_or_run(
     engine: Engine, guarded_db: Path, query: Any
@@ -265,7 +265,7 @@ def test_random_queries_fail_structured_or_run(
 
 
 @seed(SEED)
-@_settings(150)
+@_settings(400)
 @given(where=_predicate())
 def test_random_filters_fail_structured_or_run(
     engine: Engine, guarded_db: Path, where: str
@@ -328,7 +328,7 @@ def _model_text() -> st.SearchStrategy[str]:
 
 
 @seed(SEED)
-@_settings(80)
+@_settings(150)
 @given(text=_model_text())
 def test_mutated_models_fail_structured_or_answer(guarded_db: Path, text: str) -> None:
     """R-HOSTILE: a mutated model loads or is a ModelError; a loaded one still answers."""
