@@ -273,3 +273,41 @@ def test_execution_errors_carry_the_duckdb_error_kind(shop: Engine, tmp_path: Pa
     with pytest.raises(ExecuteError) as info:
         shop.execute({"metrics": ["revenue"]}, db_path=tmp_path / "missing.duckdb")
     assert info.value.code == "config"
+
+
+# -- more numbers found while fixing the above -----------------------------------------------------
+BIG = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('"v": "1.1"', f'"v": "1.{BIG}"'),
+        ('"v": "1.3"', f'"v": 1.{BIG}'),
+        ('"v": "1.1"', f'"v": {BIG}'),
+        ('"offset": "1 month"', '"offset": "999999999999 month"'),
+        ('"offset": "1 month"', f'"offset": "{BIG} month"'),
+        ('"count": 1, "granularity": "month"', '"count": 99999999999999, "granularity": "month"'),
+    ],
+)
+def test_out_of_range_payload_numbers_are_model_errors(old: str, new: str) -> None:
+    text = SHOP_TEXT.replace(old, new, 1)
+    assert text != SHOP_TEXT
+    with pytest.raises(ModelError) as info:
+        Engine(model_text=text)
+    assert info.value.code == "invalid_datus_extension"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        f"metric_time:tumble({BIG} seconds)",
+        f"metric_time:tumble(PT{BIG}S)",
+        f"metric_time:hop(1 day, 0.{BIG} seconds)",
+        {"field": "metric_time", "window": {"type": "tumble", "size": f"{BIG} seconds"}},
+    ],
+)
+def test_out_of_range_window_lengths_are_query_errors(shop: Engine, item: Any) -> None:
+    assert _code(lambda: shop.compile({"metrics": ["revenue"], "group_by": [item]})) == (
+        "invalid_window_argument"
+    )
