@@ -109,16 +109,16 @@ class Engine:
         return self.catalog.metrics()
 
     def metric(self, name: str) -> dict[str, Any]:
-        return self.catalog.metric(name)
+        return self.catalog.metric(_name_arg(name, "name"))
 
     def datasets(self) -> list[dict[str, Any]]:
         return self.catalog.datasets()
 
     def dataset(self, name: str) -> dict[str, Any]:
-        return self.catalog.dataset(name)
+        return self.catalog.dataset(_name_arg(name, "name"))
 
     def dimensions(self, metric: str | None = None) -> list[dict[str, Any]]:
-        return self.catalog.dimensions(metric)
+        return self.catalog.dimensions(None if metric is None else _name_arg(metric, "metric"))
 
     # -- compile ----------------------------------------------------------------------------------
     def _compiled(self, query: Any, dialect: str | None, pretty: bool) -> CompiledQuery:
@@ -239,6 +239,12 @@ class Engine:
             for con in self._cons.values():
                 con.close()
             self._cons.clear()
+
+
+def _name_arg(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ArgumentError(f"{what} must be a string, got {type(value).__name__}")
+    return value
 
 
 def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:

@@ -74,6 +74,16 @@ def test_memory_limit_is_set_before_the_lock(shop_db: Path) -> None:
         con.close()
 
 
+def test_the_memory_limit_gives_a_structured_error() -> None:
+    con = open_duckdb(None, options=ExecOptions(memory_limit="20MB"))
+    try:
+        with pytest.raises(ExecuteError) as info:
+            run_sql(con, "SELECT list(range) FROM range(50000000)")
+        assert info.value.code == "memory_limit"
+    finally:
+        con.close()
+
+
 def test_allow_extensions_opts_out(shop_db: Path) -> None:
     con = open_duckdb(str(shop_db), options=ExecOptions(allow_extensions=True))
     try:

@@ -133,6 +133,12 @@ def run_sql(
                 f"the query ran longer than {timeout_secs}s and was cancelled",
                 hint="raise timeout_secs, add a time_range, or group at a coarser grain",
             ) from None
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            raise ExecuteError(
+                "memory_limit",
+                f"the query needed more memory than allowed: {_first(exc)}",
+                hint="raise memory_limit, add a time_range, or group at a coarser grain",
+            ) from None
         raise ExecuteError(
             "sql_rejected",
             f"DuckDB rejected the query: {_first(exc)}",
