@@ -311,3 +311,10 @@ def test_out_of_range_window_lengths_are_query_errors(shop: Engine, item: Any) -
     assert _code(lambda: shop.compile({"metrics": ["revenue"], "group_by": [item]})) == (
         "invalid_window_argument"
     )
+
+
+def test_numbers_past_38_digits_are_unsupported_filter(shop: Engine) -> None:
+    """Found by the fuzz suite: DuckDB reads such a literal as BIGNUM, which no column compares
+    with; the filter is refused at compile time instead."""
+    q = {"metrics": ["revenue"], "where_sql": "orders.amount > " + "9" * 39}
+    assert _code(lambda: shop.compile(q)) == "unsupported_filter"

@@ -130,6 +130,9 @@ PLAIN_TYPES: Final[frozenset[exp.DataType.Type]] = frozenset(
 _FUNCTION_TYPES: Final[frozenset[type[exp.Expression]]] = frozenset(ALLOWED_FUNCTIONS.values())
 _NODE_TYPES: Final[frozenset[type[exp.Expression]]] = frozenset(_OPERATORS) | _FUNCTION_TYPES
 
+#: Numeric literals: the digits a 128-bit integer or DECIMAL(38) holds on every engine.
+MAX_NUMBER_DIGITS: Final = 38
+
 #: Resolves one column reference: returns the expression to put in its place (or None to keep
 #: it), or raises the caller's QueryError (unknown_field, a metric in a row filter, ...).
 ColumnResolver = Callable[[exp.Column], exp.Expression | None]
@@ -205,6 +208,15 @@ def check_predicate(
             node.args.get(k) is not None for k in ("query", "unnest", "field")
         ):
             raise _unsupported(node.args.get("query") or node.args.get("unnest") or node, label)
+        if isinstance(node, exp.Literal) and not node.is_string:
+            digits = sum(ch.isdigit() for ch in str(node.this))
+            if digits > MAX_NUMBER_DIGITS:
+                raise QueryError(
+                    "unsupported_filter",
+                    f"{label} holds a number with {digits} digits; numbers have at most "
+                    f"{MAX_NUMBER_DIGITS} (a 128-bit integer or a DECIMAL(38))",
+                    hint="write the number in exponent form, e.g. 1e40",
+                )
         if isinstance(node, exp.Column):
             if node.args.get("db") or node.args.get("catalog"):
                 raise QueryError(
