@@ -8,6 +8,7 @@ from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAINS, MetricIr, ModelIr
 from dosi.plan.joins import JoinGraph
 from dosi.plan.windows import aligned_grains
+from dosi.query.resolve import METRIC_TIME
 
 _SOURCES = {
     "declared": "declared",
@@ -59,16 +60,7 @@ class Catalog:
         w = m.window
         explicit = [x for x in m.measures if self.model.measures[x].explicit_name]
         needs_axis = bool(w is not None and w.needs_time_axis)
-        if m.time_axis is None and not needs_axis:
-            grains: list[str] = []
-        elif w is not None and getattr(w, "family", "") == "offset":
-            grains = aligned_grains(w.count, w.granularity)  # type: ignore[union-attr]
-        else:
-            grains = list(GRAINS)
-        if m.time_axis is not None:
-            native = self.model.field(m.time_axis).time_granularity
-            if native is not None:
-                grains = [g for g in grains if GRAINS.index(g) >= GRAINS.index(native)]
+        grains = self._grains(m)
         out.update(
             {
                 "expr": m.source_sql,
@@ -81,6 +73,53 @@ class Catalog:
                 "dimension_datasets": [{"name": d} for d in self._reachable(m)],
             }
         )
+        return out
+
+    def _grains(self, m: MetricIr) -> list[str]:
+        """The grains `metric_time` takes for `m`: every grain at or above its axis's stored
+        grain (D-GRAIN), and for an offset window only those its shift lands on."""
+        w = m.window
+        needs_axis = bool(w is not None and w.needs_time_axis)
+        if m.time_axis is None and not needs_axis:
+            return []
+        if w is not None and getattr(w, "family", "") == "offset":
+            grains = aligned_grains(w.count, w.granularity)  # type: ignore[union-attr]
+        else:
+            grains = list(GRAINS)
+        if m.time_axis is not None:
+            native = self.model.field(m.time_axis).time_granularity
+            if native is not None:
+                grains = [g for g in grains if GRAINS.index(g) >= GRAINS.index(native)]
+        return grains
+
+    def _metric_time(self, metrics: list[MetricIr]) -> list[dict[str, Any]]:
+        """`metric_time` rows: one per distinct (time axis, grains) among `metrics`, naming the
+        axis it resolves to and the grains it allows (D-TIME, D-GRAIN, D-WINDOW offsets)."""
+        groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        for m in metrics:
+            grains = self._grains(m)
+            if m.time_axis is None or not grains:
+                continue
+            groups.setdefault((m.time_axis, tuple(grains)), []).append(m.name)
+        out = []
+        for (axis, grains), names in groups.items():
+            f = self.model.field(axis)
+            out.append(
+                {
+                    "name": METRIC_TIME,
+                    "dataset": f.dataset,
+                    "is_time": True,
+                    "is_dimension": True,
+                    "source": "inferred:time",
+                    "time_granularity": f.time_granularity
+                    or ("day" if f.datatype == "Date" else None),
+                    "datatype": f.datatype,
+                    "description": f"the metric's time axis, {axis}",
+                    "time_axis": axis,
+                    "grains": list(grains),
+                    "metrics": names,
+                }
+            )
         return out
 
     def _reachable(self, m: MetricIr) -> list[str]:
@@ -159,8 +198,9 @@ class Catalog:
         }
 
     def dimensions(self, metric: str | None = None) -> list[dict[str, Any]]:
-        """Every field with its D-DIM role; with `metric`, only fields it reaches many-to-one,
-        its own datasets first."""
+        """`metric_time` (per distinct time axis, with the grains it allows), then every field
+        with its D-DIM role; with `metric`, only what it accepts: its metric_time and the
+        fields it reaches many-to-one, its own datasets first."""
         if metric is not None:
             m = self._metric_ir(metric)
             reach = self._reachable(m)
@@ -190,7 +230,8 @@ class Catalog:
                     }
                 )
         out.sort(key=lambda x: (not x["is_dimension"], rank.get(x["dataset"], 0), x["name"]))
-        return out
+        metrics = [m] if metric is not None else list(self.model.metrics.values())
+        return [*self._metric_time(metrics), *out]
 
 
 def _window_function(w: object) -> str | None:

@@ -587,12 +587,12 @@ def list_(
         rows = engine.dimensions(metric_name)
         if not show_all:
             rows = [r for r in rows if r.get("is_dimension", True)]
-        preferred = ["name", "is_time", "time_granularity", "datatype", "source"]
+        # metric_time rows (one per time axis) carry the grains they allow and their metrics
+        preferred = ["name", "is_time", "time_granularity", "grains", "datatype", "source"]
         if show_all:
             preferred.insert(1, "is_dimension")
-        _emit_rows(
-            fmt, rows, _columns(rows, preferred, ["time_format", "time_storage", "description"])
-        )
+        optional = ["time_axis", "metrics", "time_format", "time_storage", "description"]
+        _emit_rows(fmt, rows, _columns(rows, preferred, optional))
     else:
         if dataset_name is not None:
             _show_dataset(fmt, engine.dataset(dataset_name))
@@ -818,27 +818,32 @@ def query(
     q = _query_from(kw)
     engine = _engine(model, mode, connections_file, connection)
     db_path = _resolve_db(db)
+    if db_path is None and connection is None and engine.connections.path_for(None) is None:
+        engine.close()
+        raise CliError(
+            "no_connection",
+            "no database to run the query on: pass --db PATH (or set DOSI_DB), or "
+            "--connections FILE with a default profile (or --connection NAME)",
+            hint="`--db :memory:` runs on an empty in-memory DuckDB (sources that read files); "
+            "`dosi compile` prints the SQL without running it",
+        )
     if show_sql:
         click.echo(engine.compile(q)["sql"], err=True)
     try:
         result = engine.execute(q, connection=connection, timeout_secs=timeout, db_path=db_path)
     except ExecuteError as err:
-        _cli_hint(err, no_db=db_path is None and connection is None and not engine.connections)
+        _cli_hint(err)
         raise
     finally:
         engine.close()
     _print_result(fmt, result)
 
 
-def _cli_hint(err: ExecuteError, no_db: bool) -> None:
+def _cli_hint(err: ExecuteError) -> None:
     """Say the engine's hints in command-line terms (--db, --timeout)."""
     hint = err.hint or ""
     hint = hint.replace("pass db_path= an existing", "pass --db an existing")
     hint = hint.replace("raise timeout_secs", "raise --timeout").replace("(db_path)", "(--db)")
-    if no_db and err.code == "sql_rejected":
-        hint = (hint + "; " if hint else "") + (
-            "no database was given: pass --db PATH (or set DOSI_DB), or --connections FILE"
-        )
     err.hint = hint or None
 
 

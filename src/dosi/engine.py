@@ -17,7 +17,7 @@ import pyarrow as pa
 from dosi.catalog import Catalog
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import ArgumentError, Diagnostic, OsiError, QueryError, bounded
-from dosi.execute.connections import parse_connections
+from dosi.execute.connections import check_dialect, parse_connections
 from dosi.execute.duckdb_runner import arrow_rows, open_duckdb, run_sql
 from dosi.execute.options import (
     DEFAULT_QUERY_TIMEOUT,
@@ -189,11 +189,9 @@ class Engine:
         )
         c = self._compiled(query, dialect, False)
         path = self._resolve_path(connection, db_path)
-        sql = c.sql
-        if c.dialect.name != "duckdb":
-            # execution is on embedded DuckDB: run the DuckDB rendering of the same plan
-            sql = self._compiled(query, "duckdb", False).sql
-        table = self._run(path, sql, timeout)
+        if dialect is not None:
+            check_dialect(c.dialect.name, connection)
+        table = self._run(path, c.sql, timeout)
         table = _with_metadata(table, c)
         data = {
             "dialect": c.dialect.name,

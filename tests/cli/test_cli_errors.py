@@ -175,11 +175,18 @@ def test_database_missing(run, tmp_path):
     assert err["code"] == "config"
 
 
-def test_no_database_given(run):
-    r = run("query", "-m", SHOP_MODEL, "-M", "revenue")
-    assert r.exit_code == 4
-    assert "[sql_rejected]" in r.stderr
-    assert "--db" in r.stderr
+def test_no_database_given(run, monkeypatch):
+    """Issue 8 item 6: a query without --db / DOSI_DB / a connection is `no_connection`
+    (a usage error naming the flags), not an empty in-memory database's `Table ... does not
+    exist`."""
+    monkeypatch.delenv("DOSI_DB", raising=False)
+    r = run("query", "-m", SHOP_MODEL, "-M", "revenue", "-f", "json")
+    assert r.exit_code == 2
+    err = error_json(r)
+    assert err["code"] == "no_connection"
+    for flag in ("--db", "DOSI_DB", "--connections", "--connection"):
+        assert flag in err["message"]
+    assert "does not exist" not in r.stderr
     no_traceback(r)
 
 
@@ -247,7 +254,19 @@ semantic_model:
 def test_timeout(run, tmp_path):
     model = tmp_path / "slow.yaml"
     model.write_text(SLOW_MODEL, encoding="utf-8")
-    r = run("query", "-m", model, "-M", "distinct_n", "--timeout", "0.2", "-f", "json")
+    r = run(
+        "query",
+        "-m",
+        model,
+        "--db",
+        ":memory:",
+        "-M",
+        "distinct_n",
+        "--timeout",
+        "0.2",
+        "-f",
+        "json",
+    )
     assert r.exit_code == 4
     assert error_json(r)["code"] == "query_timeout"
 

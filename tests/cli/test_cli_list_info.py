@@ -89,8 +89,25 @@ def test_list_dimensions_table(shop):
     r = shop("list", "dimension")  # the singular works too
     assert r.exit_code == 0
     header = [c.strip() for c in r.stdout.splitlines()[0].split("|")]
-    assert header[:3] == ["name", "is_time", "time_granularity"]
+    assert header[:4] == ["name", "is_time", "time_granularity", "grains"]
     assert "orders.order_date" in r.stdout
+
+
+def test_list_dimensions_lists_metric_time_with_its_grains(shop):
+    """Issue 8 item 6: metric_time is listed with the grains it allows, one row per distinct
+    time axis / grain set (revenue_mom's offset allows day and month only)."""
+    rows = js(shop("list", "dimensions", "-f", "json"))
+    mt = [d for d in rows if d["name"] == "metric_time"]
+    axes = {d["time_axis"] for d in mt}
+    assert axes == {"orders.order_date", "refunds.refund_date", "events.event_ts"}
+    mom = next(d for d in mt if "revenue_mom" in d["metrics"])
+    assert mom["grains"] == ["day", "month"]
+    plain = next(d for d in mt if "revenue" in d["metrics"])
+    assert plain["grains"] == ["day", "week", "month", "quarter", "year"]
+    one = js(shop("list", "dimensions", "--metric", "revenue_mom", "-f", "json"))
+    assert one[0]["name"] == "metric_time" and one[0]["grains"] == ["day", "month"]
+    table = shop("list", "dimensions", "--metric", "revenue_mom").stdout.splitlines()
+    assert table[2].startswith("metric_time") and "day, month" in table[2]
 
 
 # -- list datasets --------------------------------------------------------------------------------

@@ -93,7 +93,18 @@ def test_query_json_dates_are_strings(shop):
     data = strict_json(r.stdout)
     months = [row[data["columns"][0]] for row in data["rows"]]
     assert all(isinstance(m, str) for m in months)
-    assert [m[:7] for m in months] == ["2024-01", "2024-03"]  # 2024-02 has no orders
+    # a month of the DATE column orders.order_date is a date (issue 8 item 7)
+    assert months == ["2024-01-01", "2024-03-01"]  # 2024-02 has no orders
+
+
+def test_query_csv_date_buckets_are_dates(shop):
+    """Issue 8 item 7: CSV keeps a DATE bucket a date; a TIMESTAMP bucket keeps its time."""
+    r = shop("query", "-M", "revenue", "-g", "metric_time:quarter", "-f", "csv")
+    rows = list(csv.reader(io.StringIO(r.stdout)))
+    assert rows[0][0] == "metric_time__quarter" and rows[1][0] == "2023-01-01"
+    r = shop("query", "-M", "event_count", "-g", "events.event_ts:month", "-f", "csv")
+    rows = list(csv.reader(io.StringIO(r.stdout)))
+    assert rows[1][0] == "2025-01-01 00:00:00"
 
 
 def test_query_csv(shop, sql):

@@ -127,11 +127,13 @@ def test_metric_by_metric_time_grain_and_a_dimension_matches_sql(
     fact, agg = METRICS[metric]
     dim_ds, dim_f = ("customers", "segment") if fact != "events" else ("events", "event_type")
     axis = f"{fact}.{TIME_AXIS[fact]}"
+    # bucket values keep their type: a DATE axis gives DATE buckets, a TIMESTAMP axis timestamps
+    bucket_type = "TIMESTAMP" if fact == "events" else "DATE"
     joins = " ".join(
         f"{kind} JOIN main.{to} AS {to} ON {on}" for _, to, kind, on in path(fact, dim_ds)
     )
     expected = shop_ref.rows(
-        f"SELECT {dim_ds}.{dim_f}, CAST(DATE_TRUNC('{grain}', {axis}) AS TIMESTAMP), {agg} "
+        f"SELECT {dim_ds}.{dim_f}, CAST(DATE_TRUNC('{grain}', {axis}) AS {bucket_type}), {agg} "
         f"FROM main.{fact} AS {fact} {joins} GROUP BY 1, 2"
     )
     res = shop_run({"metrics": [metric], "group_by": [f"{dim_ds}.{dim_f}", f"metric_time:{grain}"]})

@@ -234,3 +234,33 @@ def test_no_join_path_between_two_facts_without_relationship(shop: Engine) -> No
     err = query_error(shop, {"metrics": ["event_count"], "group_by": ["orders.status"]})
     assert err.code == "no_join_path"
     assert err.metrics == ["event_count"]
+
+
+@pytest.mark.parametrize(
+    ("metric", "fact", "query_part", "other"),
+    [
+        ("items_sold", "order_items", {"group_by": ["refunds.refund_id"]}, "refunds"),
+        ("refund_total", "refunds", {"group_by": ["order_items.product_id"]}, "order_items"),
+        ("refund_total", "refunds", {"where_sql": "order_items.product_id = 3"}, "order_items"),
+    ],
+)
+def test_no_join_path_between_sibling_facts(
+    shop: Engine, metric: str, fact: str, query_part: dict[str, Any], other: str
+) -> None:
+    """Issue 8 item 5: two facts hanging off one dimension (order_items -> orders <- refunds)
+    share no dataset that reaches both many-to-one, so no join path exists: `no_join_path`
+    (was fan_out_risk), naming both datasets, as the reference engine answers."""
+    err = query_error(shop, {"metrics": [metric], **query_part})
+    assert err.code == "no_join_path"
+    assert f"`{fact}`" in err.message and f"`{other}`" in err.message
+    assert err.metrics == [metric]
+
+
+@pytest.mark.parametrize(
+    "dim", ["order_items.product_id", "products.category", "refunds.refund_id"]
+)
+def test_fan_out_risk_when_a_dataset_reaches_both(shop: Engine, dim: str) -> None:
+    """A many side of orders (directly, or through the order_items bridge to products) is
+    joinable but would repeat order rows: still `fan_out_risk`."""
+    err = query_error(shop, {"metrics": ["revenue"], "group_by": [dim]})
+    assert err.code == "fan_out_risk"

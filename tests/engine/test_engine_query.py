@@ -127,7 +127,7 @@ def test_core_q_03_grains_bucket_like_date_trunc(mini_run: Run, mini_ref: Any, g
     res = mini_run({"metrics": ["revenue"], "group_by": [f"orders.order_date:{grain}"]})
     assert res["columns"] == [f"order_date__{grain}", "revenue"]
     expected = mini_ref.rows(
-        f"SELECT CAST(DATE_TRUNC('{grain}', order_date) AS TIMESTAMP), SUM(amount) "
+        f"SELECT CAST(DATE_TRUNC('{grain}', order_date) AS DATE), SUM(amount) "
         "FROM orders GROUP BY 1"
     )
     assert_rows_equal(result_rows(res), expected)
@@ -189,10 +189,10 @@ def test_metric_time_resolves_per_metric_dataset(mini_run: Run, mini_ref: Any) -
     res = mini_run({"metrics": ["revenue", "refund_total"], "group_by": ["metric_time:month"]})
     expected = mini_ref.rows(
         """
-        WITH o AS (SELECT DATE_TRUNC('month', order_date) k, SUM(amount) v FROM orders GROUP BY 1),
-             r AS (SELECT DATE_TRUNC('month', refund_date) k, SUM(refund_amount) v
+        WITH o AS (SELECT CAST(DATE_TRUNC('month', order_date) AS DATE) k, SUM(amount) v FROM orders GROUP BY 1),
+             r AS (SELECT CAST(DATE_TRUNC('month', refund_date) AS DATE) k, SUM(refund_amount) v
                    FROM refunds GROUP BY 1)
-        SELECT CAST(COALESCE(o.k, r.k) AS TIMESTAMP), o.v, r.v FROM o FULL JOIN r ON o.k = r.k
+        SELECT COALESCE(o.k, r.k), o.v, r.v FROM o FULL JOIN r ON o.k = r.k
         """
     )
     assert_rows_equal(result_rows(res), expected)
@@ -363,7 +363,7 @@ def test_time_range_and_grouping_by_time_keep_only_buckets_in_range(
         }
     )
     expected = mini_ref.rows(
-        "SELECT CAST(DATE_TRUNC('month', order_date) AS TIMESTAMP), SUM(amount) FROM orders "
+        "SELECT CAST(DATE_TRUNC('month', order_date) AS DATE), SUM(amount) FROM orders "
         "WHERE order_date >= '2024-02-01' AND order_date < '2024-04-01' GROUP BY 1"
     )
     assert_rows_equal(result_rows(res), expected)
@@ -397,6 +397,30 @@ def test_time_range_bounds_are_iso_dates(mini: Engine, time_range: dict[str, Any
     """CORE-Q-06: bounds are YYYY-MM-DD, and at least one is needed (`unsupported_filter`)."""
     err = query_error(mini, {"metrics": ["revenue"], "time_range": time_range})
     assert err.code == "unsupported_filter"
+
+
+def test_reversed_time_range_suggests_the_swapped_bounds(mini_run: Run, mini: Engine) -> None:
+    """Issue 8 item 5: a reversed time_range is a structured error (the reference answers an
+    empty result) whose suggested_retry swaps the bounds, and that retry runs."""
+    query = {
+        "metrics": ["revenue"],
+        "group_by": ["metric_time:month"],
+        "time_range": {"start": "2024-04-01", "end": "2024-01-01"},
+    }
+    err = query_error(mini, query)
+    assert err.code == "unsupported_filter"
+    retry = err.suggested_retry
+    assert retry is not None
+    assert retry["time_range"] == {"start": "2024-01-01", "end": "2024-04-01"}
+    assert retry["metrics"] == ["revenue"] and retry["group_by"] == ["metric_time:month"]
+    assert mini_run(retry)["row_count"] > 0
+
+
+def test_empty_time_range_has_no_swap_to_suggest(mini: Engine) -> None:
+    err = query_error(
+        mini, {"metrics": ["revenue"], "time_range": {"start": "2024-01-01", "end": "2024-01-01"}}
+    )
+    assert err.code == "unsupported_filter" and err.suggested_retry is None
 
 
 # ------------------------------------------------------------------------------ order / limit

@@ -61,7 +61,7 @@ def test_rows_match_hand_written_sql(mini_run: Run, mini_ref: Any) -> None:
     """The rows of a joined, grained, multi-metric query equal hand-written SQL."""
     expected = mini_ref.rows(
         """
-        SELECT c.region, CAST(DATE_TRUNC('month', o.order_date) AS TIMESTAMP), SUM(o.amount),
+        SELECT c.region, CAST(DATE_TRUNC('month', o.order_date) AS DATE), SUM(o.amount),
                COUNT(o.order_id), CAST(SUM(o.amount) AS DOUBLE) / NULLIF(COUNT(o.order_id), 0)
         FROM orders o LEFT JOIN customers c ON o.customer_id = c.id GROUP BY 1, 2
         """
@@ -90,8 +90,8 @@ def test_surf_arrow_01_metric_columns_carry_field_metadata(mini_run: Run) -> Non
 
 
 def test_row_value_types(mini_run: Run) -> None:
-    """Reference §1.6: dates as ISO strings (grained: timestamp strings), SUM over DECIMAL as
-    float, COUNT as int, ratio as float, NULL as None."""
+    """Reference §1.6: dates as ISO strings (a grained Date stays a date, issue 8 item 7), SUM
+    over DECIMAL as float, COUNT as int, ratio as float, NULL as None."""
     res = mini_run(
         {
             "metrics": ["revenue", "order_count", "avg_order"],
@@ -102,7 +102,7 @@ def test_row_value_types(mini_run: Run) -> None:
     first, seventh = res["rows"]
     assert first == {
         "order_date": "2024-01-05",
-        "order_date__month": "2024-01-01 00:00:00",
+        "order_date__month": "2024-01-01",
         "revenue": 100.0,
         "order_count": 1,
         "avg_order": 100.0,
@@ -172,7 +172,7 @@ def test_shop_readme_example_2_monthly_series_with_a_gap(shop_run: Run, shop_ref
     )
     expected = shop_ref.rows(
         """
-        SELECT CAST(DATE_TRUNC('month', order_date) AS TIMESTAMP), SUM(amount), COUNT(order_id),
+        SELECT CAST(DATE_TRUNC('month', order_date) AS DATE), SUM(amount), COUNT(order_id),
                CAST(SUM(amount) AS DOUBLE) / COUNT(order_id)
         FROM main.orders WHERE order_date >= '2024-01-01' AND order_date < '2025-01-01'
         GROUP BY 1
@@ -208,3 +208,17 @@ def test_shop_readme_example_10_datetime_axis_by_day(shop_run: Run, shop_ref: An
         (9, 2),
         (46, 9),
     ]
+
+
+@pytest.mark.parametrize("grain", ["day", "week", "month", "quarter", "year"])
+def test_buckets_keep_their_column_type(shop_run: Run, grain: str) -> None:
+    """Issue 8 item 7: a bucket of a DATE column is a DATE (Arrow date32, `YYYY-MM-DD` in
+    rows); a bucket of a TIMESTAMP column stays a TIMESTAMP (`YYYY-MM-DD 00:00:00`)."""
+    dated = shop_run({"metrics": ["revenue"], "group_by": [f"metric_time:{grain}"]})
+    col = f"metric_time__{grain}"
+    assert dated.arrow.schema.field(col).type == pa.date32()
+    assert all(len(r[col]) == 10 for r in dated["rows"])
+    timed = shop_run({"metrics": ["event_count"], "group_by": [f"events.event_ts:{grain}"]})
+    col = f"event_ts__{grain}"
+    assert pa.types.is_timestamp(timed.arrow.schema.field(col).type)
+    assert all(r[col].endswith(" 00:00:00") for r in timed["rows"])

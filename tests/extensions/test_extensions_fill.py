@@ -18,9 +18,9 @@ from enginekit import by_key, metric, mini_yaml
 from dosi.engine import Engine
 from dosi.errors import ModelError
 
-ONLY_ORDERS = ("2024-01-01 00:00:00", "2024-03-01 00:00:00", "2024-04-01 00:00:00")
-ONLY_REFUNDS = "2024-05-01 00:00:00"
-BOTH = "2024-02-01 00:00:00"
+ONLY_ORDERS = ("2024-01-01", "2024-03-01", "2024-04-01")
+ONLY_REFUNDS = "2024-05-01"
+BOTH = "2024-02-01"
 MONTH = {"group_by": ["metric_time:month"]}
 
 
@@ -119,7 +119,7 @@ def test_fill_04_shop_refund_total_in_months_without_refunds(
     but no refunds, so refund_total reads 0 there."""
     res = shop_run({"metrics": ["revenue", "refund_total"], **MONTH})
     rows = by_key(res, "metric_time__month")
-    for month in ("2023-05-01 00:00:00", "2024-10-01 00:00:00"):
+    for month in ("2023-05-01", "2024-10-01"):
         assert rows[month]["refund_total"] == 0
         assert rows[month]["revenue"] == shop_ref.scalar(
             "SELECT SUM(amount) FROM main.orders "

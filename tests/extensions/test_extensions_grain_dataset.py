@@ -43,7 +43,7 @@ def test_grain_05_native_or_coarser_grains_work(
     assert_rows_equal(
         result_rows(res),
         mini_ref.rows(
-            f"SELECT CAST(DATE_TRUNC('{grain}', order_date) AS TIMESTAMP), SUM(amount) "
+            f"SELECT CAST(DATE_TRUNC('{grain}', order_date) AS DATE), SUM(amount) "
             "FROM orders GROUP BY 1"
         ),
     )

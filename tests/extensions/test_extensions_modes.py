@@ -124,7 +124,7 @@ def test_fill_09_basic_mode_keeps_only_the_count_default(basic: Any, datus: Any)
     """FILL-09: no fill except S-FAN-6 — refund_total is NULL in January (no refunds), while
     the pure count refund_count still reads 0."""
     q = {"metrics": ["revenue", "refund_total", "refund_count"], "group_by": ["metric_time:month"]}
-    jan = "2024-01-01 00:00:00"
+    jan = "2024-01-01"
     b = by_key(basic[1](q), "metric_time__month")[jan]
     d = by_key(datus[1](q), "metric_time__month")[jan]
     assert (b["refund_total"], b["refund_count"]) == (None, 0)

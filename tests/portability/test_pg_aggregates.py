@@ -194,6 +194,43 @@ def test_where_sql_other_datasets(
     port.check(q(metrics, group_by, where_sql=where))
 
 
+METRIC_FILTERS = {
+    "having": q(["revenue"], ["orders.channel"], where_sql="revenue > 500000"),
+    "having-and-row": q(
+        ["revenue", "order_count"],
+        ["customers.segment"],
+        where_sql="revenue / order_count > 700 AND orders.status = 'completed'",
+    ),
+    "hidden-metric": q(["order_count"], ["metric_time:quarter"], where_sql="revenue > 250000"),
+    "merged-branches": q(
+        ["revenue"],
+        ["metric_time:month"],
+        where_sql="refund_total > 5000 OR revenue IS NULL",
+        order_by=[desc("revenue")],
+        limit=10,
+    ),
+    "window-after-trim": q(
+        ["revenue", "revenue_ytd"],
+        ["metric_time:month"],
+        time_range={"start": "2024-03-01", "end": "2025-01-01"},
+        where_sql="revenue_ytd > 600000",
+    ),
+    "hidden-offset": q(
+        ["order_count"],
+        ["metric_time:month"],
+        time_range={"start": "2024-06-01", "end": "2025-01-01"},
+        where_sql="revenue_mom > 0",
+    ),
+}
+
+
+@pytest.mark.parametrize("query", list(METRIC_FILTERS.values()), ids=list(METRIC_FILTERS))
+def test_metric_filters(port: Portability, query: dict[str, Any]) -> None:
+    """Issue 8 item 4: where_sql conjuncts naming a metric filter the result rows the same way
+    on PostgreSQL (result_rows CTE after the merge / window stage)."""
+    port.check(query)
+
+
 # ------------------------------------------------------------------------------ time_range
 
 RANGES = {

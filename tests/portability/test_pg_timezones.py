@@ -76,10 +76,18 @@ def test_session_time_zone_does_not_matter(
 
 
 @pytest.mark.parametrize("grain", ["day", "week", "month", "quarter", "year"])
-def test_date_buckets_are_plain_timestamps(port: Portability, grain: str) -> None:
-    """A grain bucket of a DATE axis is a `timestamp without time zone` on PostgreSQL (as on
-    DuckDB), not a `timestamptz` that carries the session's offset."""
+def test_date_buckets_are_dates(port: Portability, grain: str) -> None:
+    """Issue 8 item 7: a grain bucket of a DATE axis is a `date` on PostgreSQL (as on DuckDB),
+    never a `timestamptz` that carries the session's offset nor a timestamp."""
     sql = port.pg_sql({"metrics": ["revenue"], "group_by": [f"metric_time:{grain}"]})
+    out = psql(port.dsn, f"SELECT DISTINCT pg_typeof(metric_time__{grain})::text FROM ({sql}) q;\n")
+    assert out.strip() == "date"
+
+
+@pytest.mark.parametrize("grain", ["day", "month"])
+def test_timestamp_buckets_stay_timestamps(port: Portability, grain: str) -> None:
+    """Issue 8 item 7: a TIMESTAMP axis keeps `timestamp without time zone` buckets."""
+    sql = port.pg_sql({"metrics": ["event_count"], "group_by": [f"metric_time:{grain}"]})
     out = psql(port.dsn, f"SELECT DISTINCT pg_typeof(metric_time__{grain})::text FROM ({sql}) q;\n")
     assert out.strip() == "timestamp without time zone"
 

@@ -176,7 +176,7 @@ def test_win_frm_15_rolling_spans_existing_rows_hand_checked(eng: dosi.Engine, d
 
 
 def ts_(day: str) -> str:
-    return f"{day} 00:00:00"
+    return day
 
 
 @pytest.mark.parametrize("dims,keys,grp", both())

@@ -105,7 +105,7 @@ def test_win_off_06_gap_is_null_not_previous_row(eng: dosi.Engine, db: str) -> N
 
 
 def ts_(day: str) -> str:
-    return f"{day} 00:00:00"
+    return day
 
 
 def test_win_mod_05_offsets_partition_by_region_with_null_region(eng: dosi.Engine, db: str) -> None:
@@ -343,7 +343,7 @@ def test_win_qry_02_two_grains_of_the_axis(eng: dosi.Engine, db: str, group_by: 
     grouped at month and year, the month is the series and the year a partition, whatever the
     group_by order (a 1-month lookback never crosses into another year's partition)."""
     base = series("month")
-    by_year = {(k[0], f"{k[0][:4]}-01-01 00:00:00"): v for k, v in base.items()}
+    by_year = {(k[0], f"{k[0][:4]}-01-01"): v for k, v in base.items()}
     exp = {}
     for (m, y), _ in by_year.items():
         prev = ts(shift(key_date((m,)), -1, "month"))

@@ -211,10 +211,10 @@ def test_win_rnk_all_functions_with_ties(eng: dosi.Engine, db: str) -> None:
     )
     rk = keyed(rows, RT, "rk")
     rn = keyed(rows, RT, "rn")
-    e1, e3 = ("east", "2024-01-01 00:00:00"), ("east", "2024-03-01 00:00:00")
+    e1, e3 = ("east", "2024-01-01"), ("east", "2024-03-01")
     assert rk[e1] == rk[e3]
     assert rn[e3] == rn[e1] + 1  # tie broken by the time bucket, ascending
-    assert rk[("west", "2023-06-01 00:00:00")] == len(base)  # NULL value sorts last
+    assert rk[("west", "2023-06-01")] == len(base)  # NULL value sorts last
 
 
 @pytest.mark.parametrize("buckets,metric", [(2, "nt2"), (4, "nt4"), (5, "nt5")])
@@ -337,9 +337,9 @@ def test_win_val_first_last_nth_over_full_partition(eng: dosi.Engine, db: str) -
         },
     )
     nv3 = keyed(rows, RT, "nv3")
-    assert nv3[("west", "2024-04-01 00:00:00")] is None  # RESPECT NULLS: west 2023-06
+    assert nv3[("west", "2024-04-01")] is None  # RESPECT NULLS: west 2023-06
     lv = keyed(rows, RT, "lv")
-    assert lv[("east", "2022-12-01 00:00:00")] == 60  # east 2024-06, not the current row
+    assert lv[("east", "2022-12-01")] == 60  # east 2024-06, not the current row
     sql = eng.compile({"metrics": ["lv"], "group_by": REGION_MONTH})["sql"]
     assert "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING" in sql
 
@@ -430,7 +430,7 @@ def test_win_19_03_nulls_placement_values(eng: dosi.Engine, db: str) -> None:
             "rk_asc_nulls_first": ranked(base, "rank", desc=False, nulls_first=True),
         },
     )
-    null_key = ("west", "2023-06-01 00:00:00")
+    null_key = ("west", "2023-06-01")
     assert keyed(rows, RT, "rk_nulls_first")[null_key] == 1
     assert keyed(rows, RT, "rk_nulls_last")[null_key] == len(base)
     assert keyed(rows, RT, "rk_asc_nulls_first")[null_key] == 1

@@ -112,7 +112,7 @@ def in_range(full: dict[Key, Any], start: str | None, end: str | None) -> dict[K
 
 
 def ts_(day: str) -> str:
-    return f"{day} 00:00:00"
+    return day
 
 
 # -- expansion + trim ----------------------------------------------------------------------------

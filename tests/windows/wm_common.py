@@ -225,7 +225,7 @@ def shift(d: dt.date, count: int, granularity: str) -> dt.date:
 
 def ts(d: dt.date) -> str:
     """How the engine returns a grained bucket."""
-    return f"{d.isoformat()} 00:00:00"
+    return d.isoformat()
 
 
 # ---------------------------------------------------------------------------------------------

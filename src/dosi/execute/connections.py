@@ -40,6 +40,32 @@ class Connections:
         )
 
 
+# The SQL dialect each executable connection type runs (this release runs DuckDB only; a new
+# runner adds its type here, and `Engine.execute` then renders that dialect for it).
+RUNNER_DIALECTS: dict[str, str] = {"duckdb": "duckdb"}
+
+
+def connection_dialect(kind: str = "duckdb") -> str:
+    """The dialect a connection of type `kind` executes."""
+    return RUNNER_DIALECTS.get(kind, kind)
+
+
+def check_dialect(requested: str, connection: str | None, kind: str = "duckdb") -> None:
+    """`execute(query, dialect=X)` runs only on a connection of dialect X: a mismatch is an
+    error, never SQL of one dialect reported as another."""
+    actual = connection_dialect(kind)
+    if requested == actual:
+        return
+    where = f"connection `{connection}`" if connection else "the local database"
+    raise ExecuteError(
+        "dialect_mismatch",
+        f"execute(dialect={requested!r}) asks for {requested} SQL, but {where} runs {actual}",
+        candidates=[actual],
+        hint=f"omit dialect (execute renders {actual} SQL for this connection), or call "
+        f"compile(query, dialect={requested!r}) for SQL to run on a {requested} warehouse",
+    )
+
+
 def datasources_section(data: Any) -> Any:
     """The profiles inside an agent.yml (`datasources:` or `agent.datasources:`), else `data`."""
     if isinstance(data, Mapping):

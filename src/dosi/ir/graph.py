@@ -14,7 +14,7 @@ from dosi.ir.model import RelationshipIr
 class RelationshipGraph:
     def __init__(self, relationships: Iterable[RelationshipIr]) -> None:
         self.up: dict[str, list[RelationshipIr]] = {}
-        self.undirected: dict[str, set[str]] = {}
+        self.undirected: dict[str, set[str]] = {}  # every dataset a relationship names
         for r in relationships:
             self.up.setdefault(r.from_dataset, []).append(r)
             self.undirected.setdefault(r.from_dataset, set()).add(r.to_dataset)
@@ -42,17 +42,3 @@ class RelationshipGraph:
     def reachable(self, src: str, dst: str) -> bool:
         """`dst` is `src`, or one many-to-one hop chain away from it."""
         return src == dst or bool(self.paths(src, dst, limit=1))
-
-    def connected(self, a: str, b: str) -> bool:
-        """Linked by relationships in any direction (a fan-out, if not reachable)."""
-        seen = {a}
-        frontier = [a]
-        while frontier:
-            cur = frontier.pop()
-            if cur == b:
-                return True
-            for n in self.undirected.get(cur, ()):
-                if n not in seen:
-                    seen.add(n)
-                    frontier.append(n)
-        return False

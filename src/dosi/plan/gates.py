@@ -12,7 +12,7 @@ _TWO_ARG = frozenset({"covar_pop", "covar_samp", "corr"})
 
 
 def check_window_gates(rq: ResolvedQuery, dialect: Dialect) -> None:
-    for m in rq.metrics:
+    for m in rq.planned_metrics:
         w = m.window
         fn = None
         two_arg = isinstance(w, FrameWindow) and w.function in _TWO_ARG

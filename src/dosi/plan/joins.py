@@ -2,7 +2,8 @@
 
 A branch reads one fact dataset and may join only "up" (many -> one), so an aggregate never sees
 duplicated rows. A dataset reachable only against the arrow is a fan-out (`fan_out_risk`); two
-distinct paths are ambiguous (`ambiguous_join_path`).
+distinct paths are ambiguous (`ambiguous_join_path`); a dataset no many-to-one path connects is
+`no_join_path`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class JoinGraph(RelationshipGraph):
                 candidates=routes,
                 hint="remove or rename one relationship so the path is unique",
             )
-        if self.connected(src, dst):
+        if self.fans_out_to(src, dst):
             raise QueryError(
                 "fan_out_risk",
                 f"{purpose}: `{dst}` is on the many side of `{src}`; joining it would repeat "
@@ -50,8 +51,20 @@ class JoinGraph(RelationshipGraph):
             )
         raise QueryError(
             "no_join_path",
-            f"{purpose}: no relationship connects `{src}` to `{dst}`",
-            hint=f"declare a relationship from `{src}` to `{dst}` in the model",
+            f"{purpose}: no join path reaches `{dst}` from `{src}`: no dataset reaches both "
+            f"`{src}` and `{dst}` along many-to-one relationships",
+            hint=f"group by and filter on fields `{src}` reaches, or declare a many-to-one "
+            f"relationship that connects `{src}` to `{dst}`",
+        )
+
+    def fans_out_to(self, src: str, dst: str) -> bool:
+        """`dst` sits on a many side of `src`: some dataset (`dst` itself, or a bridge such as
+        order lines between orders and products) reaches both many-to-one, so a join exists
+        but would repeat `src` rows. Otherwise no join path reaches `dst` at all (siblings
+        hanging off a shared one side, or unrelated datasets): `no_join_path`, as the
+        reference engine answers."""
+        return any(
+            self.reachable(x, src) and self.reachable(x, dst) for x in (dst, *self.undirected)
         )
 
 

@@ -148,6 +148,18 @@ class WindowStage:
 
 
 @dataclass(frozen=True)
+class FilterResult:
+    """where_sql conjuncts that name a metric (HAVING semantics): they keep result rows after
+    aggregation, the window stage and its trim, before order / limit."""
+
+    predicate: exp.Expression  # over output column names
+    metrics: tuple[str, ...]  # the metric columns it reads, selected or computed only for it
+
+    def describe(self) -> str:
+        return f"FilterResult {self.predicate.sql()}"
+
+
+@dataclass(frozen=True)
 class QueryPlan:
     branches: tuple[Branch, ...]
     dims: tuple[str, ...]  # group-by output names, in order
@@ -156,6 +168,7 @@ class QueryPlan:
     order: tuple[tuple[str, bool, str | None], ...]  # (column, desc, nulls)
     limit: int | None
     window: WindowStage | None = None
+    result_filter: FilterResult | None = None
 
     def explain(self) -> str:
         lines = ["QueryPlan"]
@@ -177,6 +190,8 @@ class QueryPlan:
             lines.append(f"  {self.window.describe()}")
             for wm in self.window.metrics:
                 lines.append(f"    {wm.describe()}")
+        if self.result_filter is not None:
+            lines.append(f"  {self.result_filter.describe()}")
         if self.order:
             keys = [
                 f"{k} {'DESC' if d else 'ASC'}" + (f" NULLS {n.upper()}" if n else "")

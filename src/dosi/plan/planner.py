@@ -14,7 +14,15 @@ from sqlglot import exp
 from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.joins import JoinGraph, join_order
-from dosi.plan.nodes import Branch, BranchDim, JoinStep, MetricColumn, QueryPlan, TimeFilter
+from dosi.plan.nodes import (
+    Branch,
+    BranchDim,
+    FilterResult,
+    JoinStep,
+    MetricColumn,
+    QueryPlan,
+    TimeFilter,
+)
 from dosi.query.resolve import ResolvedQuery
 
 
@@ -80,7 +88,7 @@ class Planner:
         )
         drafts: dict[tuple[str, str | None], _BranchDraft] = {}
         sources: dict[str, list[tuple[str, tuple[str, str | None]]]] = {}
-        all_metrics = [*rq.metrics, *extra_metrics]
+        all_metrics = [*rq.planned_metrics, *extra_metrics]
         required = self._required_datasets(rq)
         for m in all_metrics:
             srcs: list[tuple[str, tuple[str, str | None]]] = []
@@ -120,6 +128,10 @@ class Planner:
         # after the caller's keys, the group-by columns break ties: results are deterministic
         explicit = {k for k, *_ in rq.order}
         order = (*rq.order, *((d, False, None) for d in dims if d not in explicit))
+        having = None
+        if rq.result_filter is not None:
+            f = rq.result_filter
+            having = FilterResult(f.expr, tuple(m.name for m in f.metrics))
         plan = QueryPlan(
             branches=branches,
             dims=dims,
@@ -127,6 +139,7 @@ class Planner:
             outputs=outputs,
             order=order,
             limit=rq.query.limit,
+            result_filter=having,
         )
         if any(d.window is not None for d in rq.dims):  # window_start / window_end columns
             from dosi.query.stream_windows import plan_stream

@@ -46,7 +46,7 @@ def aligned_grains(count: int, granularity: str) -> list[str]:
 def plan_windows(
     model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, planner: Planner, dialect: Dialect
 ) -> QueryPlan:
-    windowed = [m for m in rq.metrics if m.window is not None]
+    windowed = [m for m in rq.planned_metrics if m.window is not None]
     if not windowed:
         return planner.plan(rq)
     return _WindowPlanner(model, rq, planner, dialect, windowed).plan()
@@ -296,7 +296,7 @@ class _WindowPlanner:
         )
 
     def _second_metrics(self) -> tuple[MetricIr, ...]:
-        requested = {m.name for m in self.rq.metrics}
+        requested = {m.name for m in self.rq.planned_metrics}
         out: list[MetricIr] = []
         for m in self.windowed:
             second = getattr(m.window, "second", None)

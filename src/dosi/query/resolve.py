@@ -20,8 +20,16 @@ from dosi.compiler.sqlparse import (
 )
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
+from dosi.query.filters import (
+    ResultFilter,
+    column_name,
+    conjuncts,
+    metric_named,
+    names_metric,
+    result_filter,
+)
 from dosi.query.predicate_allowlist import check_predicate
-from dosi.query.predicate_types import ANY, DATATYPE_FAMILY
+from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
 from dosi.query.spec import GroupByItem, Query, StreamWindow, TimeRange, query_to_dict
 
 METRIC_TIME = "metric_time"
@@ -65,10 +73,20 @@ class ResolvedQuery:
     time_range: ResolvedTimeRange | None
     # (output column, desc, nulls "first" | "last" | None)
     order: list[tuple[str, bool, str | None]] = field(default_factory=list)
+    result_filter: ResultFilter | None = None  # where_sql conjuncts that name a metric
 
     @property
     def uses_metric_time(self) -> bool:
         return any(d.is_metric_time for d in self.dims)
+
+    @property
+    def planned_metrics(self) -> list[MetricIr]:
+        """The requested metrics, then metrics only a metric filter names (computed for the
+        filter, never output)."""
+        if self.result_filter is None:
+            return self.metrics
+        names = {m.name for m in self.metrics}
+        return [*self.metrics, *(m for m in self.result_filter.metrics if m.name not in names)]
 
 
 def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
@@ -94,9 +112,9 @@ def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
                 f"group_by item `{d.spelling}` and metric `{d.output}` share an output name",
                 hint="rename the field or the metric in the model",
             )
-    where = _where(model, query.where_sql) if query.where_sql else None
+    where, having = _filters(model, query.where_sql, dims) if query.where_sql else (None, None)
     tr = _time_range(model, query) if query.time_range else None
-    rq = ResolvedQuery(query, metrics, dims, where, tr)
+    rq = ResolvedQuery(query, metrics, dims, where, tr, result_filter=having)
     rq.order = _order(query, rq)
     return rq
 
@@ -232,9 +250,62 @@ def check_grain(f: FieldIr, grain: str, spelling: str) -> None:
         )
 
 
-def _where(model: ModelIr, text: str) -> ResolvedWhere:
+def _filters(
+    model: ModelIr, text: str, dims: list[ResolvedDim]
+) -> tuple[ResolvedWhere | None, ResultFilter | None]:
+    """where_sql split into its two levels (dosi.query.filters): conjuncts naming only fields
+    filter rows before aggregation, conjuncts naming a metric filter the result rows."""
+    tree = _parse_where(text)
+    _check_where(tree, text)
+    _check_predicate(tree, text)
+    check_predicate(tree, lambda _col: None)  # the allow-list, on both levels
+    rows: list[exp.Expression] = []
+    metric_level: list[exp.Expression] = []
+    for part in conjuncts(tree):
+        if names_metric(model, part):
+            _check_predicate(part, text)  # a bare metric is a number, not a condition
+            check_types(part, lambda col: _result_column_type(model, col))
+            metric_level.append(part)
+        else:
+            rows.append(part)
+    where = None
+    if rows:
+        row_tree = rows[0] if len(rows) == 1 and rows[0] is tree else _and(rows)
+        where = _where(model, row_tree)
+    having = None
+    if metric_level:
+        outputs = {
+            d.field.qualified: d.output
+            for d in dims
+            if d.field is not None and d.grain is None and d.window is None
+        }
+        having = result_filter(model, metric_level, outputs, lambda name: _where_field(model, name))
+    return where, having
+
+
+def _result_column_type(model: ModelIr, col: exp.Column) -> str:
+    """A metric-level conjunct's column: a metric is a number, a field keeps its datatype."""
+    if metric_named(model, col) is not None:
+        return NUM
+    f = _where_field(model, column_name(col))
+    return DATATYPE_FAMILY.get(f.datatype or "", ANY)
+
+
+def _and(parts: list[exp.Expression]) -> exp.Expression:
+    """The conjuncts ANDed again (an OR operand keeps its parentheses)."""
+
+    def operand(p: exp.Expression) -> exp.Expression:
+        return exp.Paren(this=p.copy()) if isinstance(p, exp.Or) else p.copy()
+
+    out = operand(parts[0])
+    for p in parts[1:]:
+        out = exp.And(this=out, expression=operand(p))
+    return out
+
+
+def _parse_where(text: str) -> exp.Expression:
     try:
-        tree = parse_scalar(text, limits=PREDICATE_LIMITS)
+        return parse_scalar(text, limits=PREDICATE_LIMITS)
     except SqlTooComplex as err:
         raise QueryError(
             "filter_too_complex",
@@ -248,45 +319,53 @@ def _where(model: ModelIr, text: str) -> ResolvedWhere:
             f"where_sql: {err}",
             hint="write one SQL predicate over dataset.field names",
         ) from None
-    shown = text if len(text) <= 120 else text[:120] + "..."
+
+
+def _check_where(tree: exp.Expression, text: str) -> None:
+    """What SQL a where_sql may hold (both levels): no aggregate calls (a metric filter names
+    the metric), no window functions."""
+    text = _shown(text)
     if tree.find(exp.AggFunc) is not None:
         raise QueryError(
             "aggregate_in_where",
-            f"where_sql `{shown}` aggregates; where_sql filters rows before aggregation",
-            hint="filter on fields only; to filter groups by a metric value, order and limit",
+            f"where_sql `{text}` aggregates; where_sql filters rows before aggregation",
+            hint="declare the aggregate as a metric and name it in where_sql: a condition on "
+            "a metric filters the result rows",
         )
     if has_window(tree):
-        raise QueryError("unsupported_filter", f"where_sql `{shown}` uses a window function")
-    if isinstance(tree, (exp.Column, exp.Literal)) and not isinstance(tree, exp.Boolean):
+        raise QueryError("unsupported_filter", f"where_sql `{text}` uses a window function")
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 120 else text[:120] + "..."
+
+
+def _check_predicate(part: exp.Expression, text: str) -> None:
+    if isinstance(part, (exp.Column, exp.Literal)) and not isinstance(part, exp.Boolean):
         raise QueryError(
             "unsupported_filter",
-            f"where_sql `{shown}` is not a predicate",
+            f"where_sql `{_shown(text)}` is not a predicate",
             hint="e.g. orders.status = 'completed'",
         )
+
+
+def _where_field(model: ModelIr, name: str) -> FieldIr:
+    if name == METRIC_TIME:
+        raise QueryError(
+            "unsupported_filter",
+            "where_sql cannot read metric_time; use time_range for the time axis",
+            hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-02-01"}',
+        )
+    return find_field(model, None, name, role="field")
+
+
+def _where(model: ModelIr, tree: exp.Expression) -> ResolvedWhere:
+    """The row-level conjuncts with every column replaced by its field's expression."""
     fields: list[FieldIr] = []
     families: dict[int, str] = {}
 
     def resolve_column(col: exp.Column) -> exp.Expression:
-        name = f"{col.table}.{col.name}" if col.table else col.name
-        if name == METRIC_TIME:
-            raise QueryError(
-                "unsupported_filter",
-                "where_sql cannot read metric_time; use time_range for the time axis",
-                hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-02-01"}',
-            )
-        if (
-            not col.table
-            and name in model.metrics
-            and not any(name in d.fields for d in model.datasets.values())
-        ):
-            raise QueryError(
-                "aggregate_in_where",
-                f"where_sql `{shown}` names metric `{name}`; where_sql filters rows before "
-                "aggregation",
-                hint="filter on dataset fields; to keep groups by a metric value, order by it "
-                "and limit",
-            )
-        f = find_field(model, None, name, role="field")
+        f = _where_field(model, column_name(col))
         fields.append(f)
         families[id(col)] = DATATYPE_FAMILY.get(f.datatype or "", ANY)
         return field_reference(f.qualified, f.expr)

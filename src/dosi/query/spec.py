@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dosi.errors import QueryError, QueryShapeError, bounded, closest
@@ -125,13 +125,33 @@ def parse_query(raw: Any) -> Query:
         raise _bad("invalid_query", "`where_sql` must be a SQL predicate string")
     if isinstance(where, str) and not where.strip():
         where = None
-    return Query(
+    query = Query(
         metrics=tuple(dict.fromkeys(metrics)),
         group_by=group_by,
         where_sql=where,
         time_range=_time_range(data.get("time_range")),
         order_by=tuple(_order_item(o) for o in _as_list(data.get("order_by"), "order_by")),
         limit=_limit(data.get("limit")),
+    )
+    _check_range_order(query)
+    return query
+
+
+def _check_range_order(query: Query) -> None:
+    """A reversed or empty time_range is an error (friendlier than an empty result), with the
+    bounds swapped in `suggested_retry`."""
+    tr = query.time_range
+    if tr is None or tr.start is None or tr.end is None or _as_dt(tr.start) < _as_dt(tr.end):
+        return
+    retry = None
+    if _as_dt(tr.start) > _as_dt(tr.end):
+        retry = query_to_dict(replace(query, time_range=replace(tr, start=tr.end, end=tr.start)))
+    raise _bad(
+        "unsupported_filter",
+        f"time_range start {tr.start} is not before end {tr.end} (start is inclusive, end "
+        "exclusive), so no row could match",
+        hint="swap the bounds" if retry is not None else "widen the range: end after start",
+        suggested_retry=retry,
     )
 
 
@@ -257,11 +277,6 @@ def _time_range(value: Any) -> TimeRange | None:
             "unsupported_filter",
             "a time_range needs a start, an end, or both",
             hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-07-01"}',
-        )
-    if start is not None and end is not None and _as_dt(start) >= _as_dt(end):
-        raise _bad(
-            "unsupported_filter",
-            f"time_range start {start} is not before end {end} (end is exclusive)",
         )
     dim = value.get("dimension")
     if dim is not None and not isinstance(dim, str):

@@ -29,8 +29,20 @@ class Dialect:
     supports_full_outer_join: bool = True
     null_safe_full_join: bool = True  # FULL JOIN ... ON a IS NOT DISTINCT FROM b is accepted
 
-    def bucket(self, expr: exp.Expression, grain: str) -> exp.Expression:
-        """The start of the grain bucket holding `expr` (a timestamp, as DATE_TRUNC yields)."""
+    def bucket(
+        self, expr: exp.Expression, grain: str, datatype: str | None = None
+    ) -> exp.Expression:
+        """The start of the grain bucket holding `expr`. Bucket values keep their type: a
+        bucket of a Date field is a DATE (a month of a DATE column is `2024-01-01`), anything
+        else a timestamp, as DATE_TRUNC yields."""
+        if datatype == "Date":
+            if grain == "day":
+                return exp.Cast(this=expr, to=_DATE.copy())
+            return exp.Cast(this=self.truncate(expr, grain), to=_DATE.copy())
+        return self.truncate(expr, grain)
+
+    def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
+        """DATE_TRUNC: the timestamp starting the grain period holding `expr`."""
         return exp.DateTrunc(unit=exp.var(grain.upper()), this=expr)
 
     def time_literal(self, value: dt.date | dt.datetime, datatype: str | None) -> exp.Expression:
@@ -92,12 +104,13 @@ class MySQL(Dialect):
 
 @dataclass(frozen=True)
 class Postgres(Dialect):
-    def bucket(self, expr: exp.Expression, grain: str) -> exp.Expression:
+    def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
         """DATE_TRUNC of a DATE resolves to the timestamptz overload on PostgreSQL: the bucket
         is midnight in the session TimeZone (01:00 where DST starts at midnight, e.g.
         America/Santiago) and typed timestamptz. Truncating a plain TIMESTAMP keeps the
-        wall-clock bucket every other dialect returns."""
-        return super().bucket(exp.Cast(this=expr, to=_TIMESTAMP.copy()), grain)
+        wall-clock bucket every other dialect returns (a Date field's bucket is then cast
+        back to DATE by `bucket`)."""
+        return super().truncate(exp.Cast(this=expr, to=_TIMESTAMP.copy()), grain)
 
 
 _LARGE, _SMALL = "nulls_are_large", "nulls_are_small"

@@ -46,7 +46,7 @@ class Renderer:
             return stream_window_start(d.expr.copy(), d.window, self.dialect)
         if d.grain is None:
             return d.expr.copy()
-        return self.dialect.bucket(d.expr.copy(), d.grain)
+        return self.dialect.bucket(d.expr.copy(), d.grain, d.datatype)
 
     def time_predicates(self, tf: TimeFilter) -> list[exp.Expression]:
         preds: list[exp.Expression] = []
@@ -175,7 +175,7 @@ class Renderer:
         groups = []
         for d in b.dims:
             raw = col(raw_names[d.output], _PRE)
-            e = raw if d.grain is None else self.dialect.bucket(raw, d.grain)
+            e = raw if d.grain is None else self.dialect.bucket(raw, d.grain, d.datatype)
             outer = outer.select(exp.alias_(e, ident(d.output)), copy=False)
             groups.append(e.copy())
 
@@ -251,6 +251,20 @@ class Renderer:
             sel = sel.with_(_KEYS, as_=union, copy=False)
         return sel
 
+    def filtered(self, sel: exp.Select, plan: QueryPlan) -> exp.Select:
+        """The aggregate as a `result_rows` CTE, its rows kept by the metric filter and its
+        columns cut to the outputs (a metric computed only for the filter is dropped)."""
+        f = plan.result_filter
+        if f is None:
+            return sel
+        ctes = sel.args.get("with")
+        sel.set("with", None)
+        out = exp.Select().select(*(col(o) for o in plan.outputs), copy=False)
+        out = out.from_(exp.to_table(RESULT_ROWS), copy=False).where(f.predicate.copy(), copy=False)
+        for cte in ctes.expressions if ctes is not None else ():
+            out = out.with_(cte.alias, as_=cte.this, copy=False)
+        return out.with_(RESULT_ROWS, as_=sel, copy=False)
+
     def finish(self, sel: exp.Select, plan: QueryPlan) -> exp.Select:
         keys = []
         for key, desc, nulls in plan.order:
@@ -264,6 +278,7 @@ class Renderer:
         return sel
 
 
+RESULT_ROWS = "result_rows"
 _PRE = "pre"
 _KEYS = "merge_keys"
 # measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
@@ -290,4 +305,4 @@ def render_plan(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> exp.Expres
 
         return render_window_plan(r, plan)
     names = tuple(m.name for m in plan.metrics)
-    return r.finish(r.aggregate(plan, names), plan)
+    return r.finish(r.filtered(r.aggregate(plan, names), plan), plan)

@@ -254,11 +254,13 @@ class _StageRenderer:
     def render(self) -> exp.Select:
         plan, r = self.plan, self.r
         window_names = {wm.name for wm in self.stage.metrics}
+        having = plan.result_filter
+        shown = {*plan.outputs, *(having.metrics if having is not None else ())}
         win = exp.Select()
         for d in plan.dims:
             win = win.select(exp.alias_(self.cur(d), ident(d)), copy=False)
         for m in plan.metrics:
-            if m.name in window_names or m.name not in plan.outputs:
+            if m.name in window_names or m.name not in shown:
                 continue
             e = r.substitute(m.formula, lambda n: self.cur(n))
             win = win.select(exp.alias_(r.fill(e, m), ident(m.name)), copy=False)
@@ -287,6 +289,8 @@ class _StageRenderer:
             cond = and_all(preds)
             if cond is not None:
                 final = final.where(cond, copy=False)
+        if having is not None:  # after the trim: both keep rows of the windowed result
+            final = final.where(having.predicate.copy(), copy=False)
         final = r.finish(final, plan)
         base = r.branch_cte(plan.branches[0])
         return final.with_(BASE, as_=base, copy=False).with_(WIN, as_=win, copy=False)
