@@ -173,3 +173,44 @@ def test_the_readme_lists_the_allowed_functions() -> None:
     section = readme.split("### Filters", 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"`([a-z_]+)`", section))
     assert set(ALLOWED_FUNCTIONS) <= listed
+
+
+@pytest.mark.parametrize(
+    ("where", "code"),
+    [
+        ("revenue > 0 AND sleep(1) = 0", "unsupported_filter"),
+        ("sleep_ms(revenue) IS NULL", "unsupported_filter"),
+        ("current_setting('x') = revenue", "unsupported_filter"),
+        ("revenue LIKE 'x%'", "filter_type_mismatch"),
+        ("lower(revenue) = 'x'", "filter_type_mismatch"),
+    ],
+)
+def test_metric_level_conjuncts_pass_the_same_allow_list(
+    shop: Engine, where: str, code: str
+) -> None:
+    with pytest.raises(QueryError) as info:
+        shop.compile({"metrics": ["revenue"], "group_by": ["orders.channel"], "where_sql": where})
+    assert info.value.code == code
+
+
+def test_metric_level_functions_from_the_list_filter_result_rows(
+    shop: Engine, shop_db: Path
+) -> None:
+    q = {
+        "metrics": ["revenue"],
+        "group_by": ["orders.channel"],
+        "where_sql": "round(revenue, 0) > 500000 AND coalesce(orders.channel, 'none') <> 'web'",
+    }
+    got = {r["channel"]: r["revenue"] for r in shop.execute(q, db_path=shop_db)["rows"]}
+    con = duckdb.connect(str(shop_db), read_only=True)
+    want = {
+        ch: float(v)
+        for ch, v in con.execute(
+            "SELECT channel, SUM(amount) FROM main.orders "
+            "WHERE coalesce(channel, 'none') <> 'web' GROUP BY channel "
+            "HAVING round(SUM(amount), 0) > 500000"
+        ).fetchall()
+    }
+    con.close()
+    assert got.keys() == want.keys()
+    assert all(got[k] == pytest.approx(want[k]) for k in want)
