@@ -111,18 +111,27 @@ def to_python(value: Any) -> Any:
 def run_sql(
     con: duckdb.DuckDBPyConnection, sql: str, timeout_secs: float | None = None
 ) -> pa.Table:
+    """Run one statement; past `timeout_secs` a timer interrupts it (`query_timeout`)."""
     timer: threading.Timer | None = None
     timed_out = threading.Event()
+    state = threading.Lock()  # the timer never interrupts after the query has finished
+    finished = False
     if timeout_secs is not None and timeout_secs > 0:
 
         def _interrupt() -> None:
-            timed_out.set()
-            con.interrupt()
+            with state:
+                if not finished:
+                    timed_out.set()
+                    con.interrupt()
 
         timer = threading.Timer(timeout_secs, _interrupt)
+        timer.daemon = True
         timer.start()
     try:
-        return con.sql(sql).to_arrow_table()
+        table = con.sql(sql).to_arrow_table()
+        with state:
+            finished = True
+        return table
     except duckdb.Error as exc:
         structured = error_from_engine(exc)
         if structured is not None:  # a bad streaming-window argument, named by the UDF
@@ -146,6 +155,8 @@ def run_sql(
             detail={"sql": sql, "duckdb_error": type(exc).__name__},
         ) from None
     finally:
+        with state:
+            finished = True
         if timer is not None:
             timer.cancel()
 
