@@ -318,3 +318,19 @@ def test_numbers_past_38_digits_are_unsupported_filter(shop: Engine) -> None:
     with; the filter is refused at compile time instead."""
     q = {"metrics": ["revenue"], "where_sql": "orders.amount > " + "9" * 39}
     assert _code(lambda: shop.compile(q)) == "unsupported_filter"
+
+
+def test_query_size_bounds(shop: Engine) -> None:
+    """README, "Limits": items, characters and nesting of a raw query."""
+    many = {"metrics": ["revenue"], "group_by": ["orders.channel"] * 10_001}
+    assert _code(lambda: shop.compile(many)) == "invalid_query"
+    wide = {"metrics": ["revenue"], "where_sql": "orders.channel = '" + "x" * 1_000_001 + "'"}
+    assert _code(lambda: shop.compile(wide)) == "invalid_query"
+    nested: Any = "orders.channel"
+    for _ in range(20):
+        nested = [nested]
+    assert _code(lambda: shop.compile({"metrics": ["revenue"], "group_by": nested})) == (
+        "invalid_query"
+    )
+    ok = shop.compile({"metrics": ["revenue"], "where_sql": "orders.channel = '" + "x" * 100 + "'"})
+    assert "xxxx" in ok["sql"]
