@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dosi.cli_output import CliError
+from dosi.query.bounds import MAX_QUERY_CHARS
 
 
 def split_top_level(text: str) -> list[str]:
@@ -123,7 +124,12 @@ def flags_query(
 
 def read_query_file(path: str) -> str:
     try:
-        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        limit = 4 * MAX_QUERY_CHARS + 1  # bounded: /dev/zero cannot exhaust memory
+        if path == "-":
+            data = sys.stdin.buffer.read(limit)
+        else:
+            with Path(path).open("rb") as fh:
+                data = fh.read(limit)
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise CliError(

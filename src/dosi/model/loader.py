@@ -32,7 +32,8 @@ MAX_YAML_ALIASES = 100
 def read_model_text(path: str | Path) -> str:
     shown = bounded(str(path), 200)
     try:
-        data = Path(path).read_bytes()
+        with Path(path).open("rb") as fh:  # bounded: /dev/zero or a huge file cannot exhaust memory
+            data = fh.read(4 * MAX_MODEL_CHARS + 1)
     except OSError as exc:
         raise ModelError(
             [Diagnostic("model_not_found", f"cannot read model file {shown}: {exc.strerror}")]
