@@ -73,6 +73,7 @@ Examples:
 )
 
 TEXT_FORMATS = ("table", "text", "json")
+MAX_CONNECTIONS_BYTES = 1_000_000
 DATA_FORMATS = ("table", "text", "json", "csv")
 
 
@@ -334,7 +335,14 @@ def _load_connections(path: str | None) -> Any:
 
     p = Path(path).expanduser()
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        with p.open("rb") as fh:  # bounded: /dev/zero or a huge file cannot exhaust memory
+            raw = fh.read(MAX_CONNECTIONS_BYTES + 1)
+        if len(raw) > MAX_CONNECTIONS_BYTES:
+            raise CliError(
+                "invalid_connections",
+                f"connections file {path} is over {MAX_CONNECTIONS_BYTES} bytes",
+            )
+        data = yaml.safe_load(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise CliError(
             "invalid_connections", f"connections file {path} is not readable UTF-8 YAML: {exc}"
