@@ -96,6 +96,25 @@ FUNCTION_PREFIXES: Final[tuple[str, ...]] = (
     "json_execute",
 )
 
+#: Exact function names that read session or system state.
+FUNCTION_NAMES: Final[frozenset[str]] = frozenset(
+    {
+        "current_schema",
+        "current_schemas",
+        "current_database",
+        "current_catalog",
+        "current_user",
+        "current_role",
+        "session_user",
+        "user",
+        "version",
+        "database_size",
+        "pg_backend_pid",
+        "txid_current",
+        "connection_id",
+    }
+)
+
 #: Table names that DuckDB would read as a file (a replacement scan) or a URL.
 _FILE_MARKERS: Final[tuple[str, ...]] = ("/", "\\", ":", "~")
 _FILE_SUFFIXES: Final[tuple[str, ...]] = (
@@ -131,7 +150,7 @@ def untrusted_construct(tree: exp.Expression) -> str | None:
             return f"function `{_function_name(node)}` (reads files)"
         if isinstance(node, exp.Func):
             name = _function_name(node)
-            if name.startswith(FUNCTION_PREFIXES):
+            if name.startswith(FUNCTION_PREFIXES) or name in FUNCTION_NAMES:
                 return f"function `{name[:64]}` (reads files, settings or system state)"
         if isinstance(node, exp.Table):
             if isinstance(node.this, exp.Literal):
