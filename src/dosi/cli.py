@@ -34,6 +34,7 @@ from dosi.cli_output import (
 from dosi.cli_query import resolve_query
 from dosi.errors import Diagnostic, ExecuteError, ModelError, OsiError
 from dosi.model.loader import read_model_text
+from dosi.model.versions import CURRENT as CURRENT_OSSIE
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -465,6 +466,7 @@ def validate(model: str | None, mode: str | None, fmt: str) -> None:
     except ModelError as err:  # unreadable file
         result = {
             "valid": False,
+            "stage": err.code,
             "issues": [d.to_dict() for d in err.issues],
             "compile_errors": [],
             "warnings": [],
@@ -476,15 +478,22 @@ def validate(model: str | None, mode: str | None, fmt: str) -> None:
         warnings = result.get("warnings") or []
         if result["valid"]:
             note = f", {len(warnings)} warning(s)" if warnings else ""
+            version = result.get("version", CURRENT_OSSIE)
+            read = f"Ossie {version}" + (
+                f", upgraded in memory to {CURRENT_OSSIE}" if version != CURRENT_OSSIE else ""
+            )
             click.echo(
                 click.style("OK", fg="green", bold=True)
-                + f": {where} is a valid model ({resolved_mode} mode{note})"
+                + f": {where} is a valid model ({read}; {resolved_mode} mode{note})"
             )
         else:
             issues = result.get("issues") or []
+            stage = result.get("stage")
             click.echo(
                 click.style("INVALID", fg="red", bold=True)
-                + f": {where} has {len(issues)} problem(s) ({resolved_mode} mode)"
+                + f": {where} has {len(issues)} problem(s) ("
+                + (f"{stage}; " if stage else "")
+                + f"{resolved_mode} mode)"
             )
             print_diagnostics(issues, err=False, label="error")
         print_diagnostics(warnings, err=False, label="warning")

@@ -265,7 +265,9 @@ def _with_metadata(table: pa.Table, c: CompiledQuery) -> pa.Table:
 
 
 def validate(model_text: str, mode: str = "datus", trust_sql: bool = False) -> dict[str, Any]:
-    """Validate a model without raising: {valid, issues, warnings}."""
+    """Validate a model without raising: {valid, version, issues, compile_errors, warnings};
+    `version` is the Ossie version the document was written in (a 0.1.1 document is read
+    and upgraded in memory). For an invalid model, `stage` is the ModelError code."""
     from dosi.errors import ModelError
 
     if not isinstance(model_text, str):
@@ -275,12 +277,14 @@ def validate(model_text: str, mode: str = "datus", trust_sql: bool = False) -> d
     except ModelError as err:
         return {
             "valid": False,
+            "stage": err.code,
             "issues": [d.to_dict() for d in err.issues],
             "compile_errors": err.compile_errors,
             "warnings": [d.to_dict() for d in err.warnings],
         }
     return {
         "valid": True,
+        "version": model.source_version,
         "issues": [],
         "compile_errors": [],
         "warnings": [d.to_dict() for d in model.warnings],

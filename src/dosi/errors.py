@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 Severity = Literal["error", "warning"]
+ModelStage = Literal["io", "parse", "invalid_model", "compile_error"]
 
 #: Error and diagnostic messages are cut to this length, issue lists to MAX_LISTED_ISSUES.
 MAX_MESSAGE_CHARS = 2_000
@@ -29,6 +30,7 @@ class Diagnostic:
     line: int | None = None
     hint: str | None = None
     candidates: tuple[str, ...] = ()
+    stage: ModelStage | None = None  # None: the stage its code implies (see `model_stage`)
 
     def __post_init__(self) -> None:
         if len(self.message) > MAX_MESSAGE_CHARS:
@@ -61,6 +63,44 @@ class Diagnostic:
 
     def __str__(self) -> str:
         return f"[{self.code}] {self.located()}"
+
+    def __getitem__(self, key: str) -> Any:
+        """Read like the reference's issue dicts (`issue["code"]`, `issue.get("path")`)."""
+        return self.to_dict()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.to_dict().get(key, default)
+
+
+STAGE_ORDER: tuple[ModelStage, ...] = ("io", "parse", "invalid_model", "compile_error")
+
+# The reference's stages: the file cannot be read (`io`); the text is not YAML/JSON of the
+# schema's shape (`parse`); the document has the shape but breaks a structural rule
+# (`invalid_model`); a field, metric or extension fails to compile (`compile_error`).
+_STAGE_OF_CODE: dict[str, ModelStage] = {
+    "model_not_found": "io",
+    "invalid_yaml": "parse",
+    "invalid_model": "parse",
+    "unknown_model_key": "parse",
+    "missing_model_key": "parse",
+    "invalid_model_value": "parse",
+    "unsupported_version": "invalid_model",
+    "empty_datasets": "invalid_model",
+    "duplicate_name": "invalid_model",
+    "column_count_mismatch": "invalid_model",
+}
+
+
+def model_stage(d: Diagnostic) -> ModelStage:
+    """The loading stage a model diagnostic belongs to (ModelError.code). A new code raised
+    while reading or parsing names its stage (`stage=`) or joins the table above."""
+    return d.stage or _STAGE_OF_CODE.get(d.code, "compile_error")
+
+
+def at_stage(issues: Sequence[Diagnostic], stage: ModelStage) -> list[Diagnostic]:
+    """Issues raised by one loading step: those that name no stage and whose code the table
+    does not know belong to that step's stage."""
+    return [d if d.stage or d.code in _STAGE_OF_CODE else replace(d, stage=stage) for d in issues]
 
 
 class OsiError(Exception):
@@ -117,7 +157,13 @@ class OsiError(Exception):
 
 
 class ModelError(OsiError):
-    """A model that cannot be loaded or compiled; `issues` lists every problem found."""
+    """A model that cannot be loaded or compiled.
+
+    `code` is the stage that failed, as the reference reports it (`io`, `parse`,
+    `invalid_model`, `compile_error`: the earliest stage any issue belongs to); every issue,
+    with its own precise code, is in `issues` (Diagnostics) and `compile_errors` (the same
+    list as dicts, the reference's attribute).
+    """
 
     kind = "model_error"
 
@@ -132,8 +178,9 @@ class ModelError(OsiError):
             )
             if len(issues) > MAX_LISTED_ISSUES:
                 message += f"\n  ... and {len(issues) - MAX_LISTED_ISSUES} more"
+        stage = min((model_stage(d) for d in issues), key=STAGE_ORDER.index)
         super().__init__(
-            first.code,
+            stage,
             message,
             candidates=first.candidates,
             hint=first.hint,
@@ -144,28 +191,14 @@ class ModelError(OsiError):
 
     @property
     def compile_errors(self) -> list[dict[str, Any]]:
-        """The issues found while compiling metrics and extensions (reference-compatible)."""
-        return [d.to_dict() for d in self.issues if d.code not in _SCHEMA_CODES]
+        """Every issue as a dict with its precise code (reference-compatible attribute)."""
+        return [d.to_dict() for d in self.issues]
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         out["issues"] = [d.to_dict() for d in self.issues]
         out["compile_errors"] = self.compile_errors
         return out
-
-
-_SCHEMA_CODES = frozenset(
-    {
-        "unknown_model_key",
-        "missing_model_key",
-        "invalid_model_value",
-        "invalid_yaml",
-        "invalid_model",
-        "unsupported_version",
-        "model_not_found",
-        "empty_datasets",
-    }
-)
 
 
 class QueryError(OsiError):

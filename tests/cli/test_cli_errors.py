@@ -133,7 +133,9 @@ def test_model_file_missing(run, tmp_path):
     assert r.exit_code == 3
     err = error_json(r)
     assert err["error"] == "model_error"
-    assert err["code"] == "model_not_found"
+    # issue 8: the code is the reference's stage; the precise code travels per issue
+    assert err["code"] == "io"
+    assert [i["code"] for i in err["compile_errors"]] == ["model_not_found"]
 
 
 def test_invalid_model_reports_every_issue(run, tmp_path):
@@ -152,7 +154,9 @@ def test_invalid_model_reports_every_issue(run, tmp_path):
     j = run("compile", "-m", bad, "-M", "revenue", "-f", "json")
     assert j.exit_code == 3
     err = error_json(j)
+    assert err["code"] == "invalid_model"  # the relationship's dataset; the metric compiles later
     assert len(err["issues"]) == 2
+    assert err["compile_errors"] == err["issues"]
     assert all(isinstance(i.get("line"), int) and i.get("path") for i in err["issues"])
 
 
@@ -161,7 +165,9 @@ def test_yaml_syntax_error(run, tmp_path):
     bad.write_text("version: 0.2.0.dev0\nsemantic_model: [\n", encoding="utf-8")
     r = run("list", "-m", bad, "-f", "json")
     assert r.exit_code == 3
-    assert error_json(r)["code"] == "invalid_yaml"
+    err = error_json(r)
+    assert err["code"] == "parse"
+    assert [i["code"] for i in err["issues"]] == ["invalid_yaml"]
 
 
 # -- exit code 4: execution -----------------------------------------------------------------------

@@ -55,13 +55,33 @@ def test_count_distinct_of_the_one_side_by_its_own_dimension(
     assert_rows_equal(result_rows(res), expected)
 
 
-def test_ratio_across_datasets_is_one_branch(eng: Engine, mini_db: Path, mini_ref: Ref) -> None:
-    """CORE-FAN-03: revenue per ordering customer, per region, in one branch through the join
-    (the reference engine's reading); division by a zero count is NULL."""
+def test_ratio_across_datasets_reads_each_side_where_it_can(
+    eng: Engine, mini_db: Path, mini_ref: Ref
+) -> None:
+    """CORE-FAN-03: grouped by the one side's own field, each measure reads its own dataset
+    (the reference engine's reading, checked on 0.1.14): revenue through the join, customers
+    from the customer table, buyers or not; division by a zero count is NULL."""
     q = {"metrics": ["revenue_per_customer"], "group_by": ["customers.region"]}
     res = run(eng, mini_db, q)
     expected = mini_ref.rows(
-        "SELECT c.region, CAST(SUM(o.amount) AS DOUBLE) / NULLIF(COUNT(DISTINCT c.id), 0) "
+        "WITH s AS (SELECT c.region, SUM(o.amount) AS rev FROM orders o "
+        "LEFT JOIN customers c ON o.customer_id = c.id GROUP BY 1), "
+        "n AS (SELECT region, COUNT(DISTINCT id) AS k FROM customers GROUP BY 1) "
+        "SELECT COALESCE(s.region, n.region), CAST(s.rev AS DOUBLE) / NULLIF(n.k, 0) "
+        "FROM s FULL JOIN n ON s.region IS NOT DISTINCT FROM n.region"
+    )
+    assert_rows_equal(result_rows(res), expected)
+
+
+def test_ratio_across_datasets_is_one_branch_by_a_fact_dimension(
+    eng: Engine, mini_db: Path, mini_ref: Ref
+) -> None:
+    """CORE-FAN-03: grouped by a field only the fact reaches, the count of the one side runs
+    through the join, in the metric's one branch (reference: the same SQL shape)."""
+    q = {"metrics": ["revenue_per_customer"], "group_by": ["orders.channel"]}
+    res = run(eng, mini_db, q)
+    expected = mini_ref.rows(
+        "SELECT o.channel, CAST(SUM(o.amount) AS DOUBLE) / NULLIF(COUNT(DISTINCT c.id), 0) "
         "FROM orders o LEFT JOIN customers c ON o.customer_id = c.id GROUP BY 1"
     )
     assert_rows_equal(result_rows(res), expected)

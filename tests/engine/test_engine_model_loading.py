@@ -196,10 +196,12 @@ def test_schema_errors_are_all_reported_in_one_model_error() -> None:
     assert [d.line for d in err.issues] == [line_of(text, "owner: bi"), line_of(text, "weight: 1")]
 
 
-def test_version_other_than_0_2_0_dev0_is_rejected() -> None:
-    """OSI 0.2.0.dev0 only (reference: unsupported_version / invalid model)."""
-    err = model_error(GOOD.replace("version: 0.2.0.dev0", "version: 0.1.1"))
+def test_version_other_than_0_2_0_dev0_or_0_1_1_is_rejected() -> None:
+    """OSI 0.2.0.dev0, or 0.1.1 upgraded (issue 8); anything else is unsupported_version
+    (reference: invalid_model)."""
+    err = model_error(GOOD.replace("version: 0.2.0.dev0", "version: 0.3.0"))
     assert [(d.code, d.path) for d in err.issues] == [("unsupported_version", "version")]
+    assert err.code == "invalid_model"
 
 
 def test_custom_extensions_of_other_vendors_are_accepted() -> None:
@@ -266,10 +268,12 @@ def test_relationship_to_unknown_dataset() -> None:
     assert "customers" in err.issues[0].candidates
 
 
-def test_relationship_column_must_be_a_field() -> None:
-    """Issue 2 cross-check: from/to columns name fields of their datasets."""
-    err = model_error(GOOD.replace("to_columns: [id]", "to_columns: [cust_id]"))
-    assert issues(err) == [("unknown_column", "relationships[orders_to_customers]")]
+def test_relationship_column_need_not_be_a_field() -> None:
+    """Issue 8 (keys are columns): from/to columns name source columns; an undeclared one
+    joins as the qualified physical column (more in test_engine_key_columns)."""
+    engine = Engine(model_text=GOOD.replace("to_columns: [id]", "to_columns: [cust_id]"))
+    sql = engine.compile({"metrics": ["revenue"], "group_by": ["customers.region"]})["sql"]
+    assert "orders.customer_id = customers.cust_id" in sql
 
 
 def test_core_mod_03_from_and_to_column_counts_must_match() -> None:

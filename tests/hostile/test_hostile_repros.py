@@ -113,7 +113,7 @@ def test_deep_field_expressions_are_model_errors(expression: str) -> None:
     assert text != SHOP_TEXT
     with pytest.raises(ModelError) as info:
         Engine(model_text=text)
-    assert info.value.code == "expression_too_complex"
+    assert "expression_too_complex" in {d.code for d in info.value.issues}
 
 
 def test_a_long_metric_sum_is_a_model_error() -> None:
@@ -122,7 +122,7 @@ def test_a_long_metric_sum_is_a_model_error() -> None:
     assert text != SHOP_TEXT
     with pytest.raises(ModelError) as info:
         Engine(model_text=text)
-    assert info.value.code == "expression_too_complex"
+    assert "expression_too_complex" in {d.code for d in info.value.issues}
 
 
 @pytest.mark.parametrize(
@@ -137,7 +137,7 @@ def test_a_long_metric_sum_is_a_model_error() -> None:
 def test_deep_documents_are_invalid_yaml(text: str) -> None:
     with pytest.raises(ModelError) as info:
         Engine(model_text=text)
-    assert info.value.code == "invalid_yaml"
+    assert "invalid_yaml" in {d.code for d in info.value.issues}
 
 
 def test_a_deeply_nested_query_dict_is_invalid_query(shop: Engine) -> None:
@@ -170,7 +170,7 @@ def test_a_huge_window_length_is_a_model_error() -> None:
     assert text != SHOP_TEXT
     with pytest.raises(ModelError) as info:
         Engine(model_text=text)
-    assert info.value.code == "invalid_datus_extension"
+    assert "invalid_datus_extension" in {d.code for d in info.value.issues}
 
 
 def test_non_utf8_and_nul_paths_are_model_errors(tmp_path: Path) -> None:
@@ -178,10 +178,10 @@ def test_non_utf8_and_nul_paths_are_model_errors(tmp_path: Path) -> None:
     bad.write_bytes(b"version: \xff\xfe\n")
     with pytest.raises(ModelError) as info:
         Engine(model_path=bad)
-    assert info.value.code == "invalid_yaml"
+    assert "invalid_yaml" in {d.code for d in info.value.issues}
     with pytest.raises(ModelError) as info:
         Engine(model_path="/tmp/a\x00b")
-    assert info.value.code == "model_not_found"
+    assert "model_not_found" in {d.code for d in info.value.issues}
 
 
 def test_a_nul_db_path_is_structured(shop: Engine) -> None:
@@ -230,7 +230,7 @@ def test_alias_bombs_are_invalid_yaml_before_expanding(levels: int) -> None:
     with pytest.raises(ModelError) as info:
         Engine(model_text=_bomb(levels))
     assert time.perf_counter() - t0 < 1.0
-    assert info.value.code == "invalid_yaml"
+    assert "invalid_yaml" in {d.code for d in info.value.issues}
     assert len(info.value.message) < 500
 
 
@@ -243,11 +243,11 @@ def test_plain_yaml_anchors_still_load() -> None:
     # the extra top-level key is an Ossie schema error, not a YAML error: aliases were accepted
     with pytest.raises(ModelError) as info:
         Engine(model_text=text)
-    assert info.value.code == "unknown_model_key"
+    assert "unknown_model_key" in {d.code for d in info.value.issues}
     too_many = "version: &v 0.2.0.dev0\nrefs: [" + ", ".join(["*v"] * 101) + "]\n"
     with pytest.raises(ModelError) as info:
         Engine(model_text=too_many)
-    assert info.value.code == "invalid_yaml"
+    assert "invalid_yaml" in {d.code for d in info.value.issues}
 
 
 # -- time bounds with a UTC offset ----------------------------------------------------------------
@@ -295,7 +295,7 @@ def test_out_of_range_payload_numbers_are_model_errors(old: str, new: str) -> No
     assert text != SHOP_TEXT
     with pytest.raises(ModelError) as info:
         Engine(model_text=text)
-    assert info.value.code == "invalid_datus_extension"
+    assert "invalid_datus_extension" in {d.code for d in info.value.issues}
 
 
 @pytest.mark.parametrize(

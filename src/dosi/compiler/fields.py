@@ -176,6 +176,13 @@ def field_reference(qualified: str, expr: exp.Expression) -> exp.Expression:
     return out
 
 
+def physical_column(dataset: str, column: str) -> exp.Column:
+    """A source column by its name in the model (a key or relationship column that is not a
+    declared field), qualified by the dataset alias and quoted only when it must be, as a
+    field expression naming it would be."""
+    return exp.Column(this=exp.to_identifier(column), table=ident(dataset))
+
+
 def ident(name: str) -> exp.Identifier:
     """An identifier for a model name, quoted only when it must be."""
     return exp.to_identifier(name, quoted=not name.isidentifier() or name.lower() != name)

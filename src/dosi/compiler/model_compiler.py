@@ -15,6 +15,7 @@ from dosi import ext
 from dosi.compiler.fields import (
     RawField,
     field_reference,
+    physical_column,
     pick_expression,
     qualify_dataset_fields,
 )
@@ -47,7 +48,7 @@ from dosi.ir.model import (
     ModelIr,
     RelationshipIr,
 )
-from dosi.model.loader import LineIndex, load_document
+from dosi.model.loader import LineIndex, read_document
 from dosi.model.schema import (
     TEMPORAL_DATATYPES,
     DatasetSpec,
@@ -60,9 +61,11 @@ from dosi.model.schema import (
 def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) -> ModelIr:
     """Load and compile a model; `trust_sql=True` admits model SQL that reads files or settings
     or writes (dosi.compiler.trusted_sql)."""
-    doc = load_document(text)
+    loaded = read_document(text)
+    doc = loaded.spec
     lines = LineIndex(text)
     sink = DiagnosticSink()
+    sink.extend(loaded.warnings)
     if len(doc.semantic_model) > 1:
         sink.warn(
             "multiple_semantic_models",
@@ -85,6 +88,7 @@ def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) 
     if errors:
         raise ModelError(errors, sink.warnings)
     model.warnings = sink.warnings
+    model.source_version = loaded.version
     return model
 
 
@@ -266,20 +270,7 @@ class _ModelCompiler:
                 label=f.label,
                 source_sql=raw[f.name].text,
             )
-        for key_name, key_cols in (
-            ("primary_key", [ds.primary_key or []]),
-            ("unique_keys", ds.unique_keys or []),
-        ):
-            for cols in key_cols:
-                for c in cols:
-                    if c not in field_irs and c not in raw:
-                        self.sink.error(
-                            "unknown_column",
-                            f"{key_name} of `{ds.name}` names `{c}`, which is not a field of it",
-                            path=f"{dpath}.{key_name}",
-                            line=dline,
-                            candidates=closest(c, list(field_irs)),
-                        )
+        self._check_keys(ds, dpath, dline)
         primary = self._primary_time(ds.name, dpath, dline, field_irs, dext)
         return DatasetIr(
             name=ds.name,
@@ -290,6 +281,35 @@ class _ModelCompiler:
             primary_time=primary,
             description=ds.description,
         )
+
+    def _check_keys(self, ds: DatasetSpec, dpath: str, dline: int | None) -> None:
+        """Ossie "Datasets": primary_key and unique_keys name columns of the source, declared
+        as fields or not. A column repeated within one key, or a unique key declared twice, is
+        harmless (the schema allows it) but a likely slip: a warning."""
+        keys = [("primary_key", list(ds.primary_key))] if ds.primary_key else []
+        keys += [("unique_keys", list(k)) for k in ds.unique_keys or []]
+        seen: set[tuple[str, ...]] = set()
+        for where, cols in keys:
+            repeated = sorted({c for c in cols if cols.count(c) > 1})
+            if repeated:
+                self.sink.warn(
+                    "duplicate_key_column",
+                    f"{where} of `{ds.name}` lists {', '.join(f'`{c}`' for c in repeated)} "
+                    "more than once",
+                    path=f"{dpath}.{where}",
+                    line=dline,
+                    hint="name each column of a key once",
+                )
+            if where == "unique_keys" and tuple(cols) in seen:
+                self.sink.warn(
+                    "duplicate_key",
+                    f"unique_keys of `{ds.name}` declares [{', '.join(cols)}] more than once",
+                    path=f"{dpath}.unique_keys",
+                    line=dline,
+                    hint="declare each unique key once",
+                )
+            if where == "unique_keys":
+                seen.add(tuple(cols))
 
     def _primary_time(
         self,
@@ -381,6 +401,7 @@ class _ModelCompiler:
                     path=rpath,
                     line=rline,
                     candidates=closest(ds, list(self.datasets)),
+                    stage="invalid_model",
                 )
                 ok = False
         if len(rel.from_columns) != len(rel.to_columns):
@@ -394,10 +415,8 @@ class _ModelCompiler:
             ok = False
         if not ok:
             return None
-        from_exprs = self._rel_columns(rel.name, rpath, rline, rel.from_, rel.from_columns)
-        to_exprs = self._rel_columns(rel.name, rpath, rline, rel.to, rel.to_columns)
-        if from_exprs is None or to_exprs is None:
-            return None
+        from_exprs = self._rel_columns(rel.from_, rel.from_columns)
+        to_exprs = self._rel_columns(rel.to, rel.to_columns)
         join_type = getattr(rext, "join_type", None) or "left"
         return RelationshipIr(
             name=rel.name,
@@ -410,24 +429,12 @@ class _ModelCompiler:
             join_type=join_type,
         )
 
-    def _rel_columns(
-        self, rel: str, rpath: str, rline: int | None, ds: str, cols: list[str]
-    ) -> list[exp.Expression] | None:
+    def _rel_columns(self, ds: str, cols: list[str]) -> list[exp.Expression]:
+        """Ossie "Relationships": from/to columns are columns of the dataset's source. A
+        declared field of that name stands for the column (its expression, as the reference
+        reads it); any other name is the physical column, qualified by the dataset."""
         fields = self.datasets[ds].fields
-        out: list[exp.Expression] = []
-        for c in cols:
-            f = fields.get(c)
-            if f is None:
-                self.sink.error(
-                    "unknown_column",
-                    f"relationship `{rel}` names `{ds}.{c}`, which is not a field of `{ds}`",
-                    path=rpath,
-                    line=rline,
-                    candidates=closest(c, list(fields)),
-                )
-                return None
-            out.append(f.expr)
-        return out
+        return [fields[c].expr if c in fields else physical_column(ds, c) for c in cols]
 
     # -- metrics -------------------------------------------------------------------------------
     def _metric(self, m: MetricSpec) -> MetricIr | None:
@@ -878,10 +885,10 @@ class _ModelCompiler:
     # -- D-DIM -----------------------------------------------------------------------------
     def _dimension_roles(self) -> dict[tuple[str, str], tuple[bool, str]]:
         owners = {o for m in self.metrics.values() for o in m.datasets}
-        rel_cols: set[tuple[str, str]] = set()
+        rel_cols: dict[str, set[str]] = {}
         for r in self.relationships:
-            rel_cols.update((r.from_dataset, c) for c in r.from_columns)
-            rel_cols.update((r.to_dataset, c) for c in r.to_columns)
+            rel_cols.setdefault(r.from_dataset, set()).update(r.from_columns)
+            rel_cols.setdefault(r.to_dataset, set()).update(r.to_columns)
         roles: dict[tuple[str, str], tuple[bool, str]] = {}
         for d in self.datasets.values():
             single_unique = (
@@ -889,19 +896,27 @@ class _ModelCompiler:
             )
             for f in d.fields.values():
                 key = (d.name, f.name)
+                # keys and relationship columns name source columns: a field plays their
+                # role when it is that column, by name or by its expression
+                names = {f.name} | _bare_column(f.expr)
                 if f.is_dimension is not None:
                     roles[key] = (f.is_dimension, "declared")
-                elif f.name in d.primary_key:
+                elif names & set(d.primary_key):
                     roles[key] = (False, "primary_key")
-                elif f.name in single_unique:
+                elif names & single_unique:
                     roles[key] = (False, "unique_key")
-                elif key in rel_cols:
+                elif names & rel_cols.get(d.name, set()):
                     roles[key] = (False, "relationship_column")
                 elif key in self._measured_fields:
                     roles[key] = (False, "measured")
                 else:
                     roles[key] = (True, "time" if f.is_time else "default")
         return roles
+
+
+def _bare_column(expr: exp.Expression) -> set[str]:
+    """The source column a field is, when its expression is exactly one column."""
+    return {expr.name} if isinstance(expr, exp.Column) else set()
 
 
 _BASIC_DEFERRABLE = frozenset({"count_star_needs_dataset", "measure_name_collision"})

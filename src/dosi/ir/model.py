@@ -113,6 +113,7 @@ class ModelIr:
     warnings: list[Diagnostic] = field(default_factory=list)
     description: str | None = None
     mode: str = "datus"
+    source_version: str = "0.2.0.dev0"  # the Ossie version the document was written in
     # D-DIM: (dataset, field) -> (is_dimension, source rule)
     dimension_roles: dict[tuple[str, str], tuple[bool, str]] = field(default_factory=dict)
     # basic mode: metrics only a DATUS payload made computable -> why they are unavailable

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from dosi.errors import Diagnostic, ModelError, bounded
+from dosi.errors import Diagnostic, ModelError, at_stage, bounded
 from dosi.model.schema import DocumentSpec
+from dosi.model.versions import CURRENT, V0_1_1, document_version, upgrade_0_1_1
 
 try:  # the C loader is several times faster on large models
     _Loader: type = yaml.CSafeLoader
@@ -53,6 +55,7 @@ def read_model_text(path: str | Path) -> str:
                     "invalid_yaml",
                     f"model file {shown} is not UTF-8 text (byte {exc.start})",
                     hint="save the model as UTF-8",
+                    stage="io",  # the reference's stage for an undecodable file
                 )
             ]
         ) from None
@@ -162,8 +165,22 @@ def _check_depth(data: Any) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-def load_document(text: str) -> DocumentSpec:
-    data = parse_document(text)
+@dataclass(frozen=True)
+class LoadedDocument:
+    """A validated document, the Ossie version it was written in, and load warnings."""
+
+    spec: DocumentSpec
+    version: str = CURRENT
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+
+def read_document(text: str) -> LoadedDocument:
+    """Parse and validate; a 0.1.1 document is checked against the 0.1.1 schema's own rules
+    and upgraded in memory to the current model (one `model_version_upgraded` warning)."""
+    try:
+        data = parse_document(text)
+    except ModelError as err:  # whatever reading the text found is a `parse` problem
+        raise ModelError(at_stage(err.issues, "parse"), err.warnings) from None
     if not isinstance(data, dict):
         raise ModelError(
             [
@@ -174,12 +191,42 @@ def load_document(text: str) -> DocumentSpec:
                 )
             ]
         )
+    lines = LineIndex(text)
+    issues: list[Diagnostic] = []
+    version = CURRENT
+    warnings: list[Diagnostic] = []
+    original = data
+    if document_version(data) == V0_1_1:
+        version = V0_1_1
+        data, findings = upgrade_0_1_1(data)
+        issues = [
+            Diagnostic(
+                f.code,
+                f.message,
+                path=object_path(original, f.loc),
+                line=lines.line_of(f.loc),
+                hint=f.hint,
+            )
+            for f in findings
+        ]
+        warnings.append(
+            Diagnostic(
+                "model_version_upgraded",
+                f"read an Ossie {V0_1_1} document; upgraded it in memory to {CURRENT}",
+                "warning",
+                path="version",
+                line=lines.line_of(("version",)),
+                hint=f"set `version: {CURRENT}` (and drop top-level `dialects` / `vendors`) to "
+                "silence this",
+            )
+        )
     try:
-        return DocumentSpec.model_validate(data)
+        spec = DocumentSpec.model_validate(data)
     except ValidationError as exc:
-        lines = LineIndex(text)
-        issues = [_schema_issue(err, data, lines) for err in exc.errors()]
-        raise ModelError(issues) from None
+        issues += [_schema_issue(err, original, lines) for err in exc.errors()]
+    if issues:
+        raise ModelError(issues, warnings)
+    return LoadedDocument(spec, version, warnings)
 
 
 def _schema_issue(err: Any, data: Any, lines: LineIndex) -> Diagnostic:
@@ -192,7 +239,7 @@ def _schema_issue(err: Any, data: Any, lines: LineIndex) -> Diagnostic:
             "unsupported_version",
             (
                 f"model version {bounded(data.get('version'))} is not supported; this engine "
-                "reads Ossie 0.2.0.dev0"
+                f"reads Ossie {CURRENT} and {V0_1_1}"
             ),
         )
         if kind == "missing":

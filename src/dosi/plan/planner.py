@@ -158,23 +158,22 @@ class Planner:
         return list(dict.fromkeys(out))
 
     def _root(self, m: MetricIr, meas: MeasureIr, required: list[str]) -> str:
-        """The fact dataset whose branch evaluates `meas`: its own dataset, unless the measure
-        is duplicate-insensitive and a dataset reaching it many-to-one serves better (the
-        metric's other measures live there, or the query's dimensions hang off it)."""
+        """The fact dataset whose branch evaluates `meas`: its own dataset whenever that
+        reaches every dataset the query needs (as the reference does: `COUNT(DISTINCT
+        customer.id)` counts the customer table, buyers or not). A duplicate-insensitive
+        measure whose own dataset cannot reach the query's dimensions is evaluated through
+        the join from a dataset that reaches both: first the metric's other measures' (one
+        metric, one branch: `SUM(orders.x) / COUNT(DISTINCT customers.id)` per order
+        channel), then the query's own datasets, then any bridging fact in model order
+        (customers per store state through the sales; the reference picks the same)."""
         own = meas.dataset
-        if meas.agg not in DUP_INSENSITIVE:
-            return own
         reach = self.graph.reachable
-        owners = [self.model.measures[x].dataset for x in m.measures]
-        for o in dict.fromkeys(owners):
-            if o != own and reach(o, own) and all(reach(o, x) for x in owners):
-                own = o  # one metric, one branch: `SUM(orders.x) / COUNT(DISTINCT customers.id)`
-                break
-        if all(reach(own, r) for r in required):
+        if meas.agg not in DUP_INSENSITIVE or all(reach(own, r) for r in required):
             return own
-        # only the query's own datasets are candidates: the answer must not depend on which
-        # other metrics share the query
-        for cand in required:
+        # never the datasets of other metrics in the query: the answer must not depend on
+        # which other metrics share it
+        owners = [self.model.measures[x].dataset for x in m.measures]
+        for cand in dict.fromkeys([*owners, *required, *self.model.datasets]):
             if reach(cand, own) and all(reach(cand, r) for r in required):
                 return cand
         return own

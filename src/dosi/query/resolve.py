@@ -205,7 +205,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
             for m in query.metrics:
                 mir = model.metrics.get(m)
                 if mir is not None and mir.time_axis is not None:
-                    check_grain(model.field(mir.time_axis), g.grain, g.spelling)
+                    check_grain(model, model.field(mir.time_axis), g.grain, g.spelling)
         out = METRIC_TIME if g.grain is None else f"{METRIC_TIME}__{g.grain}"
         if g.window is not None:
             out = "window_start"  # and window_end (dosi.query.stream_windows)
@@ -219,7 +219,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
                 hint=f"group by `{f.qualified}` without a grain",
                 suggested_retry=_retry_without_grain(query, g, f.qualified),
             )
-        check_grain(f, g.grain, g.spelling)
+        check_grain(model, f, g.grain, g.spelling)
     if g.window is not None and not f.is_time:
         raise QueryError(
             "grain_on_non_time_dimension",
@@ -237,8 +237,25 @@ def _retry_without_grain(query: Query, g: GroupByItem, name: str) -> dict:
     return fixed
 
 
-def check_grain(f: FieldIr, grain: str, spelling: str) -> None:
-    """D-GRAIN: a grain finer than the stored one is `grain_too_fine`."""
+def check_grain(model: ModelIr, f: FieldIr, grain: str, spelling: str) -> None:
+    """D-GRAIN: a grain finer than the stored one is `grain_too_fine`. A grain truncates
+    dates and timestamps, so an is_time field whose declared datatype is not temporal (TPC-DS
+    `d_year` Integer, `d_quarter_name` String) takes none: refused here rather than compiled
+    to a DATE_TRUNC the warehouse rejects."""
+    if f.datatype in _UNBUCKETABLE:
+        dates = [
+            x.qualified
+            for x in model.datasets[f.dataset].fields.values()
+            if x.is_time and x.datatype in ("Date", "DateTime", "DateTimeTz")
+        ]
+        raise QueryError(
+            "grain_on_non_time_dimension",
+            f"`{f.qualified}` is a time field of datatype {f.datatype}; a grain truncates dates "
+            f"and timestamps, so `{spelling}` does not apply",
+            candidates=[f"{x}:{grain}" for x in dates],
+            hint=f"group by `{f.qualified}` without a grain"
+            + (f", or by `{dates[0]}:{grain}`" if dates else ""),
+        )
     native = f.time_granularity
     if native is not None and GRAIN_RANK[grain] < GRAIN_RANK[native]:
         ok = [g for g in GRAINS if GRAIN_RANK[g] >= GRAIN_RANK[native]]
@@ -248,6 +265,10 @@ def check_grain(f: FieldIr, grain: str, spelling: str) -> None:
             candidates=ok,
             hint=f"use {native} or a coarser grain ({', '.join(ok)})",
         )
+
+
+# declared datatypes a date truncation cannot read (Opaque and undeclared types may be dates)
+_UNBUCKETABLE = frozenset({"String", "Integer", "Decimal", "Float", "Boolean"})
 
 
 def _filters(
