@@ -35,6 +35,7 @@ from dosi.cli_output import (
 from dosi.cli_query import resolve_query
 from dosi.cli_surfaces import RESULT_FORMATS, emit_result, register, result_options, spinner
 from dosi.errors import Diagnostic, ExecuteError, ModelError, OsiError
+from dosi.model.loader import read_model_text
 from dosi.model.versions import CURRENT as CURRENT_OSSIE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,7 +46,9 @@ Exit codes:
   1  internal error (a bug in dosi; DOSI_DEBUG=1 shows the traceback)
   2  bad query (query_error) or bad usage (usage_error)
   3  bad model (model_error; `dosi validate` of an invalid model)
-  4  execution failure (execute_error: database missing, SQL rejected, timeout)
+  4  execution failure (execute_error: database missing, SQL rejected, query_timeout)
+  Bad input of any kind (hostile model, query, path, encoding) exits 2, 3
+  or 4 with a structured error, never 1 and never a traceback.
 
 \b
 Errors are printed to stderr as code, message, candidates, hint and
@@ -73,6 +76,7 @@ Examples:
 )
 
 TEXT_FORMATS = ("table", "text", "json")
+MAX_CONNECTIONS_BYTES = 1_000_000
 DATA_FORMATS = ("table", "text", "json", "csv")
 
 
@@ -83,6 +87,9 @@ class _State:
     mode: str | None = None
     db: str | None = None
     fmt: str = "table"
+    trust_sql: bool = False
+    allow_extensions: bool = False
+    memory_limit: str | None = None
 
 
 def _state() -> _State:
@@ -93,7 +100,26 @@ def _state() -> _State:
     return obj
 
 
+def _set_state(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    """A callback storing an option in the shared state, so it works before or after the
+    subcommand name without every command taking it as a parameter."""
+
+    def store(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        if value:
+            setattr(ctx.ensure_object(_State), name, value)
+
+    return store
+
+
 def _model_options(f: F) -> F:
+    f = click.option(
+        "--trust-sql",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_state("trust_sql"),
+        help="Trust the model's SQL: let sources and expressions read files or settings or "
+        'write (off by default; see the README, "Running untrusted queries").',
+    )(f)
     f = click.option(
         "--osi-datus",
         "mode",
@@ -119,6 +145,20 @@ def _model_options(f: F) -> F:
 
 
 def _db_options(f: F) -> F:
+    f = click.option(
+        "--allow-extensions",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_state("allow_extensions"),
+        help="Let DuckDB read external files and auto-load extensions (locked down by default).",
+    )(f)
+    f = click.option(
+        "--memory-limit",
+        metavar="SIZE",
+        expose_value=False,
+        callback=_set_state("memory_limit"),
+        help="DuckDB memory limit for the query, e.g. 2GB (default: DuckDB's own).",
+    )(f)
     f = click.option(
         "--connection",
         "connection",
@@ -273,19 +313,17 @@ def _resolve_db(db: str | None) -> str | None:
 
 def _model_text(model: str) -> str:
     if model == "-":
-        return sys.stdin.read()
+        data = sys.stdin.buffer.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ModelError(
+                [Diagnostic("invalid_yaml", "the model on stdin is not UTF-8 text")]
+            ) from None
     try:
-        return Path(model).expanduser().read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ModelError(
-            [
-                Diagnostic(
-                    "model_not_found",
-                    f"cannot read model file {model}: {exc.strerror or exc}",
-                    hint="pass --model PATH to an Ossie YAML/JSON file",
-                )
-            ]
-        ) from None
+        return read_model_text(Path(model).expanduser())
+    except ValueError:  # a NUL byte in the path
+        return read_model_text(model)
 
 
 def _load_connections(path: str | None) -> Any:
@@ -299,7 +337,18 @@ def _load_connections(path: str | None) -> Any:
 
     p = Path(path).expanduser()
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        with p.open("rb") as fh:  # bounded: /dev/zero or a huge file cannot exhaust memory
+            raw = fh.read(MAX_CONNECTIONS_BYTES + 1)
+        if len(raw) > MAX_CONNECTIONS_BYTES:
+            raise CliError(
+                "invalid_connections",
+                f"connections file {path} is over {MAX_CONNECTIONS_BYTES} bytes",
+            )
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise CliError(
+            "invalid_connections", f"connections file {path} is not readable UTF-8 YAML: {exc}"
+        ) from None
     except OSError as exc:
         raise CliError(
             "connections_not_found", f"cannot read connections file {path}: {exc.strerror or exc}"
@@ -321,7 +370,15 @@ def _engine(
 
     text = _model_text(_resolve_model(model))
     conns = _load_connections(connections)
-    return Engine(model_text=text, mode=_resolve_mode(mode), connections=conns)
+    state = _state()
+    return Engine(
+        model_text=text,
+        mode=_resolve_mode(mode),
+        connections=conns,
+        trust_sql=state.trust_sql,
+        allow_extensions=state.allow_extensions,
+        memory_limit=state.memory_limit,
+    )
 
 
 # -- the group ----------------------------------------------------------------------------------
@@ -406,7 +463,7 @@ def validate(model: str | None, mode: str | None, fmt: str) -> None:
     path = _resolve_model(model)
     resolved_mode = _resolve_mode(mode)
     try:
-        result = dosi.validate(_model_text(path), resolved_mode)
+        result = dosi.validate(_model_text(path), resolved_mode, trust_sql=_state().trust_sql)
     except ModelError as err:  # unreadable file
         result = {
             "valid": False,

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from dosi.errors import ExecuteError, ModelError, OsiError, QueryError
+from dosi.errors import ArgumentError, ExecuteError, ModelError, OsiError, QueryError
 
 # Exit codes (documented in the `dosi --help` epilog).
 EXIT_OK = 0
@@ -44,7 +44,7 @@ def exit_code_for(err: BaseException) -> int:
         return EXIT_MODEL
     if isinstance(err, ExecuteError):
         return EXIT_EXECUTE
-    if isinstance(err, (QueryError, CliError)):
+    if isinstance(err, (QueryError, CliError, ArgumentError)):
         return EXIT_QUERY
     return EXIT_INTERNAL
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dosi.cli_output import CliError
+from dosi.query.bounds import MAX_QUERY_CHARS
 
 
 def split_top_level(text: str) -> list[str]:
@@ -122,10 +123,20 @@ def flags_query(
 
 
 def read_query_file(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
     try:
-        return Path(path).read_text(encoding="utf-8")
+        limit = 4 * MAX_QUERY_CHARS + 1  # bounded: /dev/zero cannot exhaust memory
+        if path == "-":
+            data = sys.stdin.buffer.read(limit)
+        else:
+            with Path(path).open("rb") as fh:
+                data = fh.read(limit)
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError(
+            "invalid_query", f"query file {path[:200]} is not UTF-8 text", hint="save it as UTF-8"
+        ) from None
+    except ValueError:  # a NUL byte in the path
+        raise CliError("query_file_not_found", "the query file path is not a valid path") from None
     except OSError as exc:
         raise CliError(
             "query_file_not_found",

@@ -22,22 +22,32 @@ from dosi.attribution import (
 )
 from dosi.catalog import Catalog
 from dosi.compiler.model_compiler import compile_model_text
-from dosi.errors import Diagnostic, OsiError, QueryError
+from dosi.errors import ArgumentError, Diagnostic, OsiError, QueryError, bounded
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
 from dosi.execute.duckdb_runner import arrow_rows
 from dosi.execute.engines import open_runner
+from dosi.execute.options import (
+    DEFAULT_QUERY_TIMEOUT,
+    ExecOptions,
+    check_memory_limit,
+    check_timeout,
+)
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
 from dosi.lineage import lineage_graph, lineage_text
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
+from dosi.query.bounds import check_query_bounds
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, parse_detail, resolve_detail
 from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import get_dialect
 
 _CACHE_SIZE = 512
+
+#: `execute(timeout_secs=...)` not given: use the engine's `query_timeout`.
+ENGINE_DEFAULT: object = object()
 
 
 class QueryResult(dict):  # type: ignore[type-arg]
@@ -81,17 +91,36 @@ class Engine:
         connections: dict[str, Any] | None = None,
         mode: str = "datus",
         pool_size: int = 8,
+        *,
+        trust_sql: bool = False,
+        query_timeout: float | None = DEFAULT_QUERY_TIMEOUT,
+        memory_limit: str | None = None,
+        allow_extensions: bool = False,
     ) -> None:
+        """`trust_sql=True` lets model SQL read files and settings or write (README, "Running
+        untrusted queries"); `query_timeout` (seconds, None for none) and `memory_limit` bound
+        every execution; `allow_extensions=True` lifts the DuckDB lockdown on extensions and
+        external access."""
         if mode not in ("datus", "basic"):
-            raise ValueError(f'mode must be "datus" or "basic", got "{mode}"')
+            raise ArgumentError(f'mode must be "datus" or "basic", got {bounded(mode)}')
         if model_path is None and model_text is None:
-            raise ValueError("pass a model: model_path or model_text")
+            raise ArgumentError("pass a model: model_path or model_text")
         if model_path is not None and model_text is not None:
-            raise ValueError("pass at most one of model_path or model_text")
+            raise ArgumentError("pass at most one of model_path or model_text")
+        if model_path is not None and not isinstance(model_path, (str, Path)):
+            raise ArgumentError(f"model_path must be a path, got {type(model_path).__name__}")
+        if model_text is not None and not isinstance(model_text, str):
+            raise ArgumentError(f"model_text must be a string, got {type(model_text).__name__}")
         text = read_model_text(model_path) if model_path is not None else model_text
         assert text is not None
         self.mode = mode
-        self.model = compile_model_text(text, mode)
+        self.trust_sql = bool(trust_sql)
+        self.options = ExecOptions(
+            query_timeout=check_timeout(query_timeout),
+            memory_limit=check_memory_limit(memory_limit),
+            allow_extensions=bool(allow_extensions),
+        )
+        self.model = compile_model_text(text, mode, trust_sql=self.trust_sql)
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
         self.connections = parse_connections(connections)
@@ -109,19 +138,22 @@ class Engine:
         return self.catalog.metrics()
 
     def metric(self, name: str) -> dict[str, Any]:
-        return self.catalog.metric(name)
+        return self.catalog.metric(_name_arg(name, "name"))
 
     def datasets(self) -> list[dict[str, Any]]:
         return self.catalog.datasets()
 
     def dataset(self, name: str) -> dict[str, Any]:
-        return self.catalog.dataset(name)
+        return self.catalog.dataset(_name_arg(name, "name"))
 
     def dimensions(self, metric: str | None = None) -> list[dict[str, Any]]:
-        return self.catalog.dimensions(metric)
+        return self.catalog.dimensions(None if metric is None else _name_arg(metric, "metric"))
 
     # -- compile ----------------------------------------------------------------------------------
     def _compiled(self, query: Any, dialect: str | None, pretty: bool) -> CompiledQuery:
+        check_query_bounds(query)
+        if dialect is not None and not isinstance(dialect, str):
+            raise ArgumentError(f"dialect must be a name, got {type(dialect).__name__}")
         key = _cache_key(query, dialect, pretty)
         if key is not None:
             hit = self._cache.get(key)
@@ -131,6 +163,12 @@ class Engine:
             compiled = compile_query(self.model, self.graph, query, dialect, pretty)
         except OsiError:
             raise
+        except RecursionError:  # a backstop: inputs are bounded before they reach a parser
+            raise QueryError(
+                "query_too_complex",
+                "the query nests too deeply to compile",
+                hint='simplify the query (see the README, "Limits")',
+            ) from None
         except Exception as exc:
             raise QueryError(
                 "internal",
@@ -169,20 +207,22 @@ class Engine:
         query: Any,
         dialect: str | None = None,
         connection: str | None = None,
-        timeout_secs: float | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
     ) -> QueryResult:
         """Run `query` on a connection: the named profile, the default one, `db_path` (a
         DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect; a
-        `dialect` that is not the connection's is `dialect_mismatch`."""
+        `dialect` that is not the connection's is `dialect_mismatch`. `timeout_secs` overrides
+        the engine's `query_timeout` (None: no limit)."""
+        timeout = self._timeout(timeout_secs)
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
         c = self._compiled(query, dialect or engine_dialect, False)
         if dialect is not None:
             check_dialect(c.dialect.key, connection, profile.type)
-        table = self._run(profile, c.sql, timeout_secs, cancellation)
+        table = self._run(profile, c.sql, timeout, cancellation)
         if engine_dialect != "duckdb":
             table = conform(table, _temporal_types(c))
         table = _with_metadata(table, c)
@@ -202,7 +242,7 @@ class Engine:
         self,
         query: Any,
         connection: str | None = None,
-        timeout_secs: float | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
         db_path: str | Path | None = None,
     ) -> pa.Table:
         """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata)."""
@@ -241,7 +281,7 @@ class Engine:
         query: Any,
         dialect: str | None = None,
         connection: str | None = None,
-        timeout_secs: float | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
@@ -252,7 +292,7 @@ class Engine:
         out = self._detail(query, dialect or profile.dialect, False, run=True)
         if dialect is not None:
             check_dialect(get_dialect(dialect).key, connection, profile.type)
-        table = self._run(profile, out["sql"], timeout_secs, cancellation)
+        table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
         out.update(
             {
                 "columns": list(table.column_names),
@@ -267,7 +307,7 @@ class Engine:
         request: Any,
         dialect: str | None = None,
         connection: str | None = None,
-        timeout_secs: float | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
@@ -285,7 +325,7 @@ class Engine:
         plan = plan_attribution(self.model, self.graph, req, cands, profile.dialect)
         table = None
         if plan.sql is not None:
-            table = self._run(profile, plan.sql, timeout_secs, cancellation)
+            table = self._run(profile, plan.sql, self._timeout(timeout_secs), cancellation)
         return attribution_result(self.model, plan, table)
 
     def lineage(self, metric: str | None = None, redact_sql: bool = False) -> dict[str, Any]:
@@ -296,9 +336,18 @@ class Engine:
     def lineage_text(self, metric: str) -> str:
         return lineage_text(lineage_graph(self.model, self.graph, metric, False))
 
+    def _timeout(self, timeout_secs: float | object | None) -> float | None:
+        if timeout_secs is ENGINE_DEFAULT:
+            return self.options.query_timeout
+        return check_timeout(timeout_secs, "timeout_secs")
+
     def _profile(self, connection: str | None, db_path: str | Path | None) -> Profile:
         if db_path is not None:
+            if not isinstance(db_path, (str, Path)) or "\x00" in str(db_path):
+                raise ArgumentError(f"db_path must be a file path, got {bounded(db_path)}")
             return Profile(str(db_path), "duckdb", str(db_path))
+        if connection is not None and not isinstance(connection, str):
+            raise ArgumentError(f"connection must be a name, got {bounded(connection)}")
         found = self.connections.profile(connection)
         return found if found is not None else Profile(":memory:", "duckdb", ":memory:")
 
@@ -313,7 +362,7 @@ class Engine:
         with self._con_lock:
             runner = self._cons.get(key)
             if runner is None:
-                runner = self._cons[key] = open_runner(profile)
+                runner = self._cons[key] = open_runner(profile, self.options)
             return run_cancellable(runner, sql, timeout_secs, cancellation)
 
     def runner(self, connection: str | None = None) -> Runner:
@@ -325,7 +374,7 @@ class Engine:
             return open_one
         with self._con_lock:
             if key not in self._cons:
-                self._cons[key] = open_runner(profile)
+                self._cons[key] = open_runner(profile, self.options)
             return self._cons[key]
 
     def close(self) -> None:
@@ -336,10 +385,16 @@ class Engine:
             self._cons.clear()
 
 
+def _name_arg(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ArgumentError(f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
 def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:
     try:
         body = query if isinstance(query, str) else json.dumps(query, sort_keys=True, default=str)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
     return f"{(dialect or 'duckdb').lower()}|{int(pretty)}|{body}"
 
@@ -365,14 +420,16 @@ def _with_metadata(table: pa.Table, c: CompiledQuery) -> pa.Table:
     return table.cast(pa.schema(fields)) if metrics else table
 
 
-def validate(model_text: str, mode: str = "datus") -> dict[str, Any]:
+def validate(model_text: str, mode: str = "datus", trust_sql: bool = False) -> dict[str, Any]:
     """Validate a model without raising: {valid, version, issues, compile_errors, warnings};
     `version` is the Ossie version the document was written in (a 0.1.1 document is read
     and upgraded in memory). For an invalid model, `stage` is the ModelError code."""
     from dosi.errors import ModelError
 
+    if not isinstance(model_text, str):
+        raise ArgumentError(f"model_text must be a string, got {type(model_text).__name__}")
     try:
-        model = compile_model_text(model_text, mode)
+        model = compile_model_text(model_text, mode, trust_sql=trust_sql)
     except ModelError as err:
         return {
             "valid": False,

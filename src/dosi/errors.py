@@ -14,6 +14,10 @@ from typing import Any, Literal
 Severity = Literal["error", "warning"]
 ModelStage = Literal["io", "parse", "invalid_model", "compile_error"]
 
+#: Error and diagnostic messages are cut to this length, issue lists to MAX_LISTED_ISSUES.
+MAX_MESSAGE_CHARS = 2_000
+MAX_LISTED_ISSUES = 50
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -27,6 +31,11 @@ class Diagnostic:
     hint: str | None = None
     candidates: tuple[str, ...] = ()
     stage: ModelStage | None = None  # None: the stage its code implies (see `model_stage`)
+
+    def __post_init__(self) -> None:
+        if len(self.message) > MAX_MESSAGE_CHARS:
+            cut = self.message[:MAX_MESSAGE_CHARS] + f"... ({len(self.message)} characters)"
+            object.__setattr__(self, "message", cut)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -91,9 +100,7 @@ def model_stage(d: Diagnostic) -> ModelStage:
 def at_stage(issues: Sequence[Diagnostic], stage: ModelStage) -> list[Diagnostic]:
     """Issues raised by one loading step: those that name no stage and whose code the table
     does not know belong to that step's stage."""
-    return [
-        d if d.stage or d.code in _STAGE_OF_CODE else replace(d, stage=stage) for d in issues
-    ]
+    return [d if d.stage or d.code in _STAGE_OF_CODE else replace(d, stage=stage) for d in issues]
 
 
 class OsiError(Exception):
@@ -113,6 +120,8 @@ class OsiError(Exception):
         metrics: Iterable[str] = (),
         missing_dimensions: Iterable[str] = (),
     ) -> None:
+        if len(message) > MAX_MESSAGE_CHARS:  # no unbounded value is ever formatted in full
+            message = message[:MAX_MESSAGE_CHARS] + f"... ({len(message)} characters)"
         super().__init__(message)
         self.code = code
         self.message = message
@@ -165,8 +174,10 @@ class ModelError(OsiError):
             message = first.located()
         else:
             message = f"{len(issues)} problems in the model:\n" + "\n".join(
-                f"  - {d}" for d in issues
+                f"  - {d}" for d in issues[:MAX_LISTED_ISSUES]
             )
+            if len(issues) > MAX_LISTED_ISSUES:
+                message += f"\n  ... and {len(issues) - MAX_LISTED_ISSUES} more"
         stage = min((model_stage(d) for d in issues), key=STAGE_ORDER.index)
         super().__init__(
             stage,
@@ -209,6 +220,8 @@ class ExecuteError(OsiError):
 def closest(name: str, options: Iterable[str], n: int = 5) -> list[str]:
     """Closest valid names for a near miss (case-insensitive, then fuzzy)."""
     opts = list(dict.fromkeys(options))
+    if not isinstance(name, str) or len(name) > 200:  # no fuzzy matching on huge input
+        return []
     low = name.lower()
     exact_ci = [o for o in opts if o.lower() == low]
     tail = [o for o in opts if o.lower().endswith("." + low) or low.endswith("." + o.lower())]
@@ -244,3 +257,27 @@ class DiagnosticSink:
     @property
     def warnings(self) -> list[Diagnostic]:
         return [d for d in self.items if d.severity == "warning"]
+
+
+class ArgumentError(OsiError, ValueError):
+    """A bad argument to the public API (a mode, a timeout, a path); also a ValueError."""
+
+    kind = "usage_error"
+
+    def __init__(self, message: str, **kw: Any) -> None:
+        super().__init__("invalid_argument", message, **kw)
+
+
+def bounded(value: Any, limit: int = 80) -> str:
+    """`repr(value)` cut to `limit` characters, safe on anything (huge ints, aliased YAML,
+    objects whose repr fails): an error message never formats an unbounded value."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<an integer of about {int(value.bit_length() * 0.30103)} digits>"
+    if isinstance(value, (list, tuple, dict, set)):
+        kind = type(value).__name__
+        return f"<a {kind} of {len(value)} items>"
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

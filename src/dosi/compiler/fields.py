@@ -11,7 +11,15 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from dosi.compiler.sqlparse import SqlSnippetError, has_window, parse_scalar
+from dosi.compiler.sqlparse import (
+    MODEL_LIMITS,
+    SqlSnippetError,
+    SqlTooComplex,
+    check_tree_limits,
+    has_window,
+    parse_scalar,
+)
+from dosi.compiler.trusted_sql import untrusted_construct
 from dosi.errors import DiagnosticSink
 from dosi.model.schema import Expression
 
@@ -40,17 +48,40 @@ class RawField:
 
 
 def qualify_dataset_fields(
-    dataset: str, raw: dict[str, RawField], sink: DiagnosticSink, lines: dict[str, int | None]
+    dataset: str,
+    raw: dict[str, RawField],
+    sink: DiagnosticSink,
+    lines: dict[str, int | None],
+    trust_sql: bool = False,
 ) -> dict[str, exp.Expression]:
-    """Resolve every field of one dataset to an expression over qualified physical columns."""
+    """Resolve every field of one dataset to an expression over qualified physical columns.
+
+    Inlining is bounded: a chain of field references deeper than MODEL_LIMITS.max_depth, or an
+    inlined expression over MODEL_LIMITS.max_nodes (fields that double each other), is
+    `expression_too_complex`."""
     resolved: dict[str, exp.Expression] = {}
     for f in raw.values():
         try:
             f.tree = parse_scalar(f.text, f.read)
+        except SqlTooComplex as err:
+            sink.error("expression_too_complex", str(err), path=f.path, line=lines.get(f.path))
+            continue
         except SqlSnippetError as err:
             sink.error("unparseable_expression", str(err), path=f.path, line=lines.get(f.path))
             continue
-        if f.tree.find(exp.AggFunc) is not None:
+        what = None if trust_sql else untrusted_construct(f.tree)
+        if what is not None:
+            sink.error(
+                "untrusted_sql",
+                f"field `{dataset}.{f.name}` uses {what}; model SQL may not write, run statements "
+                "or read files or settings",
+                path=f.path,
+                line=lines.get(f.path),
+                hint="remove it, or load the model with trust_sql=True (CLI --trust-sql) if you "
+                "trust its author",
+            )
+            f.tree = None
+        elif f.tree.find(exp.AggFunc) is not None:
             sink.error(
                 "aggregate_in_field",
                 f"field `{dataset}.{f.name}` aggregates (`{f.text}`); field expressions are "
@@ -90,6 +121,15 @@ def qualify_dataset_fields(
                 )
                 return None
             if ref in raw and ref != name:
+                if len(stack) >= MODEL_LIMITS.max_depth:
+                    sink.error(
+                        "expression_too_complex",
+                        f"field `{dataset}.{name}` reaches through more than "
+                        f"{MODEL_LIMITS.max_depth} field references",
+                        path=f.path,
+                        line=lines.get(f.path),
+                    )
+                    return None
                 if ref in stack:
                     cycle = " -> ".join((*stack, ref))
                     sink.error(
@@ -109,6 +149,11 @@ def qualify_dataset_fields(
                 out = new
             else:
                 col.replace(new)
+        try:
+            check_tree_limits(out, MODEL_LIMITS, f"field `{dataset}.{name}` (fields inlined)")
+        except SqlTooComplex as err:
+            sink.error("expression_too_complex", str(err), path=f.path, line=lines.get(f.path))
+            return None
         resolved[name] = out
         return out
 

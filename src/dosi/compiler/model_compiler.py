@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import sqlglot
 from sqlglot import exp
 
 from dosi import ext
@@ -27,12 +28,16 @@ from dosi.compiler.measures import (
     safe_division,
 )
 from dosi.compiler.sqlparse import (
+    MODEL_LIMITS,
     OSI_READERS,
     SqlSnippetError,
+    SqlTooComplex,
+    check_text_limits,
     has_window,
     parse_scalar,
     strip_parens,
 )
+from dosi.compiler.trusted_sql import untrusted_construct
 from dosi.errors import Diagnostic, DiagnosticSink, ModelError, closest
 from dosi.ir.graph import RelationshipGraph
 from dosi.ir.model import (
@@ -53,7 +58,9 @@ from dosi.model.schema import (
 )
 
 
-def compile_model_text(text: str, mode: str = "datus") -> ModelIr:
+def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) -> ModelIr:
+    """Load and compile a model; `trust_sql=True` admits model SQL that reads files or settings
+    or writes (dosi.compiler.trusted_sql)."""
     loaded = read_document(text)
     doc = loaded.spec
     lines = LineIndex(text)
@@ -65,7 +72,18 @@ def compile_model_text(text: str, mode: str = "datus") -> ModelIr:
             f"the document holds {len(doc.semantic_model)} semantic models; using the first, "
             f"`{doc.semantic_model[0].name}`",
         )
-    model = _ModelCompiler(doc.semantic_model[0], mode, sink, lines).run()
+    try:
+        model = _ModelCompiler(doc.semantic_model[0], mode, sink, lines, trust_sql).run()
+    except RecursionError:  # a backstop: expressions are bounded before they are parsed
+        raise ModelError(
+            [
+                Diagnostic(
+                    "expression_too_complex",
+                    "the model nests too deeply to compile",
+                    hint='simplify the model\'s expressions (README, "Limits")',
+                )
+            ]
+        ) from None
     errors = sink.errors
     if errors:
         raise ModelError(errors, sink.warnings)
@@ -82,9 +100,15 @@ class _Ctx:
 
 class _ModelCompiler:
     def __init__(
-        self, spec: SemanticModelSpec, mode: str, sink: DiagnosticSink, lines: LineIndex
+        self,
+        spec: SemanticModelSpec,
+        mode: str,
+        sink: DiagnosticSink,
+        lines: LineIndex,
+        trust_sql: bool = False,
     ) -> None:
         self.spec = spec
+        self.trust_sql = trust_sql
         self.mode = mode
         self.sink = sink
         self.lines = lines
@@ -212,7 +236,7 @@ class _ModelCompiler:
             fpath = f"{dpath}.fields[{f.name}]"
             raw[f.name] = RawField(f.name, text, OSI_READERS.get(dialect), fpath)
             line_map[fpath] = self._line([("datasets", ds.name), ("fields", f.name)])
-        exprs = qualify_dataset_fields(ds.name, raw, self.sink, line_map)
+        exprs = qualify_dataset_fields(ds.name, raw, self.sink, line_map, self.trust_sql)
         field_irs: dict[str, FieldIr] = {}
         for f in fields:
             if f.name in field_irs or f.name not in exprs:
@@ -317,30 +341,49 @@ class _ModelCompiler:
     def _source(self, ds: DatasetSpec, dpath: str, dline: int | None) -> exp.Expression:
         src = ds.source.strip()
         head = src[:6].lower()
+        node: exp.Expression
         if head.startswith("select") or head.startswith("with") or src.startswith("("):
-            import sqlglot
-
             try:
-                q = sqlglot.parse_one(src.strip("()") if src.startswith("(") else src)
-            except Exception as err:
+                check_text_limits(src, MODEL_LIMITS, f"source of `{ds.name}`")
+                inner = src[1:-1] if src.startswith("(") and src.endswith(")") else src
+                q = sqlglot.parse_one(inner)
+            except Exception as err:  # parse errors, limits, a RecursionError backstop
                 self.sink.error(
                     "invalid_source",
-                    f"source of `{ds.name}` is not a valid query: {err}",
+                    f"source of `{ds.name}` is not a valid query: {str(err)[:300]}",
                     path=dpath,
                     line=dline,
                 )
                 return exp.to_table("invalid_source")
-            return exp.Subquery(this=q)
-        try:
-            return exp.to_table(src)
-        except Exception:
-            self.sink.error(
-                "invalid_source",
-                f"source `{src}` of `{ds.name}` is not a table reference",
-                path=dpath,
-                line=dline,
-            )
-            return exp.to_table("invalid_source")
+            node = exp.Subquery(this=q)
+        else:
+            try:
+                node = exp.to_table(src)
+            except Exception:
+                self.sink.error(
+                    "invalid_source",
+                    f"source `{src[:200]}` of `{ds.name}` is not a table reference",
+                    path=dpath,
+                    line=dline,
+                )
+                return exp.to_table("invalid_source")
+        if not self.trust_sql:
+            what = untrusted_construct(node)
+            if what is not None:
+                self._untrusted(f"source of `{ds.name}`", what, dpath, dline)
+                return exp.to_table("invalid_source")
+        return node
+
+    def _untrusted(self, where: str, what: str, path: str, line: int | None) -> None:
+        self.sink.error(
+            "untrusted_sql",
+            f"{where} uses {what}; model SQL may not write, run statements or read files or "
+            "settings",
+            path=path,
+            line=line,
+            hint="remove it, or load the model with trust_sql=True (CLI --trust-sql) if you "
+            "trust its author",
+        )
 
     def _relationship(self, rel: object) -> RelationshipIr | None:
         from dosi.model.schema import RelationshipSpec
@@ -403,9 +446,17 @@ class _ModelCompiler:
         ctx = _Ctx(mpath, mline)
         try:
             tree = parse_scalar(text, OSI_READERS.get(dialect))
+        except SqlTooComplex as err:
+            self.sink.error("expression_too_complex", str(err), path=mpath, line=mline)
+            return None
         except SqlSnippetError as err:
             self.sink.error("unparseable_expression", str(err), path=mpath, line=mline)
             return None
+        if not self.trust_sql:
+            what = untrusted_construct(tree)
+            if what is not None:
+                self._untrusted(f"metric `{m.name}`", what, mpath, mline)
+                return None
         if has_window(tree):
             self.sink.error(
                 "window_in_metric",

@@ -6,9 +6,12 @@ reach the generated SQL (injection is impossible by construction).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import Tokenizer, TokenType
 
 # Ossie dialect enum -> sqlglot reader. ANSI_SQL reads with sqlglot's generic dialect.
 OSI_READERS: dict[str, str | None] = {
@@ -45,22 +48,136 @@ class SqlSnippetError(ValueError):
     """A snippet that is not one plain scalar expression."""
 
 
-def parse_scalar(text: str, read: str | None = None) -> exp.Expression:
+class SqlTooComplex(SqlSnippetError):
+    """A snippet over a size or nesting limit (checked before parsing, so the recursive parser
+    and renderers never see it)."""
+
+    def __init__(self, message: str, limit: str, maximum: int, actual: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.maximum = maximum
+        self.actual = actual
+
+
+@dataclass(frozen=True)
+class SqlLimits:
+    """Size and nesting bounds for one kind of SQL snippet (README, "Limits")."""
+
+    max_chars: int
+    max_tokens: int
+    max_depth: int  # nesting of parentheses, CASE, NOT / sign chains and the parsed tree
+    max_nodes: int
+
+
+#: Query-time predicates (where_sql): small, written by callers.
+PREDICATE_LIMITS = SqlLimits(max_chars=20_000, max_tokens=8_000, max_depth=64, max_nodes=8_000)
+#: Model expressions: written by model authors, still bounded.
+MODEL_LIMITS = SqlLimits(max_chars=100_000, max_tokens=20_000, max_depth=64, max_nodes=20_000)
+
+_OPEN = frozenset({TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.L_BRACE, TokenType.CASE})
+_CLOSE = frozenset({TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.R_BRACE, TokenType.END})
+_PREFIX = frozenset({TokenType.NOT, TokenType.DASH, TokenType.PLUS, TokenType.TILDE})
+# Chains the parser builds in a loop and DuckDB flattens: they do not count as nesting.
+_FLAT = (exp.And, exp.Or, exp.Paren)
+
+
+def _short(text: str, n: int = 80) -> str:
+    return text if len(text) <= n else text[:n] + f"... ({len(text)} characters)"
+
+
+def check_text_limits(text: str, limits: SqlLimits, what: str = "the expression") -> None:
+    """Reject a snippet over the size or nesting limits before any recursive parser runs."""
+    if len(text) > limits.max_chars:
+        raise SqlTooComplex(
+            f"{what} has {len(text)} characters; the limit is {limits.max_chars}",
+            "max_chars",
+            limits.max_chars,
+            len(text),
+        )
+    try:
+        tokens = Tokenizer().tokenize(text)
+    except (TokenError, ValueError) as exc:
+        raise SqlSnippetError(f"cannot parse `{_short(text)}`: {_first_line(exc)}") from None
+    if len(tokens) > limits.max_tokens:
+        raise SqlTooComplex(
+            f"{what} has {len(tokens)} tokens; the limit is {limits.max_tokens}",
+            "max_tokens",
+            limits.max_tokens,
+            len(tokens),
+        )
+    depth = deepest = run = 0
+    for tok in tokens:
+        kind = tok.token_type
+        if kind in _OPEN:
+            depth += 1
+        elif kind in _CLOSE:
+            depth = max(depth - 1, 0)
+        run = run + 1 if kind in _PREFIX else 0
+        deepest = max(deepest, depth + run)
+    if deepest > limits.max_depth:
+        raise SqlTooComplex(
+            f"{what} nests {deepest} levels deep; the limit is {limits.max_depth}",
+            "max_depth",
+            limits.max_depth,
+            deepest,
+        )
+
+
+def check_tree_limits(
+    node: exp.Expression, limits: SqlLimits, what: str = "the expression"
+) -> None:
+    """Bound a parsed (or inlined) tree: node count and nesting, walked without recursion."""
+    count = 0
+    stack: list[tuple[exp.Expression, int]] = [(node, 1)]
+    while stack:
+        cur, depth = stack.pop()
+        count += 1
+        if count > limits.max_nodes:
+            raise SqlTooComplex(
+                f"{what} has more than {limits.max_nodes} syntax nodes",
+                "max_nodes",
+                limits.max_nodes,
+                count,
+            )
+        if depth > limits.max_depth:
+            raise SqlTooComplex(
+                f"{what} nests more than {limits.max_depth} levels deep",
+                "max_depth",
+                limits.max_depth,
+                depth,
+            )
+        step = 0 if isinstance(cur, _FLAT) else 1
+        stack.extend((child, depth + step) for child in cur.iter_expressions())
+
+
+def parse_scalar(
+    text: str, read: str | None = None, limits: SqlLimits = MODEL_LIMITS
+) -> exp.Expression:
     if not isinstance(text, str) or not text.strip():
         raise SqlSnippetError("the expression is empty")
+    check_text_limits(text, limits)
     try:
         stmts = sqlglot.parse(text, read=read)
     except (ParseError, TokenError) as exc:
-        raise SqlSnippetError(f"cannot parse `{text}`: {_first_line(exc)}") from None
+        raise SqlSnippetError(f"cannot parse `{_short(text)}`: {_first_line(exc)}") from None
+    except RecursionError:  # a backstop: check_text_limits bounds nesting first
+        raise SqlTooComplex(
+            "the expression nests too deeply to parse", "max_depth", limits.max_depth, -1
+        ) from None
     stmts = [s for s in stmts if s is not None]
     if len(stmts) != 1:
-        raise SqlSnippetError(f"`{text}` holds {len(stmts)} statements; write one expression")
+        raise SqlSnippetError(
+            f"`{_short(text)}` holds {len(stmts)} statements; write one expression"
+        )
     node = stmts[0]
+    check_tree_limits(node, limits)
     for bad in node.find_all(*_FORBIDDEN):
         kind = type(bad).__name__.lower()
-        raise SqlSnippetError(f"`{text}` contains a {kind}; only scalar expressions are allowed")
+        raise SqlSnippetError(
+            f"`{_short(text)}` contains a {kind}; only scalar expressions are allowed"
+        )
     if isinstance(node, exp.Alias):
-        raise SqlSnippetError(f"`{text}` carries an alias; write the bare expression")
+        raise SqlSnippetError(f"`{_short(text)}` carries an alias; write the bare expression")
     return node
 
 

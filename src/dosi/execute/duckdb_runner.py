@@ -14,30 +14,85 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+from sqlglot import exp
 
 from dosi.errors import ExecuteError
+from dosi.execute.options import ExecOptions
+from dosi.udf import error_from_engine, register_duckdb
+
+#: Set at connect time: no extension is installed or loaded behind the query's back.
+_CONNECT_LOCKDOWN: dict[str, str] = {
+    "autoinstall_known_extensions": "false",
+    "autoload_known_extensions": "false",
+}
+#: Set once the database file is attached: no file or network access beyond it.
+_RUNTIME_LOCKDOWN = ("SET enable_external_access = false",)
 
 
-def open_duckdb(path: str | None, read_only: bool = True) -> duckdb.DuckDBPyConnection:
-    """A connection with the streaming-window functions registered (window-udf.md)."""
+def open_duckdb(
+    path: str | None, read_only: bool = True, options: ExecOptions | None = None
+) -> duckdb.DuckDBPyConnection:
+    """A locked-down connection with the streaming-window functions registered (window-udf.md).
+
+    The database file is attached to a private in-memory instance (under its usual catalog
+    name, its file stem, made the default), so the lockdown never clashes with another
+    connection of the same process to that file. Order matters: extension auto-install and
+    auto-load are off from the start; the file is attached; external access is switched off;
+    the window macros are created; the memory limit is set; and only then is the configuration
+    locked, so no query can change any of it (`SET`, `INSTALL`, `ATTACH`, `COPY` and file
+    readers all fail). `options.allow_extensions` skips the lockdown settings.
+    """
+    opts = options or ExecOptions()
+    lock = not opts.allow_extensions
     try:
-        if path in (None, "", ":memory:"):
-            con = duckdb.connect(":memory:")
-        else:
-            if read_only and not Path(path).exists():
-                raise ExecuteError(
-                    "config",
-                    f"DuckDB database `{path}` does not exist",
-                    hint="pass db_path= an existing DuckDB file (build the demo with "
-                    "`python examples/shop/generate.py`)",
-                )
-            con = duckdb.connect(path, read_only=read_only)
+        con = duckdb.connect(":memory:", config=dict(_CONNECT_LOCKDOWN) if lock else {})
     except duckdb.Error as exc:
-        raise ExecuteError("config", f"cannot open DuckDB database `{path}`: {exc}") from None
-    from dosi.udf import register_duckdb
-
-    register_duckdb(con)
+        raise ExecuteError("config", f"cannot start DuckDB: {_first(exc)}") from None
+    try:
+        if path not in (None, "", ":memory:"):
+            _attach(con, str(path), read_only)
+        if lock:
+            for statement in _RUNTIME_LOCKDOWN:
+                con.execute(statement)
+        register_duckdb(con)
+        if opts.memory_limit is not None:
+            con.execute(f"SET memory_limit = '{opts.memory_limit}'")  # validated digits + unit
+        con.execute("SET lock_configuration = true")
+    except ExecuteError:
+        con.close()
+        raise
+    except duckdb.Error as exc:
+        con.close()
+        raise ExecuteError(
+            "config", f"cannot open DuckDB database `{str(path)[:200]}`: {_first(exc)}"
+        ) from None
     return con
+
+
+def _attach(con: duckdb.DuckDBPyConnection, path: str, read_only: bool) -> None:
+    """ATTACH the file under its stem (the catalog name a direct connect would give it)."""
+    if "\x00" in path:
+        raise ExecuteError("config", "the DuckDB database path is not a valid path")
+    if read_only and not Path(path).exists():
+        raise ExecuteError(
+            "config",
+            f"DuckDB database `{path[:200]}` does not exist",
+            hint="pass db_path= an existing DuckDB file (build the demo with "
+            "`python examples/shop/generate.py`)",
+        )
+    stem = Path(path).stem or "db"
+    if stem.lower() in ("memory", "temp", "system"):
+        stem = f"{stem}_db"
+    target = exp.Literal.string(path).sql("duckdb")
+    alias = exp.to_identifier(stem, quoted=True).sql("duckdb")
+    mode = " (READ_ONLY)" if read_only else ""
+    con.execute(f"ATTACH {target} AS {alias}{mode}")  # both rendered by sqlglot, quoted
+    con.execute(f"USE {alias}")
+
+
+def _first(exc: BaseException) -> str:
+    text = str(exc)
+    return (text.splitlines()[0] if text else type(exc).__name__)[:300]
 
 
 def to_python(value: Any) -> Any:
@@ -53,22 +108,31 @@ def to_python(value: Any) -> Any:
     return value
 
 
-def run_sql(con: duckdb.DuckDBPyConnection, sql: str, timeout_secs: float | None = None) -> pa.Table:
+def run_sql(
+    con: duckdb.DuckDBPyConnection, sql: str, timeout_secs: float | None = None
+) -> pa.Table:
+    """Run one statement; past `timeout_secs` a timer interrupts it (`timeout`)."""
     timer: threading.Timer | None = None
     timed_out = threading.Event()
+    state = threading.Lock()  # the timer never interrupts after the query has finished
+    finished = False
     if timeout_secs is not None and timeout_secs > 0:
 
         def _interrupt() -> None:
-            timed_out.set()
-            con.interrupt()
+            with state:
+                if not finished:
+                    timed_out.set()
+                    con.interrupt()
 
         timer = threading.Timer(timeout_secs, _interrupt)
+        timer.daemon = True
         timer.start()
     try:
-        return con.sql(sql).to_arrow_table()
+        table = con.sql(sql).to_arrow_table()
+        with state:
+            finished = True
+        return table
     except duckdb.Error as exc:
-        from dosi.udf import error_from_engine
-
         structured = error_from_engine(exc)
         if structured is not None:  # a bad streaming-window argument, named by the UDF
             raise structured from None
@@ -78,13 +142,21 @@ def run_sql(con: duckdb.DuckDBPyConnection, sql: str, timeout_secs: float | None
                 f"the query ran longer than {timeout_secs}s and was cancelled",
                 hint="raise timeout_secs, add a time_range, or group at a coarser grain",
             ) from None
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            raise ExecuteError(
+                "memory_limit",
+                f"the query needed more memory than allowed: {_first(exc)}",
+                hint="raise memory_limit, add a time_range, or group at a coarser grain",
+            ) from None
         raise ExecuteError(
             "sql_rejected",
-            f"DuckDB rejected the query: {str(exc).splitlines()[0]}",
+            f"DuckDB rejected the query: {_first(exc)}",
             hint="check that the model's sources exist in the database (db_path)",
-            detail={"sql": sql},
+            detail={"sql": sql, "duckdb_error": type(exc).__name__},
         ) from None
     finally:
+        with state:
+            finished = True
         if timer is not None:
             timer.cancel()
 

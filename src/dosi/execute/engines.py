@@ -9,8 +9,9 @@ from dosi.errors import ExecuteError
 from dosi.execute.chdb_runner import ChdbRunner, ClickHouseRunner
 from dosi.execute.connections import ENGINE_DIALECTS, Profile
 from dosi.execute.datafusion_runner import DataFusionRunner
-from dosi.execute.duckdb_runner import DuckDBRunner
+from dosi.execute.duckdb_runner import DuckDBRunner, open_duckdb
 from dosi.execute.mysql_runner import MySQLRunner
+from dosi.execute.options import ExecOptions
 from dosi.execute.postgres_runner import PostgresRunner
 from dosi.execute.runner import Runner
 from dosi.execute.spark_runner import SparkRunner
@@ -30,8 +31,9 @@ _FROM_URI: dict[str, Any] = {
 }
 
 
-def open_runner(profile: Profile) -> Runner:
-    """A runner for `profile`; a client object is wrapped (and never closed by dosi)."""
+def open_runner(profile: Profile, exec_options: ExecOptions | None = None) -> Runner:
+    """A runner for `profile`; a client object is wrapped (and never closed by dosi). A DuckDB
+    database dosi opens itself gets the lockdown and memory limit of `exec_options`."""
     if not profile.executable:
         raise ExecuteError(
             "config",
@@ -48,7 +50,10 @@ def open_runner(profile: Profile) -> Runner:
         if password is not None:
             options["password"] = password
         try:
-            runner = _FROM_URI[profile.type].connect(profile.uri, options)
+            if profile.type == "duckdb":
+                runner = DuckDBRunner(open_duckdb(profile.uri, options=exec_options), owned=True)
+            else:
+                runner = _FROM_URI[profile.type].connect(profile.uri, options)
         except ExecuteError:
             raise
         except Exception as exc:

@@ -65,10 +65,17 @@ def parse_declared(raw: Any) -> Version | BelowOne | None:
             f'`v` must be a "MAJOR.MINOR" string or a number, not a boolean ({str(raw).lower()})',
             'write the version as a string, e.g. "v": "1.10"',
         )
+    if isinstance(raw, int) and raw.bit_length() > 32:
+        raise VersionFormatError("`v` is out of range", 'write e.g. "v": "1.1"')
     if isinstance(raw, int):
         if raw < 1:
             return BelowOne(str(raw))
         return raw, 0
+    if isinstance(raw, (str, float)) and len(getattr(raw, "text", None) or str(raw)) > 24:
+        raise VersionFormatError(
+            "`v` is too long to be a MAJOR.MINOR version",
+            'write e.g. "v": "1.1"',
+        )
     if isinstance(raw, float):
         text = getattr(raw, "text", None) or repr(raw)
         m = _NUMBER_FORM.fullmatch(text)

@@ -72,6 +72,18 @@ _BARE_STATS: dict[str, str] = {
     "covar": "covar_pop or covar_samp",
 }
 
+#: The longest window offset per granularity: 10,000 years.
+MAX_OFFSET_UNITS: dict[str, int] = {
+    "second": 10_000 * 366 * 86_400,
+    "minute": 10_000 * 366 * 1_440,
+    "hour": 10_000 * 366 * 24,
+    "day": 10_000 * 366,
+    "week": 10_000 * 53,
+    "month": 10_000 * 12,
+    "quarter": 10_000 * 4,
+    "year": 10_000,
+}
+
 
 @dataclass(frozen=True)
 class WindowParse:
@@ -352,7 +364,18 @@ class _Parser:
             direction = self.enum(f"{key}.direction", value["direction"], DIRECTIONS) or "back"
         if self.errors != start or count is None or grain is None:
             return None
+        if not self.offset_in_range(key, count, grain):
+            return None
         return count, grain, direction  # type: ignore[return-value]
+
+    def offset_in_range(self, key: str, count: int, grain: str) -> bool:
+        """An offset spans at most 10,000 years, so shifted bounds and INTERVALs stay in range
+        on every engine (issue 9: range-checked intervals)."""
+        most = MAX_OFFSET_UNITS.get(grain)
+        if most is not None and count > most:
+            self.err(key, f"shifts more than 10,000 years ({most} {grain}s at most)")
+            return False
+        return True
 
     def offset_string(self, text: str) -> tuple[int, Grain, Direction] | None:
         key = "window.offset"
@@ -368,6 +391,9 @@ class _Parser:
         if not count_s.isascii() or not count_s.isdigit():
             self.err(key, f'count "{count_s}" in "{text}" must be an integer >= 1', hint)
             ok = False
+        elif len(count_s) > 15:
+            self.err(key, f'count in "{text[:40]}" is out of range', hint)
+            ok = False
         elif int(count_s) < 1:
             self.err(key, f'count in "{text}" must be >= 1 (got {int(count_s)})', hint)
             ok = False
@@ -380,7 +406,7 @@ class _Parser:
                 closest(unit, GRAINS),
             )
             ok = False
-        if not ok:
+        if not ok or not self.offset_in_range(key, int(count_s), str(unit_ok)):
             return None
         return int(count_s), unit_ok, "back"  # type: ignore[return-value]
 

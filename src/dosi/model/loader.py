@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from dosi.errors import Diagnostic, ModelError, at_stage
+from dosi.errors import Diagnostic, ModelError, at_stage, bounded
 from dosi.model.schema import DocumentSpec
 from dosi.model.versions import CURRENT, V0_1_1, document_version, upgrade_0_1_1
 
@@ -25,31 +25,144 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader
 
 
+#: Bounds on a model document (README, "Limits"): text size, nesting depth, YAML aliases.
+MAX_MODEL_CHARS = 16_000_000
+MAX_MODEL_DEPTH = 64
+MAX_YAML_ALIASES = 100
+
+
 def read_model_text(path: str | Path) -> str:
+    shown = bounded(str(path), 200)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with Path(path).open("rb") as fh:  # bounded: /dev/zero or a huge file cannot exhaust memory
+            data = fh.read(4 * MAX_MODEL_CHARS + 1)
     except OSError as exc:
         raise ModelError(
-            [Diagnostic("model_not_found", f"cannot read model file {path}: {exc.strerror}")]
+            [Diagnostic("model_not_found", f"cannot read model file {shown}: {exc.strerror}")]
         ) from None
+    except ValueError:  # a NUL byte in the path
+        raise ModelError(
+            [Diagnostic("model_not_found", f"cannot read model file {shown}: not a valid path")]
+        ) from None
+    if len(data) > 4 * MAX_MODEL_CHARS:
+        raise ModelError([_too_large(len(data))])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelError(
+            [
+                Diagnostic(
+                    "invalid_yaml",
+                    f"model file {shown} is not UTF-8 text (byte {exc.start})",
+                    hint="save the model as UTF-8",
+                    stage="io",  # the reference's stage for an undecodable file
+                )
+            ]
+        ) from None
+
+
+def _too_large(size: int) -> Diagnostic:
+    return Diagnostic(
+        "invalid_yaml",
+        f"the model is {size} characters long; the limit is {MAX_MODEL_CHARS}",
+    )
+
+
+def _invalid(message: str, line: int | None = None) -> ModelError:
+    return ModelError([Diagnostic("invalid_yaml", message, line=line)])
 
 
 def parse_document(text: str) -> Any:
-    """YAML is a superset of JSON, but JSON goes through the faster json module."""
+    """YAML is a superset of JSON, but JSON goes through the faster json module.
+
+    Bounded before and after parsing: the text size, the number of YAML aliases (an alias bomb
+    is rejected before anything expands it) and the nesting depth of the result."""
+    if not isinstance(text, str):
+        raise _invalid("the model text must be a string")
+    if len(text) > MAX_MODEL_CHARS:
+        raise ModelError([_too_large(len(text))])
     stripped = text.lstrip()
+    data: Any = None
+    parsed = False
     if stripped.startswith("{"):
         try:
-            return json.loads(text)
+            data, parsed = json.loads(text), True
         except json.JSONDecodeError:
             pass  # fall through: YAML flow mappings also start with "{"
+        except (ValueError, RecursionError):  # huge numbers, deep nesting
+            raise _invalid(
+                "the model JSON holds an out-of-range number or nests too deeply"
+            ) from None
+    if not parsed:
+        if "*" in text and "&" in text:
+            _check_aliases(text)
+        try:
+            data = yaml.load(text, Loader=_Loader)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else None
+            raise _invalid(
+                f"the model is not valid YAML or JSON: {str(exc)[:500]}", line=line
+            ) from None
+        except (ValueError, RecursionError, OverflowError):
+            raise _invalid(
+                "the model YAML holds an out-of-range value or nests too deeply"
+            ) from None
+    _check_depth(data)
+    return data
+
+
+def _check_aliases(text: str) -> None:
+    """Bound YAML aliases from the event stream, before anything expands them: at most
+    MAX_YAML_ALIASES, and no alias of a collection that itself holds an alias (the nesting that
+    makes an alias bomb grow exponentially)."""
+    aliases = 0
+    open_anchors: list[str | None] = []  # the anchor of each open collection (None: none)
+    holds_alias: set[str] = set()
     try:
-        return yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ModelError(
-            [Diagnostic("invalid_yaml", f"the model is not valid YAML or JSON: {exc}", line=line)]
-        ) from None
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                open_anchors.append(event.anchor)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                if open_anchors:
+                    open_anchors.pop()
+            elif isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                line = event.start_mark.line + 1 if event.start_mark else None
+                if aliases > MAX_YAML_ALIASES:
+                    raise _invalid(
+                        f"the model uses more than {MAX_YAML_ALIASES} YAML aliases", line=line
+                    )
+                if event.anchor in holds_alias:
+                    raise _invalid(
+                        f"YAML alias *{str(event.anchor)[:40]} refers to a block that itself "
+                        "holds aliases; nested aliases are not allowed",
+                        line=line,
+                    )
+                holds_alias.update(a for a in open_anchors if a is not None)
+    except yaml.YAMLError:
+        return  # yaml.load reports it with its line
+
+
+def _check_depth(data: Any) -> None:
+    """Reject a document nested deeper than MAX_MODEL_DEPTH (walked without recursion);
+    shared (aliased) containers are visited once."""
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children = list(node.values())
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if depth > MAX_MODEL_DEPTH:
+            raise _invalid(f"the model nests deeper than {MAX_MODEL_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in children)
 
 
 @dataclass(frozen=True)
@@ -125,8 +238,8 @@ def _schema_issue(err: Any, data: Any, lines: LineIndex) -> Diagnostic:
         code, msg = (
             "unsupported_version",
             (
-                f"model version {data.get('version')!r} is not supported; this engine reads Ossie "
-                f"{CURRENT} and {V0_1_1}"
+                f"model version {bounded(data.get('version'))} is not supported; this engine "
+                f"reads Ossie {CURRENT} and {V0_1_1}"
             ),
         )
         if kind == "missing":

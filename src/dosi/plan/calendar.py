@@ -10,10 +10,26 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 
+from dosi.errors import QueryError
+
 When = dt.date | dt.datetime
 
 
 def shift_when(value: When, count: int, granularity: str) -> When:
+    """`value` moved by `count` grains; a result outside years 1..9999 is a structured error
+    (a window offset or frame that reaches past the calendar from a time_range bound)."""
+    try:
+        return _shift(value, count, granularity)
+    except (OverflowError, ValueError):
+        raise QueryError(
+            "unsupported_filter",
+            f"the time_range bound {value.isoformat()} moved by {count} {granularity}(s) falls "
+            "outside the years 1 to 9999",
+            hint="use time_range bounds further from year 1 and year 9999",
+        ) from None
+
+
+def _shift(value: When, count: int, granularity: str) -> When:
     if granularity == "day":
         return value + dt.timedelta(days=count)
     if granularity == "week":

@@ -35,11 +35,17 @@ class ResultFilter:
 
 
 def conjuncts(tree: exp.Expression) -> list[exp.Expression]:
-    """The top-level AND operands of a predicate, parentheses around them dropped."""
-    node = strip_parens(tree)
-    if isinstance(node, exp.And):
-        return [*conjuncts(node.this), *conjuncts(node.expression)]
-    return [node]
+    """The top-level AND operands of a predicate, parentheses around them dropped (walked
+    without recursion: an AND chain can be thousands of conjuncts long)."""
+    out: list[exp.Expression] = []
+    stack = [tree]
+    while stack:
+        node = strip_parens(stack.pop())
+        if isinstance(node, exp.And):
+            stack.extend((node.expression, node.this))  # left operand first
+        else:
+            out.append(node)
+    return out
 
 
 def column_name(col: exp.Column) -> str:

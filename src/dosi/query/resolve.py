@@ -11,10 +11,25 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from dosi.compiler.fields import field_reference
-from dosi.compiler.sqlparse import SqlSnippetError, has_window, parse_scalar
+from dosi.compiler.sqlparse import (
+    PREDICATE_LIMITS,
+    SqlSnippetError,
+    SqlTooComplex,
+    has_window,
+    parse_scalar,
+)
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
-from dosi.query.filters import ResultFilter, column_name, conjuncts, names_metric, result_filter
+from dosi.query.filters import (
+    ResultFilter,
+    column_name,
+    conjuncts,
+    metric_named,
+    names_metric,
+    result_filter,
+)
+from dosi.query.predicate_allowlist import check_predicate
+from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
 from dosi.query.spec import GroupByItem, Query, StreamWindow, TimeRange, query_to_dict
 
 METRIC_TIME = "metric_time"
@@ -264,11 +279,13 @@ def _filters(
     tree = _parse_where(text)
     _check_where(tree, text)
     _check_predicate(tree, text)
+    check_predicate(tree, lambda _col: None)  # the allow-list, on both levels
     rows: list[exp.Expression] = []
     metric_level: list[exp.Expression] = []
     for part in conjuncts(tree):
         if names_metric(model, part):
             _check_predicate(part, text)  # a bare metric is a number, not a condition
+            check_types(part, lambda col: _result_column_type(model, col))
             metric_level.append(part)
         else:
             rows.append(part)
@@ -287,6 +304,14 @@ def _filters(
     return where, having
 
 
+def _result_column_type(model: ModelIr, col: exp.Column) -> str:
+    """A metric-level conjunct's column: a metric is a number, a field keeps its datatype."""
+    if metric_named(model, col) is not None:
+        return NUM
+    f = _where_field(model, column_name(col))
+    return DATATYPE_FAMILY.get(f.datatype or "", ANY)
+
+
 def _and(parts: list[exp.Expression]) -> exp.Expression:
     """The conjuncts ANDed again (an OR operand keeps its parentheses)."""
 
@@ -301,7 +326,14 @@ def _and(parts: list[exp.Expression]) -> exp.Expression:
 
 def _parse_where(text: str) -> exp.Expression:
     try:
-        return parse_scalar(text)
+        return parse_scalar(text, limits=PREDICATE_LIMITS)
+    except SqlTooComplex as err:
+        raise QueryError(
+            "filter_too_complex",
+            f"where_sql: {err}",
+            hint='simplify the filter (see the README, "Limits"); use IN for many values',
+            detail={"limit": err.limit, "maximum": err.maximum},
+        ) from None
     except SqlSnippetError as err:
         raise QueryError(
             "unsupported_filter",
@@ -313,6 +345,7 @@ def _parse_where(text: str) -> exp.Expression:
 def _check_where(tree: exp.Expression, text: str) -> None:
     """What SQL a where_sql may hold (both levels): no aggregate calls (a metric filter names
     the metric), no window functions."""
+    text = _shown(text)
     if tree.find(exp.AggFunc) is not None:
         raise QueryError(
             "aggregate_in_where",
@@ -324,11 +357,15 @@ def _check_where(tree: exp.Expression, text: str) -> None:
         raise QueryError("unsupported_filter", f"where_sql `{text}` uses a window function")
 
 
+def _shown(text: str) -> str:
+    return text if len(text) <= 120 else text[:120] + "..."
+
+
 def _check_predicate(part: exp.Expression, text: str) -> None:
     if isinstance(part, (exp.Column, exp.Literal)) and not isinstance(part, exp.Boolean):
         raise QueryError(
             "unsupported_filter",
-            f"where_sql `{text}` is not a predicate",
+            f"where_sql `{_shown(text)}` is not a predicate",
             hint="e.g. orders.status = 'completed'",
         )
 
@@ -346,16 +383,20 @@ def _where_field(model: ModelIr, name: str) -> FieldIr:
 def _where(model: ModelIr, tree: exp.Expression) -> ResolvedWhere:
     """The row-level conjuncts with every column replaced by its field's expression."""
     fields: list[FieldIr] = []
-    for col in list(tree.find_all(exp.Column)):
-        if col.args.get("db") or col.args.get("catalog"):
-            raise QueryError("unknown_field", f"where_sql reads `{col.sql()}`; write dataset.field")
+    families: dict[int, str] = {}
+
+    def resolve_column(col: exp.Column) -> exp.Expression:
         f = _where_field(model, column_name(col))
         fields.append(f)
-        repl = field_reference(f.qualified, f.expr)
-        if col is tree:
-            tree = repl
-        else:
-            col.replace(repl)
+        families[id(col)] = DATATYPE_FAMILY.get(f.datatype or "", ANY)
+        return field_reference(f.qualified, f.expr)
+
+    tree = check_predicate(
+        tree,
+        resolve_column,
+        label="where_sql",
+        column_type=lambda col: families.get(id(col), ANY),
+    )
     return ResolvedWhere(tree, tuple(dict.fromkeys(fields)))
 
 

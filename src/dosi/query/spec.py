@@ -11,13 +11,17 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dosi.errors import QueryError, QueryShapeError, closest
+from dosi.errors import QueryError, QueryShapeError, bounded, closest
 from dosi.ir.model import GRAINS
+from dosi.query.bounds import check_query_bounds
 
 QUERY_KEYS = ("metrics", "group_by", "where_sql", "time_range", "order_by", "limit")
 RESERVED_KEYS = ("context_filter", "time_ranges", "params")
 
 STREAM_WINDOW_TYPES = ("tumble", "hop", "cumulate", "session")
+
+#: The largest row limit (a signed 64-bit LIMIT on every dialect).
+MAX_LIMIT = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -73,10 +77,16 @@ def parse_query(raw: Any) -> Query:
     if isinstance(raw, Query):
         return raw
     if isinstance(raw, str):
+        check_query_bounds(raw)
         try:
             raw = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise _bad("invalid_query", f"the query is not valid JSON: {exc.msg}") from None
+        except (ValueError, RecursionError):  # a 5,000-digit number, or deep nesting
+            raise _bad(
+                "invalid_query", "the query JSON holds an out-of-range number or nests too deeply"
+            ) from None
+    check_query_bounds(raw)
     if not isinstance(raw, dict):
         raise _bad(
             "invalid_query",
@@ -202,27 +212,50 @@ def _group_by_item(item: Any) -> GroupByItem:
             window = parse_window_object(item["window"], field)
             spelling = f"{field.strip()}:{format_window(window)}"  # canonical string form
         return GroupByItem(field.strip(), _grain(item.get("grain"), spelling), spelling, window)
-    raise _bad("invalid_query", f"group_by items are strings or objects, got {item!r}")
+    raise _bad("invalid_query", f"group_by items are strings or objects, got {bounded(item)}")
 
 
 def parse_when(value: Any, key: str) -> dt.date | dt.datetime | None:
+    """An ISO date or naive timestamp. A bound with a UTC offset (`+02:00`, `Z`) is rejected,
+    as the reference engine does: model timestamps carry no zone, so dropping or converting the
+    offset would silently move the bound (README, "Query shape")."""
     if value is None:
         return None
-    if isinstance(value, dt.datetime | dt.date):
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            raise _offset_error(key, value.isoformat())
+        return value
+    if isinstance(value, dt.date):
         return value
     if not isinstance(value, str):
         raise _bad("unsupported_filter", f"`time_range.{key}` must be an ISO date string")
     text = value.strip()
+    shown = bounded(value, 60)
+    if len(text) > 40:
+        raise _bad("unsupported_filter", f"`time_range.{key}` = {shown} is not an ISO date")
     try:
         if len(text) == 10:
             return dt.date.fromisoformat(text)
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        when = dt.datetime.fromisoformat(text)
     except ValueError:
         raise _bad(
             "unsupported_filter",
-            f"`time_range.{key}` = `{value}` is not an ISO date (YYYY-MM-DD)",
+            f"`time_range.{key}` = {shown} is not an ISO date (YYYY-MM-DD)",
             hint='write dates as "2025-01-31"',
         ) from None
+    if when.tzinfo is not None:
+        raise _offset_error(key, text)
+    return when
+
+
+def _offset_error(key: str, text: str) -> QueryError:
+    return _bad(
+        "unsupported_filter",
+        f"`time_range.{key}` = `{text}` carries a UTC offset; time_range bounds are naive, in "
+        "the time of the data",
+        hint="drop the offset and write the bound as the data's own time, e.g. "
+        '"2024-02-29T17:00:00" for 19:00+02:00 over UTC data',
+    )
 
 
 def _time_range(value: Any) -> TimeRange | None:
@@ -286,14 +319,17 @@ def _order_item(item: Any) -> OrderItem:
         if nulls is not None and nulls not in ("first", "last"):
             raise _bad("invalid_query", '`nulls` in order_by must be "first" or "last"')
         return OrderItem(key, desc, nulls)
-    raise _bad("invalid_query", f"order_by items are objects {{key, desc}}, got {item!r}")
+    raise _bad("invalid_query", f"order_by items are objects {{key, desc}}, got {bounded(item)}")
 
 
 def _limit(value: Any) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _bad("invalid_query", "`limit` must be a non-negative integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LIMIT:
+        raise _bad(
+            "invalid_query",
+            f"`limit` must be an integer from 0 to {MAX_LIMIT}, got {bounded(value, 40)}",
+        )
     return value
 
 

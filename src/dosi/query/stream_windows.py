@@ -101,6 +101,9 @@ WINDOW_END: Final = "window_end"
 
 #: Upper bound on the windows one row is expanded to (hop: ceil(size/slide), cumulate: size/step).
 MAX_WINDOWS_PER_ROW: Final = 10_000
+#: The longest window length or offset (10,000 years), so epoch-microsecond arithmetic stays
+#: inside a 64-bit integer on every engine.
+MAX_WINDOW_MS: Final = 10_000 * 366 * 86_400_000
 
 # per type: (required arguments in positional order, optional arguments)
 _ARGUMENTS: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
@@ -325,7 +328,15 @@ def _interval(kind: str, name: str, value: Any) -> int:
             hint=f"write a number and a unit, e.g. '{value.strip()} seconds'",
             detail={"function": kind, "argument": name},
         )
-    return parse_interval_ms(value, function=kind, argument=name)
+    ms = parse_interval_ms(value, function=kind, argument=name)
+    if abs(ms) > MAX_WINDOW_MS:
+        raise _argument_error(
+            f"{kind}: argument '{name}' is longer than 10,000 years",
+            kind=kind,
+            hint="use a window length of at most 10,000 years",
+            detail={"function": kind, "argument": name, "max_ms": MAX_WINDOW_MS},
+        )
+    return ms
 
 
 # ------------------------------------------------------------------------------ formatting

@@ -100,6 +100,8 @@ def _whole_ms(total: Fraction, function: str, argument: str) -> int:
 
 
 def _parse_text(text: str, function: str, argument: str) -> Fraction:
+    if len(text) > 200 or any(len(run) > 30 for run in re.findall(r"\d+", text)):
+        raise window_argument_error(function, argument, NOT_AN_INTERVAL)  # bounded input
     body = text.strip().lower()
     literal = _SQL_LITERAL.fullmatch(body)
     if literal is not None:
