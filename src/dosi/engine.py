@@ -10,7 +10,7 @@ import json
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 
@@ -39,6 +39,7 @@ from dosi.lineage import lineage_graph, lineage_text
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
+from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, parse_detail, resolve_detail
 from dosi.sql.detail import explain_detail, render_detail
@@ -194,9 +195,24 @@ class Engine:
             "requested_columns": c.requested_columns(),
         }
 
-    def explain(self, query: Any) -> str:
+    def explain(self, query: Any, format: Literal["text", "json"] = "text") -> str:
+        """The plan as an indented tree of nodes, the result at the top and the scans at the
+        leaves; `format="json"` gives the same tree as JSON text for tools (`plan_tree`)."""
+        if format == "json":
+            return json.dumps(self.plan_tree(query), indent=2)
+        if format != "text":
+            raise QueryError(
+                "invalid_query",
+                f"explain format {format!r} is not one of text, json",
+                candidates=["text", "json"],
+                hint='use format="text" or format="json"',
+            )
         c = self._compiled(query, None, False)
-        return c.plan.explain()
+        return explain_text(c.dag)
+
+    def plan_tree(self, query: Any) -> dict[str, Any]:
+        """The plan as nested dicts: kind, one-line description, details, parents."""
+        return self._compiled(query, None, False).dag.to_json()
 
     def _warnings(self, c: CompiledQuery) -> list[dict[str, Any]]:
         return [d.to_dict() for d in (*self.model.warnings, *c.warnings)]

@@ -9,15 +9,17 @@ from sqlglot import exp
 
 from dosi.errors import Diagnostic, QueryError
 from dosi.ir.model import ModelIr
+from dosi.plan.builder.dag import build_dag
 from dosi.plan.gates import check_window_gates
 from dosi.plan.joins import JoinGraph
-from dosi.plan.nodes import QueryPlan
+from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
+from dosi.plan.records import QueryPlan
 from dosi.plan.windows import plan_windows
 from dosi.query.resolve import ResolvedQuery, resolve_query
 from dosi.query.spec import Query, parse_query
 from dosi.sql.dialects import Dialect, get_dialect
-from dosi.sql.render import render_plan
+from dosi.sql.to_sql import dag_to_sql
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class CompiledQuery:
     query: Query
     resolved: ResolvedQuery
     plan: QueryPlan
+    dag: OrderLimit  # the plan as a tree of nodes: what explain prints, what the SQL renders
     dialect: Dialect
     sql: str
     warnings: tuple[Diagnostic, ...]
@@ -52,8 +55,8 @@ def compile_query(
             err.candidates = list(model.metrics)
         raise
     dia = get_dialect(dialect)
-    rq, plan, tree = plan_tree(model, graph, query, dia)
-    tree = dia.finalize(tree)
+    rq, plan, dag = plan_dag(model, graph, query, dia)
+    tree = dia.finalize(dag_to_sql(model, dag, dia))
     try:
         sql = tree.sql(dialect=dia.name, pretty=pretty)
     except Exception as exc:
@@ -62,14 +65,22 @@ def compile_query(
             f"the plan cannot be rendered for {dia.name}: {exc}",
             hint="compile for another dialect",
         ) from None
-    return CompiledQuery(query, rq, plan, dia, sql, ())
+    return CompiledQuery(query, rq, plan, dag, dia, sql, ())
 
 
 def plan_tree(
     model: ModelIr, graph: JoinGraph, query: Query, dia: Dialect
 ) -> tuple[ResolvedQuery, QueryPlan, exp.Expression]:
     """Resolve, plan and render one parsed query to its sqlglot tree (no dialect text)."""
+    rq, plan, dag = plan_dag(model, graph, query, dia)
+    return rq, plan, dag_to_sql(model, dag, dia)
+
+
+def plan_dag(
+    model: ModelIr, graph: JoinGraph, query: Query, dia: Dialect
+) -> tuple[ResolvedQuery, QueryPlan, OrderLimit]:
+    """Resolve and plan one parsed query: the plan records and the node tree built on them."""
     rq = resolve_query(model, query)
     check_window_gates(rq, dia)
     plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
-    return rq, plan, render_plan(model, plan, dia)
+    return rq, plan, build_dag(model, plan, dia)

@@ -13,8 +13,9 @@ from sqlglot import exp
 
 from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
+from dosi.plan.builder.stream import plan_stream
 from dosi.plan.joins import JoinGraph, join_order
-from dosi.plan.nodes import (
+from dosi.plan.records import (
     Branch,
     BranchDim,
     FilterResult,
@@ -142,8 +143,6 @@ class Planner:
             result_filter=having,
         )
         if any(d.window is not None for d in rq.dims):  # window_start / window_end columns
-            from dosi.query.stream_windows import plan_stream
-
             plan = plan_stream(plan, rq)
         return plan
 

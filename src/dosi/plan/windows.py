@@ -15,8 +15,8 @@ from dosi.ext import FrameWindow, OffsetWindow, RankWindow, ValueWindow
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
 from dosi.plan.joins import JoinGraph
-from dosi.plan.nodes import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
 from dosi.plan.planner import Planner
+from dosi.plan.records import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 from dosi.query.spec import query_to_dict
 from dosi.sql.dialects import Dialect

@@ -30,7 +30,9 @@ from dosi.query.filters import (
 )
 from dosi.query.predicate_allowlist import check_predicate
 from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
-from dosi.query.spec import GroupByItem, Query, StreamWindow, TimeRange, query_to_dict
+from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
+from dosi.query.stream_window import StreamWindow
+from dosi.query.stream_windows import check_stream_query
 
 METRIC_TIME = "metric_time"
 
@@ -93,8 +95,6 @@ def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
     metrics = [_metric(model, query, name) for name in query.metrics]
     dims = [_dim(model, query, g) for g in query.group_by]
     if any(d.window is not None for d in dims):  # streaming windows (window_start/_end)
-        from dosi.query.stream_windows import check_stream_query
-
         check_stream_query(query, metrics, dims)
     seen: dict[str, str] = {}
     for d in dims:

@@ -14,26 +14,19 @@ from typing import Any
 from dosi.errors import QueryError, QueryShapeError, bounded, closest
 from dosi.ir.model import GRAINS
 from dosi.query.bounds import check_query_bounds
+from dosi.query.stream_window import (
+    STREAM_WINDOW_TYPES,
+    StreamWindow,
+    format_window,
+    parse_window_object,
+    parse_window_text,
+)
 
 QUERY_KEYS = ("metrics", "group_by", "where_sql", "time_range", "order_by", "limit")
 RESERVED_KEYS = ("context_filter", "time_ranges", "params")
 
-STREAM_WINDOW_TYPES = ("tumble", "hop", "cumulate", "session")
-
 #: The largest row limit (a signed 64-bit LIMIT on every dialect).
 MAX_LIMIT = 2**63 - 1
-
-
-@dataclass(frozen=True)
-class StreamWindow:
-    """A streaming-window bucketing of the time axis (window-udf.md), sizes in milliseconds."""
-
-    type: str
-    size_ms: int | None = None
-    slide_ms: int | None = None
-    step_ms: int | None = None
-    gap_ms: int | None = None
-    offset_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -185,8 +178,6 @@ def _group_by_item(item: Any) -> GroupByItem:
         if not name:
             raise _bad("invalid_query", f"empty group_by item `{item}`")
         if (sep and grain.strip().lower() in STREAM_WINDOW_TYPES) or "(" in grain:
-            from dosi.query.stream_windows import parse_window_text
-
             return GroupByItem(name.strip(), None, text, parse_window_text(grain.strip(), text))
         return GroupByItem(name.strip(), _grain(grain.strip() or None, text) if sep else None, text)
     if isinstance(item, dict):
@@ -207,8 +198,6 @@ def _group_by_item(item: Any) -> GroupByItem:
         spelling = field if item.get("grain") is None else f"{field}:{item['grain']}"
         window = None
         if item.get("window") is not None:
-            from dosi.query.stream_windows import format_window, parse_window_object
-
             window = parse_window_object(item["window"], field)
             spelling = f"{field.strip()}:{format_window(window)}"  # canonical string form
         return GroupByItem(field.strip(), _grain(item.get("grain"), spelling), spelling, window)

@@ -13,10 +13,11 @@ from dosi.compiler.fields import ident
 from dosi.errors import QueryError
 from dosi.ir.model import ModelIr, RelationshipIr
 from dosi.plan.joins import JoinGraph, join_order
-from dosi.plan.nodes import TimeFilter
+from dosi.plan.records import TimeFilter
 from dosi.query.detail import ResolvedDetail
 from dosi.sql.dialects import Dialect
-from dosi.sql.render import Renderer, and_all, col
+from dosi.sql.render import Renderer
+from dosi.sql.util import and_all, col
 
 
 def detail_joins(model: ModelIr, graph: JoinGraph, rd: ResolvedDetail) -> list[RelationshipIr]:

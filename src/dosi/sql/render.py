@@ -15,22 +15,12 @@ from sqlglot import exp
 
 from dosi.compiler.fields import ident
 from dosi.ir.model import ModelIr
-from dosi.plan.nodes import Branch, BranchDim, MetricColumn, QueryPlan, TimeFilter
+from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
 from dosi.sql.dialects import Dialect
+from dosi.sql.stream import stream_grouped, stream_window_start
+from dosi.sql.util import and_all, col, number
 
 _Build = Callable[[Callable[[str], exp.Expression]], exp.Expression]
-
-
-def col(name: str, table: str | None = None) -> exp.Column:
-    return exp.Column(this=ident(name), table=ident(table) if table else None)
-
-
-def and_all(preds: list[exp.Expression]) -> exp.Expression | None:
-    out: exp.Expression | None = None
-    for p in preds:
-        p = exp.Paren(this=p) if isinstance(p, exp.Or) else p
-        out = p if out is None else exp.And(this=out, expression=p)
-    return out
 
 
 class Renderer:
@@ -41,8 +31,6 @@ class Renderer:
     # -- pieces ------------------------------------------------------------------------------
     def dim_expr(self, d: BranchDim) -> exp.Expression:
         if d.window is not None:
-            from dosi.sql.stream import stream_window_start
-
             return stream_window_start(d.expr.copy(), d.window, self.dialect)
         if d.grain is None:
             return d.expr.copy()
@@ -100,40 +88,35 @@ class Renderer:
     @staticmethod
     def fill(expr: exp.Expression, m: MetricColumn) -> exp.Expression:
         if m.fill is not None:
-            return exp.Coalesce(this=expr, expressions=[_number(m.fill)])
+            return exp.Coalesce(this=expr, expressions=[number(m.fill)])
         if m.zero_fill_count:
             return exp.Coalesce(this=expr, expressions=[exp.Literal.number(0)])
         return expr
 
     # -- shapes --------------------------------------------------------------------------------
-    def aggregate(self, plan: QueryPlan, metric_names: tuple[str, ...]) -> exp.Select:
-        """The grouped aggregate: dims + the named metrics, without order / limit."""
-        wanted = [m for m in plan.metrics if m.name in metric_names]
-        if len(plan.branches) == 1:
-            return self._flat(plan.branches[0], wanted)
-        return self._merged(plan, wanted)
-
-    def _flat(self, b: Branch, metrics: list[MetricColumn]) -> exp.Select:
-        return self._grouped(
+    def flat(self, b: Branch, metrics: tuple[MetricColumn, ...], mode: str) -> exp.Select:
+        """One branch: dims + metric formulas straight from the grouped rows."""
+        return self.grouped(
             b,
             [
                 (m.name, lambda look, m=m: self.fill(self.substitute(m.formula, look), m))
                 for m in metrics
             ],
+            mode,
         )
 
-    def branch_cte(self, b: Branch) -> exp.Select:
-        return self._grouped(b, [(n, lambda look, n=n: look(n)) for n in b.measures])
+    def branch_cte(self, b: Branch, mode: str) -> exp.Select:
+        """One branch of a merge or a window stage: dims + its measure columns."""
+        return self.grouped(b, [(n, lambda look, n=n: look(n)) for n in b.measures], mode)
 
-    def _grouped(self, b: Branch, columns: list[tuple[str, _Build]]) -> exp.Select:
+    def grouped(self, b: Branch, columns: list[tuple[str, _Build]], mode: str) -> exp.Select:
         """SELECT dims, columns FROM the branch GROUP BY dims; each column builds its value
-        from a measure lookup. With a date bucket and re-aggregatable measures, rows are first
-        grouped by the raw date and then rolled up (PERFORMANCE.md item 1)."""
-        if any(d.window is not None for d in b.dims):  # streaming windows: dosi.sql.stream
-            from dosi.sql.stream import stream_grouped
-
+        from a measure lookup. `mode` is the plan's choice below the aggregate: "plain",
+        "pre_aggregate" (grouped by the raw date first, then rolled up: PERFORMANCE.md item
+        1) or "stream" (streaming windows: dosi.sql.stream)."""
+        if mode == "stream":
             return stream_grouped(self, b, columns)
-        if self._pre_aggregable(b):
+        if mode == "pre_aggregate":
             return self._rolled_up(b, columns)
         sel = exp.Select()
         groups = []
@@ -148,13 +131,6 @@ class Renderer:
         if groups:
             sel = sel.group_by(*groups, copy=False)
         return sel
-
-    def _pre_aggregable(self, b: Branch) -> bool:
-        if any(d.window is not None for d in b.dims):
-            return False
-        if not any(d.grain not in (None, "day") and d.datatype == "Date" for d in b.dims):
-            return False
-        return all(self.model.measures[m].agg in _ROLLUP for m in b.measures)
 
     def _rolled_up(self, b: Branch, columns: list[tuple[str, _Build]]) -> exp.Select:
         inner = exp.Select()
@@ -182,7 +158,7 @@ class Renderer:
 
         def rolled(n: str) -> exp.Expression:
             agg = self.model.measures[n].agg
-            out: exp.Expression = _ROLLUP[agg](this=col(n, _PRE))
+            out: exp.Expression = ROLLUP[agg](this=col(n, _PRE))
             if agg in ("count", "count_star"):  # a count stays an integer, as COUNT is
                 out = exp.Cast(this=out, to=exp.DataType.build("BIGINT"))
             return out
@@ -194,14 +170,20 @@ class Renderer:
         )
         return outer.group_by(*groups, copy=False)
 
-    def _merged(self, plan: QueryPlan, metrics: list[MetricColumn]) -> exp.Select:
-        """Branches merged on the group-by output names, NULL-safe (S-FAN-3): a chain of FULL
-        OUTER JOINs, or, where the dialect cannot FULL JOIN on IS NOT DISTINCT FROM
-        (PostgreSQL, MySQL), the UNION of the branch keys LEFT JOINed to every branch."""
-        ids = [b.id for b in plan.branches]
-        keyed = bool(plan.dims) and not self.dialect.null_safe_full_join
+    def merged(
+        self,
+        dims: tuple[str, ...],
+        inputs: list[tuple[str, exp.Select]],
+        metrics: tuple[MetricColumn, ...],
+        keyed: bool,
+    ) -> exp.Select:
+        """Branches (id, CTE body) merged on the group-by output names, NULL-safe (S-FAN-3):
+        a chain of FULL OUTER JOINs, or (`keyed`, the plan's `union_keys` strategy where the
+        dialect cannot FULL JOIN on IS NOT DISTINCT FROM) the UNION of the branch keys LEFT
+        JOINed to every branch."""
+        ids = [bid for bid, _ in inputs]
         sel = exp.Select()
-        for d in plan.dims:
+        for d in dims:
             key: exp.Expression = (
                 col(d, _KEYS)
                 if keyed
@@ -216,7 +198,7 @@ class Renderer:
             sel = sel.from_(exp.to_table(_KEYS), copy=False)
             for bid in ids:
                 on = and_all(
-                    [exp.NullSafeEQ(this=col(d, _KEYS), expression=col(d, bid)) for d in plan.dims]
+                    [exp.NullSafeEQ(this=col(d, _KEYS), expression=col(d, bid)) for d in dims]
                 )
                 sel = sel.join(exp.to_table(bid), on=on, join_type="LEFT", copy=False)
         else:
@@ -224,9 +206,9 @@ class Renderer:
         for i, bid in enumerate(ids[1:], start=1):
             if keyed:
                 break
-            if plan.dims:
+            if dims:
                 conds = []
-                for d in plan.dims:
+                for d in dims:
                     left: exp.Expression = (
                         col(d, ids[0])
                         if i == 1
@@ -240,42 +222,46 @@ class Renderer:
                 )
             else:
                 sel = sel.join(exp.to_table(bid), join_type="CROSS", copy=False)
-        for b in plan.branches:
-            sel = sel.with_(b.id, as_=self.branch_cte(b), copy=False)
+        for bid, body in inputs:
+            sel = sel.with_(bid, as_=body, copy=False)
         if keyed:
             union: exp.Expression | None = None
             for bid in ids:
-                part = exp.Select().select(*(col(d) for d in plan.dims)).from_(bid)
+                part = exp.Select().select(*(col(d) for d in dims)).from_(bid)
                 union = (
                     part if union is None else exp.Union(this=union, expression=part, distinct=True)
                 )
             sel = sel.with_(_KEYS, as_=union, copy=False)
         return sel
 
-    def filtered(self, sel: exp.Select, plan: QueryPlan) -> exp.Select:
+    def filtered(
+        self, sel: exp.Select, outputs: tuple[str, ...], predicate: exp.Expression
+    ) -> exp.Select:
         """The aggregate as a `result_rows` CTE, its rows kept by the metric filter and its
         columns cut to the outputs (a metric computed only for the filter is dropped)."""
-        f = plan.result_filter
-        if f is None:
-            return sel
         ctes = sel.args.get("with_")
         sel.set("with_", None)
-        out = exp.Select().select(*(col(o) for o in plan.outputs), copy=False)
-        out = out.from_(exp.to_table(RESULT_ROWS), copy=False).where(f.predicate.copy(), copy=False)
+        out = exp.Select().select(*(col(o) for o in outputs), copy=False)
+        out = out.from_(exp.to_table(RESULT_ROWS), copy=False).where(predicate.copy(), copy=False)
         for cte in ctes.expressions if ctes is not None else ():
             out = out.with_(cte.alias, as_=cte.this, copy=False)
         return out.with_(RESULT_ROWS, as_=sel, copy=False)
 
-    def finish(self, sel: exp.Select, plan: QueryPlan) -> exp.Select:
+    def finish(
+        self,
+        sel: exp.Select,
+        order: tuple[tuple[str, bool, str | None], ...],
+        limit: int | None,
+    ) -> exp.Select:
         keys = []
-        for key, desc, nulls in plan.order:
+        for key, desc, nulls in order:
             # NULLs sort last unless the caller says otherwise, on every dialect, so a limit
             # keeps the same rows wherever the SQL runs
             keys.extend(self.dialect.ordered(col(key), desc, nulls or "last"))
         if keys:
             sel = sel.order_by(*keys, copy=False)
-        if plan.limit is not None:
-            sel = sel.limit(plan.limit, copy=False)
+        if limit is not None:
+            sel = sel.limit(limit, copy=False)
         return sel
 
 
@@ -283,27 +269,10 @@ RESULT_ROWS = "result_rows"
 _PRE = "pre"
 _KEYS = "merge_keys"
 # measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
-_ROLLUP: dict[str, type[exp.Expression]] = {
+ROLLUP: dict[str, type[exp.Expression]] = {
     "sum": exp.Sum,
     "count": exp.Sum,
     "count_star": exp.Sum,
     "min": exp.Min,
     "max": exp.Max,
 }
-
-
-def _number(v: float | int) -> exp.Expression:
-    if isinstance(v, float) and v.is_integer() is False:
-        return exp.Literal.number(repr(v))
-    lit = exp.Literal.number(str(v))
-    return exp.Neg(this=exp.Literal.number(str(-v))) if v < 0 else lit
-
-
-def render_plan(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> exp.Expression:
-    r = Renderer(model, dialect)
-    if plan.window is not None:
-        from dosi.sql.windows import render_window_plan
-
-        return render_window_plan(r, plan)
-    names = tuple(m.name for m in plan.metrics)
-    return r.finish(r.filtered(r.aggregate(plan, names), plan), plan)

@@ -31,15 +31,14 @@ Shapes (``ts`` is the branch's time expression; the branch's joins, ``where_sql`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from sqlglot import exp
 
 from dosi.compiler.fields import ident
 from dosi.errors import QueryError, closest
-from dosi.plan.nodes import Branch, BranchDim
-from dosi.query.spec import StreamWindow
-from dosi.query.stream_windows import WINDOW_END, WINDOW_START, windows_per_row
+from dosi.plan.records import Branch, BranchDim
+from dosi.query.stream_window import WINDOW_END, WINDOW_START, StreamWindow, windows_per_row
 from dosi.sql.dialects import streaming_dialects
 from dosi.udf.portable_sql import (
     cumulate_start_expr,
@@ -52,8 +51,19 @@ from dosi.udf.portable_sql import (
 )
 
 if TYPE_CHECKING:
+    from dosi.ir.model import ModelIr
     from dosi.sql.dialects import Dialect
-    from dosi.sql.render import Renderer
+
+
+class Renderer(Protocol):
+    """What the streaming shapes use of `dosi.sql.render.Renderer` (a branch's pieces)."""
+
+    model: ModelIr
+    dialect: Dialect
+
+    def dim_expr(self, d: BranchDim) -> exp.Expression: ...
+    def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select: ...
+
 
 __all__ = ["stream_grouped", "stream_window_start"]
 

@@ -15,8 +15,10 @@ from sqlglot import exp
 
 from dosi.compiler.fields import ident
 from dosi.ext import FrameWindow, OffsetWindow, RankWindow, ValueWindow
-from dosi.plan.nodes import QueryPlan, WindowMetric
-from dosi.sql.render import Renderer, and_all, col
+from dosi.plan.nodes import Trim, Window
+from dosi.plan.records import WindowMetric
+from dosi.sql.render import Renderer
+from dosi.sql.util import and_all, col
 
 _AGGS: dict[str, type[exp.Expression]] = {
     "sum": exp.Sum,
@@ -56,11 +58,9 @@ def _safe_div(num: exp.Expression, den: exp.Expression) -> exp.Expression:
 
 
 class _StageRenderer:
-    def __init__(self, r: Renderer, plan: QueryPlan) -> None:
+    def __init__(self, r: Renderer, stage: Window) -> None:
         self.r = r
-        self.plan = plan
-        assert plan.window is not None
-        self.stage = plan.window
+        self.stage = stage
         self.dialect = r.dialect
         self.shift_alias: dict[tuple[int, str, str], str] = {}
 
@@ -254,49 +254,38 @@ class _StageRenderer:
 
     # -- the statement -------------------------------------------------------------------------
     def render(self) -> exp.Select:
-        plan, r = self.plan, self.r
-        window_names = {wm.name for wm in self.stage.metrics}
-        having = plan.result_filter
-        shown = {*plan.outputs, *(having.metrics if having is not None else ())}
+        """The `win` CTE body: dims, carried metrics and window metrics over `base AS c`."""
+        r, stage = self.r, self.stage
         win = exp.Select()
-        for d in plan.dims:
+        for d in stage.dims:
             win = win.select(exp.alias_(self.cur(d), ident(d)), copy=False)
-        for m in plan.metrics:
-            if m.name in window_names or m.name not in shown:
-                continue
+        for m in stage.carried:
             e = r.substitute(m.formula, lambda n: self.cur(n))
             win = win.select(exp.alias_(r.fill(e, m), ident(m.name)), copy=False)
         offset_partition: tuple[str, ...] = ()
-        for wm in self.stage.metrics:
+        for wm in stage.metrics:
             win = win.select(exp.alias_(self.metric_expr(wm), ident(wm.name)), copy=False)
             if isinstance(wm.spec, OffsetWindow):
                 offset_partition = wm.partition
         win = win.from_(exp.alias_(exp.to_table(BASE), ident(CUR), table=True), copy=False)
         if self.shift_alias:
             win = self.offset_joins(win, offset_partition)
-        final = exp.Select().select(*(col(o) for o in plan.outputs), copy=False)
-        final = final.from_(exp.to_table(WIN), copy=False)
-        trim = self.stage.trim
-        if trim is not None and self.stage.time_key is not None:
-            t = col(self.stage.time_key)
-            preds: list[exp.Expression] = []
-            if trim.start is not None:
-                preds.append(
-                    exp.GTE(this=t, expression=self.dialect.time_literal(trim.start, None))
-                )
-            if trim.end is not None:
-                preds.append(
-                    exp.LT(this=t.copy(), expression=self.dialect.time_literal(trim.end, None))
-                )
-            cond = and_all(preds)
-            if cond is not None:
-                final = final.where(cond, copy=False)
-        if having is not None:  # after the trim: both keep rows of the windowed result
-            final = final.where(having.predicate.copy(), copy=False)
-        final = r.finish(final, plan)
-        base = r.branch_cte(plan.branches[0])
-        return final.with_(BASE, as_=base, copy=False).with_(WIN, as_=win, copy=False)
+        return win
 
 
-def render_window_plan(r: Renderer, plan: QueryPlan) -> exp.Select:
-    return _StageRenderer(r, plan).render()
+def render_window(r: Renderer, stage: Window) -> exp.Select:
+    """The window stage's SELECT over the `base` CTE (the stage's aggregate)."""
+    return _StageRenderer(r, stage).render()
+
+
+def trim_predicates(r: Renderer, trim: Trim) -> list[exp.Expression]:
+    """time_key in [start, end) on the windowed rows (outside the windowed SELECT)."""
+    t = col(trim.time_key)
+    preds: list[exp.Expression] = []
+    if trim.bounds.start is not None:
+        preds.append(exp.GTE(this=t, expression=r.dialect.time_literal(trim.bounds.start, None)))
+    if trim.bounds.end is not None:
+        preds.append(
+            exp.LT(this=t.copy(), expression=r.dialect.time_literal(trim.bounds.end, None))
+        )
+    return preds

@@ -1,4 +1,5 @@
-"""Logical plan nodes: small immutable records the SQL renderer visits.
+"""Plan records: what the planner resolves per branch, window stage and metric (IR values);
+`dosi.plan.builder.dag` turns them into the node tree (plan/nodes/) that SQL and explain read.
 
 A query plan is: aggregation branches (one per fact dataset and time axis) -> a merge on the
 group-by output names -> metric formulas -> an optional window stage -> trim -> order / limit.
@@ -169,35 +170,3 @@ class QueryPlan:
     limit: int | None
     window: WindowStage | None = None
     result_filter: FilterResult | None = None
-
-    def explain(self) -> str:
-        lines = ["QueryPlan"]
-        for b in self.branches:
-            lines.append(f"  {b.describe()}")
-            for j in b.joins:
-                lines.append(f"    {j.describe()}")
-            for f in b.filters:
-                lines.append(f"    filter {f.sql()}")
-            for t in b.time_filters:
-                lines.append(f"    {t.describe()}")
-        if len(self.branches) > 1:
-            lines.append(f"  Merge FULL OUTER on [{', '.join(self.dims)}] (NULL-safe)")
-        windowed = {w.name for w in self.window.metrics} if self.window is not None else set()
-        for m in self.metrics:
-            if m.name not in windowed:
-                lines.append(f"  Metric {m.describe()}")
-        if self.window is not None:
-            lines.append(f"  {self.window.describe()}")
-            for wm in self.window.metrics:
-                lines.append(f"    {wm.describe()}")
-        if self.result_filter is not None:
-            lines.append(f"  {self.result_filter.describe()}")
-        if self.order:
-            keys = [
-                f"{k} {'DESC' if d else 'ASC'}" + (f" NULLS {n.upper()}" if n else "")
-                for k, d, n in self.order
-            ]
-            lines.append("  Order " + ", ".join(keys))
-        if self.limit is not None:
-            lines.append(f"  Limit {self.limit}")
-        return "\n".join(lines)

@@ -1,0 +1,89 @@
+"""QueryPlan records -> the plan DAG (plan/nodes/): every choice that changes the SQL made
+here, as a node: the day pre-aggregation, the streaming bucket, the merge strategy, the
+window stage, its trim and the metric filter."""
+
+from __future__ import annotations
+
+from dosi.ir.model import ModelIr
+from dosi.plan.node import PlanNode
+from dosi.plan.nodes import (
+    Aggregate,
+    ComputeMetrics,
+    FilterResult,
+    Join,
+    Merge,
+    MergeStrategy,
+    OrderLimit,
+    PreAggregate,
+    Scan,
+    StreamBucket,
+    Trim,
+    Window,
+)
+from dosi.plan.records import Branch, QueryPlan
+from dosi.sql.dialects import Dialect
+
+# measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
+ROLLUP_AGGS = frozenset({"sum", "count", "count_star", "min", "max"})
+
+
+def pre_aggregable(model: ModelIr, b: Branch) -> bool:
+    """A DATE bucket coarser than a day over measures that roll up (PERFORMANCE.md item 1)."""
+    if any(d.window is not None for d in b.dims):
+        return False
+    if not any(d.grain not in (None, "day") and d.datatype == "Date" for d in b.dims):
+        return False
+    return all(model.measures[m].agg in ROLLUP_AGGS for m in b.measures)
+
+
+def merge_strategy(dims: tuple[str, ...], dialect: Dialect) -> MergeStrategy:
+    """How branches meet: the dialect says whether FULL JOIN takes a NULL-safe condition."""
+    if not dims:
+        return "cross"
+    return "full_outer" if dialect.null_safe_full_join else "union_keys"
+
+
+def aggregate_node(model: ModelIr, b: Branch) -> Aggregate:
+    """Scan -> joins -> (stream bucket | pre-aggregation) -> the branch's GROUP BY."""
+    node: PlanNode = Scan(b.dataset, b.filters, b.time_filters)
+    for step in b.joins:
+        node = Join(node, step.relationship)
+    stream = next((d for d in b.dims if d.window is not None), None)
+    if stream is not None:
+        assert stream.window is not None
+        node = StreamBucket(node, stream.output, stream.window)
+    elif pre_aggregable(model, b):
+        by = tuple(d.output for d in b.dims if d.grain is not None)
+        node = PreAggregate(node, by, b.measures)
+    return Aggregate(node, b.id, b.dataset, b.axis, b.dims, b.measures)
+
+
+def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
+    """The plan as a DAG whose root is the result (OrderLimit)."""
+    aggs = [aggregate_node(model, b) for b in plan.branches]
+    having = plan.result_filter
+    top: PlanNode
+    if plan.window is not None:
+        stage = plan.window
+        windowed = {wm.name for wm in stage.metrics}
+        shown = {*plan.outputs, *(having.metrics if having is not None else ())}
+        carried = tuple(m for m in plan.metrics if m.name not in windowed and m.name in shown)
+        (agg,) = aggs
+        top = Window(agg, stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
+        trim = stage.trim
+        if (
+            trim is not None
+            and stage.time_key is not None
+            and (trim.start is not None or trim.end is not None)
+        ):
+            top = Trim(top, stage.time_key, trim)
+    else:
+        top = (
+            aggs[0]
+            if len(aggs) == 1
+            else Merge(tuple(aggs), plan.dims, merge_strategy(plan.dims, dialect))
+        )
+        top = ComputeMetrics(top, plan.dims, plan.metrics)
+    if having is not None:
+        top = FilterResult(top, having.predicate, having.metrics, plan.outputs)
+    return OrderLimit(top, plan.outputs, plan.order, plan.limit)

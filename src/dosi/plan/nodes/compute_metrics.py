@@ -1,0 +1,35 @@
+"""ComputeMetrics: metric formulas over the measure columns of one aggregate or a merge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from dosi.plan.node import PlanNode
+from dosi.plan.records import MetricColumn
+
+
+@dataclass(frozen=True)
+class ComputeMetrics(PlanNode):
+    kind: ClassVar[str] = "compute_metrics"
+    parent: PlanNode  # an Aggregate or a Merge
+    dims: tuple[str, ...]
+    metrics: tuple[MetricColumn, ...]
+
+    def __post_init__(self) -> None:
+        names = [m.name for m in self.metrics]
+        if len(set(names)) != len(names):
+            raise ValueError("a metric computed twice")
+
+    @property
+    def parents(self) -> tuple[PlanNode, ...]:
+        return (self.parent,)
+
+    def describe(self) -> str:
+        return f"ComputeMetrics [{', '.join(m.name for m in self.metrics)}]"
+
+    def details(self) -> tuple[str, ...]:
+        return tuple(m.describe() for m in self.metrics)
+
+    def accept(self, visitor: Any) -> Any:
+        return visitor.visit_compute_metrics(self)

@@ -1,0 +1,33 @@
+"""PreAggregate: rows first grouped by the raw date, then rolled up to the bucket
+(PERFORMANCE.md item 1: a DATE bucket coarser than a day over re-aggregatable measures)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from dosi.plan.node import PlanNode
+
+
+@dataclass(frozen=True)
+class PreAggregate(PlanNode):
+    kind: ClassVar[str] = "pre_aggregate"
+    parent: PlanNode
+    by: tuple[str, ...]  # the group-by outputs grouped by their raw value first
+    measures: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.measures:
+            raise ValueError("a pre-aggregation rolls up at least one measure")
+
+    @property
+    def parents(self) -> tuple[PlanNode, ...]:
+        return (self.parent,)
+
+    def describe(self) -> str:
+        return (
+            f"PreAggregate per day of [{', '.join(self.by)}] measures=[{', '.join(self.measures)}]"
+        )
+
+    def accept(self, visitor: Any) -> Any:
+        return visitor.visit_pre_aggregate(self)
