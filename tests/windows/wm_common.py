@@ -74,7 +74,7 @@ SALES: tuple[Sale, ...] = (
     _s(13, "2024-06-03", "east", 60),
 )
 
-# A second fact dataset (multi-dataset window queries are single-branch: not_implemented).
+# A second fact dataset (a window metric beside its metrics: the window reads the merge).
 RETURNS: tuple[tuple[int, str, str | None, int], ...] = (
     (1, "2023-12-07", "east", 5),
     (2, "2024-01-20", "west", 7),

@@ -77,27 +77,19 @@ class _WindowPlanner:
         self._check_restrictions()
         seconds = self._second_metrics()
         base = self.planner.plan(rq, extra_metrics=seconds)
-        if len(base.branches) > 1:
-            raise QueryError(
-                "not_implemented",
-                "window queries are single-branch: every metric must aggregate one base dataset "
-                "with one time axis, but this query needs "
-                + ", ".join(
-                    f"{b.dataset}" + (f"@{b.axis}" if b.axis else "") for b in base.branches
-                ),
-                metrics=[m.name for m in rq.metrics],
-                hint="query the window metrics separately from metrics of other datasets",
-            )
-        branch = base.branches[0]
+        self._check_series(base)
         time_key = time_dim.output if time_dim is not None else None
         trim = None
         tr = rq.time_range
         on_axis = tr is not None and (
             tr.field is None or (axis is not None and tr.field.qualified == axis)
         )
+        branches = base.branches
         if tr is not None and on_axis and time_key is not None:
-            branch = replace(
-                branch, time_filters=tuple(self._expand(tf) for tf in branch.time_filters)
+            # every branch reads the widened range: the window stage reads the merged series
+            branches = tuple(
+                replace(b, time_filters=tuple(self._expand(tf) for tf in b.time_filters))
+                for b in branches
             )
             trim = TimeBounds(tr.range.start, tr.range.end)
         metrics = tuple(self._window_metric(m, time_dim) for m in self.windowed)
@@ -109,7 +101,32 @@ class _WindowPlanner:
             metrics=metrics,
             trim=trim,
         )
-        return replace(base, branches=(branch,), window=stage)
+        return replace(base, branches=branches, window=stage)
+
+    def _check_series(self, base: QueryPlan) -> None:
+        """Each window metric's series (and second series) is one branch's measure: the
+        merge passes it up to the window stage. A series spanning branches would be a formula
+        over the merge, which the stage does not window."""
+        sources = {m.name: m.sources for m in base.metrics}
+        for m in self.windowed:
+            names = [m.name]
+            second = getattr(m.window, "second", None)
+            if second is not None:
+                names.append(second)
+            ids = {bid for n in names for _, bid in sources[n]}
+            if len(ids) > 1:
+                by_id = {b.id: b for b in base.branches}
+                raise QueryError(
+                    "not_implemented",
+                    f"window metric `{m.name}` reads a series over several base datasets ("
+                    + ", ".join(
+                        by_id[i].dataset + (f"@{by_id[i].axis}" if by_id[i].axis else "")
+                        for i in sorted(ids)
+                    )
+                    + "): a window stage reads one dataset's aggregate",
+                    metrics=[m.name],
+                    hint="window a metric of one dataset, or query the parts separately",
+                )
 
     # -- checks ------------------------------------------------------------------------------
     def _time_key(self) -> tuple[ResolvedDim | None, str | None]:

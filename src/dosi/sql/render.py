@@ -176,12 +176,17 @@ class Renderer:
         inputs: list[tuple[str, exp.Select]],
         metrics: tuple[MetricColumn, ...],
         keyed: bool,
+        ids: list[str] | None = None,
+        taken: tuple[tuple[str, str], ...] = (),
     ) -> exp.Select:
         """Branches (id, CTE body) merged on the group-by output names, NULL-safe (S-FAN-3):
         a chain of FULL OUTER JOINs, or (`keyed`, the plan's `union_keys` strategy where the
         dialect cannot FULL JOIN on IS NOT DISTINCT FROM) the UNION of the branch keys LEFT
-        JOINed to every branch."""
-        ids = [bid for bid, _ in inputs]
+        JOINed to every branch. `inputs` are the CTEs in order; `ids` the ones merged (all by
+        default); `taken` columns (name, branch id) passed up as they are (a window stage's
+        series)."""
+        if ids is None:
+            ids = [bid for bid, _ in inputs]
         sel = exp.Select()
         for d in dims:
             key: exp.Expression = (
@@ -194,6 +199,8 @@ class Renderer:
             where = dict(m.sources)
             e = self.substitute(m.formula, lambda n, w=where: col(n, w[n]))
             sel = sel.select(exp.alias_(self.fill(e, m), ident(m.name)), copy=False)
+        for name, bid in taken:
+            sel = sel.select(exp.alias_(col(name, bid), ident(name)), copy=False)
         if keyed:
             sel = sel.from_(exp.to_table(_KEYS), copy=False)
             for bid in ids:

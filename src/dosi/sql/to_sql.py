@@ -31,7 +31,7 @@ from dosi.plan.nodes import (
     Trim,
     Window,
 )
-from dosi.plan.records import Branch, JoinStep, MetricColumn, QueryPlan
+from dosi.plan.records import Branch, JoinStep, QueryPlan
 from dosi.sql.dialects import Dialect
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, col
@@ -61,12 +61,19 @@ class _Merged:
     inputs: tuple[_Grouped, ...]
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Windowed:
-    """Rows of the `win` CTE over `base`, and the predicates kept on them."""
+    """A window stage and the SELECT of its series (a branch aggregate, or the merge)."""
 
+    stage: Window
     base: exp.Select
-    win: exp.Select
+
+
+@dataclass
+class _Rows:
+    """Result rows as the last of `ctes`, and the predicates kept on them (trim, filter)."""
+
+    ctes: list[tuple[str, exp.Select]]
     wheres: list[exp.Expression] = field(default_factory=list)
 
 
@@ -109,43 +116,65 @@ class ToSql:
         if isinstance(below, _Grouped):
             return self.r.flat(below.branch, node.metrics, below.mode)
         assert isinstance(below, _Merged)
-        return self._merge_sql(below, node.metrics)
+        return self._merge_sql(below, node)
 
-    def _merge_sql(self, m: _Merged, metrics: tuple[MetricColumn, ...]) -> exp.Select:
-        inputs = [(g.branch.id, self.r.branch_cte(g.branch, g.mode)) for g in m.inputs]
+    def _merge_sql(self, m: _Merged, node: ComputeMetrics) -> exp.Select:
+        ctes = [(g.branch.id, self.r.branch_cte(g.branch, g.mode)) for g in m.inputs]
         keyed = m.node.strategy == "union_keys"
-        return self.r.merged(m.node.dims, inputs, metrics, keyed)
+        return self.r.merged(m.node.dims, ctes, node.metrics, keyed, taken=node.passed)
 
     def visit_window(self, node: Window) -> _Windowed:
         below = node.parent.accept(self)
-        assert isinstance(below, _Grouped)
-        base = self.r.branch_cte(below.branch, below.mode)
-        return _Windowed(base, render_window(self.r, node))
+        if isinstance(below, _Grouped):
+            return _Windowed(node, self.r.branch_cte(below.branch, below.mode))
+        assert isinstance(below, exp.Select)  # the merged metrics
+        return _Windowed(node, below)
 
-    def visit_trim(self, node: Trim) -> _Windowed:
-        w: _Windowed = node.parent.accept(self)
+    def visit_trim(self, node: Trim) -> _Rows:
+        rows = self._rows(node.parent.accept(self))
         cond = and_all(trim_predicates(self.r, node))
         if cond is not None:
-            w.wheres.append(cond)
-        return w
+            rows.wheres.append(cond)
+        return rows
 
-    def visit_filter_result(self, node: FilterResult) -> _Windowed | exp.Select:
-        below = node.parent.accept(self)
-        if isinstance(below, _Windowed):  # after the trim: both keep rows of the windowed result
-            below.wheres.append(node.predicate.copy())
+    def _rows(self, below: _Windowed | _Rows | exp.Select) -> _Rows:
+        """Rows whose predicates stay outside the SELECT computing them (a WHERE inside
+        would run before the window functions and lose their lookback)."""
+        if isinstance(below, _Rows):
             return below
-        return self.r.filtered(below, node.outputs, node.predicate)
+        if isinstance(below, _Windowed):
+            lifted = _lift(below.base)
+            return _Rows([*lifted, (BASE, below.base), (WIN, render_window(self.r, below.stage))])
+        return _Rows([*_lift(below), (WIN, below)])
+
+    def visit_filter_result(self, node: FilterResult) -> _Rows | exp.Select:
+        below = node.parent.accept(self)
+        if isinstance(below, exp.Select):
+            return self.r.filtered(below, node.outputs, node.predicate)
+        rows = self._rows(below)  # after the trim: both keep rows of the windowed result
+        rows.wheres.append(node.predicate.copy())
+        return rows
 
     def visit_order_limit(self, node: OrderLimit) -> exp.Select:
         below = node.parent.accept(self)
-        if not isinstance(below, _Windowed):
+        if isinstance(below, exp.Select):
             return self.r.finish(below, node.order, node.limit)
+        rows = self._rows(below)
         final = exp.Select().select(*(col(o) for o in node.outputs), copy=False)
         final = final.from_(exp.to_table(WIN), copy=False)
-        for cond in below.wheres:
+        for cond in rows.wheres:
             final = final.where(cond, copy=False)
         final = self.r.finish(final, node.order, node.limit)
-        return final.with_(BASE, as_=below.base, copy=False).with_(WIN, as_=below.win, copy=False)
+        for name, body in rows.ctes:
+            final = final.with_(name, as_=body, copy=False)
+        return final
+
+
+def _lift(sel: exp.Select) -> list[tuple[str, exp.Select]]:
+    """Take `sel`'s CTEs off it (in order), to put them on the statement around it."""
+    ctes = sel.args.get("with_")
+    sel.set("with_", None)
+    return [(c.alias, c.this) for c in (ctes.expressions if ctes is not None else ())]
 
 
 def dag_to_sql(model: ModelIr, root: PlanNode, dialect: Dialect) -> exp.Expression:

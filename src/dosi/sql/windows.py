@@ -58,9 +58,10 @@ def _safe_div(num: exp.Expression, den: exp.Expression) -> exp.Expression:
 
 
 class _StageRenderer:
-    def __init__(self, r: Renderer, stage: Window) -> None:
+    def __init__(self, r: Renderer, stage: Window, base: str) -> None:
         self.r = r
         self.stage = stage
+        self.base = base
         self.dialect = r.dialect
         self.shift_alias: dict[tuple[int, str, str], str] = {}
 
@@ -104,7 +105,7 @@ class _StageRenderer:
                 )
             )
             sel = sel.join(
-                exp.alias_(exp.to_table(BASE), ident(alias), table=True),
+                exp.alias_(exp.to_table(self.base), ident(alias), table=True),
                 on=and_all(conds),
                 join_type="LEFT",
                 copy=False,
@@ -259,6 +260,8 @@ class _StageRenderer:
         win = exp.Select()
         for d in stage.dims:
             win = win.select(exp.alias_(self.cur(d), ident(d)), copy=False)
+        for name in stage.passed:
+            win = win.select(exp.alias_(self.cur(name), ident(name)), copy=False)
         for m in stage.carried:
             e = r.substitute(m.formula, lambda n: self.cur(n))
             win = win.select(exp.alias_(r.fill(e, m), ident(m.name)), copy=False)
@@ -267,15 +270,15 @@ class _StageRenderer:
             win = win.select(exp.alias_(self.metric_expr(wm), ident(wm.name)), copy=False)
             if isinstance(wm.spec, OffsetWindow):
                 offset_partition = wm.partition
-        win = win.from_(exp.alias_(exp.to_table(BASE), ident(CUR), table=True), copy=False)
+        win = win.from_(exp.alias_(exp.to_table(self.base), ident(CUR), table=True), copy=False)
         if self.shift_alias:
             win = self.offset_joins(win, offset_partition)
         return win
 
 
-def render_window(r: Renderer, stage: Window) -> exp.Select:
-    """The window stage's SELECT over the `base` CTE (the stage's aggregate)."""
-    return _StageRenderer(r, stage).render()
+def render_window(r: Renderer, stage: Window, base: str = BASE) -> exp.Select:
+    """The window stage's SELECT over the CTE `base` (the stage's aggregate)."""
+    return _StageRenderer(r, stage, base).render()
 
 
 def trim_predicates(r: Renderer, trim: Trim) -> list[exp.Expression]:

@@ -20,7 +20,7 @@ from dosi.plan.nodes import (
     Trim,
     Window,
 )
-from dosi.plan.records import Branch, QueryPlan
+from dosi.plan.records import Branch, QueryPlan, WindowStage
 from dosi.sql.dialects import Dialect
 
 # measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
@@ -63,20 +63,35 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     aggs = [aggregate_node(model, b) for b in plan.branches]
     having = plan.result_filter
     top: PlanNode
-    if plan.window is not None:
-        stage = plan.window
+    stage = plan.window
+    if stage is not None and len(aggs) == 1:
         windowed = {wm.name for wm in stage.metrics}
         shown = {*plan.outputs, *(having.metrics if having is not None else ())}
         carried = tuple(m for m in plan.metrics if m.name not in windowed and m.name in shown)
-        (agg,) = aggs
-        top = Window(agg, stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
-        trim = stage.trim
-        if (
-            trim is not None
-            and stage.time_key is not None
-            and (trim.start is not None or trim.end is not None)
-        ):
-            top = Trim(top, stage.time_key, trim)
+        top = Window(aggs[0], stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
+        top = _trimmed(top, stage)
+    elif stage is not None:
+        # a window metric beside metrics of another fact dataset: the branches merge first
+        # and the window stage reads the merged series (as the reference engine does: a month
+        # only another dataset has is a row of the frame, its base NULL)
+        windowed = {wm.name for wm in stage.metrics}
+        bases = {c for wm in stage.metrics for c in (wm.base_column, wm.second_column) if c}
+        passed: dict[str, str] = {}
+        for agg in aggs:
+            for meas in agg.measures:
+                if meas in bases:
+                    passed.setdefault(meas, agg.branch_id)
+        plain = tuple(m for m in plan.metrics if m.name not in windowed)
+        merged = ComputeMetrics(
+            Merge(tuple(aggs), plan.dims, merge_strategy(plan.dims, dialect)),
+            plan.dims,
+            plain,
+            tuple(passed.items()),
+        )
+        shown = {*plan.outputs, *(having.metrics if having is not None else ())}
+        carried = tuple(m.name for m in plain if m.name in shown)
+        top = Window(merged, stage.time_key, stage.grain, plan.dims, (), stage.metrics, carried)
+        top = _trimmed(top, stage)
     else:
         top = (
             aggs[0]
@@ -87,3 +102,11 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     if having is not None:
         top = FilterResult(top, having.predicate, having.metrics, plan.outputs)
     return OrderLimit(top, plan.outputs, plan.order, plan.limit)
+
+
+def _trimmed(top: PlanNode, stage: WindowStage) -> PlanNode:
+    """The rows of the widened scan outside the queried range dropped after the windows."""
+    trim = stage.trim
+    if trim is None or stage.time_key is None or (trim.start is None and trim.end is None):
+        return top
+    return Trim(top, stage.time_key, trim)

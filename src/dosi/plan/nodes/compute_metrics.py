@@ -15,9 +15,11 @@ class ComputeMetrics(PlanNode):
     parent: PlanNode  # an Aggregate or a Merge
     dims: tuple[str, ...]
     metrics: tuple[MetricColumn, ...]
+    # measure columns passed up as they are, (measure, branch id): a window stage's series
+    passed: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        names = [m.name for m in self.metrics]
+        names = [m.name for m in self.metrics] + [n for n, _ in self.passed]
         if len(set(names)) != len(names):
             raise ValueError("a metric computed twice")
 
@@ -29,7 +31,10 @@ class ComputeMetrics(PlanNode):
         return f"ComputeMetrics [{', '.join(m.name for m in self.metrics)}]"
 
     def details(self) -> tuple[str, ...]:
-        return tuple(m.describe() for m in self.metrics)
+        return (
+            *(m.describe() for m in self.metrics),
+            *(f"pass {bid}.{n}" for n, bid in self.passed),
+        )
 
     def accept(self, visitor: Any) -> Any:
         return visitor.visit_compute_metrics(self)

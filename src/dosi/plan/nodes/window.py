@@ -14,12 +14,13 @@ from dosi.plan.records import MetricColumn, WindowMetric
 @dataclass(frozen=True)
 class Window(PlanNode):
     kind: ClassVar[str] = "window"
-    parent: PlanNode  # the Aggregate whose series the window functions read
+    parent: PlanNode  # the Aggregate (or the merged metrics) whose series it reads
     time_key: str | None  # output column of the time bucket
     grain: str | None
     dims: tuple[str, ...]
     carried: tuple[MetricColumn, ...]  # plain metrics computed beside the window metrics
     metrics: tuple[WindowMetric, ...]
+    passed: tuple[str, ...] = ()  # columns computed below (metrics of a merge) kept as they are
 
     def __post_init__(self) -> None:
         if not self.metrics:
@@ -38,6 +39,7 @@ class Window(PlanNode):
     def details(self) -> tuple[str, ...]:
         return (
             *(f"carry {m.describe()}" for m in self.carried),
+            *(f"carry {m}" for m in self.passed),
             *(m.describe() for m in self.metrics),
         )
 
