@@ -117,6 +117,32 @@ class _WindowProps:
     def expands_scan(self) -> bool:
         return False
 
+    # -- uniform facts the planner reads of every family (no per-family probing) -----------
+    @property
+    def window_function(self) -> str | None:
+        """The SQL window function it needs (None: offsets are self-joins)."""
+        return None
+
+    @property
+    def partition_spec(self) -> PartitionSpec | None:
+        """Its declared partition (None: offsets partition by the non-time dims)."""
+        return None
+
+    @property
+    def second_metric(self) -> str | None:
+        """The second series of a two-argument frame (covar / corr)."""
+        return None
+
+    @property
+    def ordered_by_time(self) -> bool:
+        """Rows are ordered (or shifted) along the time axis."""
+        return False
+
+    @property
+    def wants_total_order(self) -> bool:
+        """Its value depends on the order of peers: dims break ties (WIN-RNK-06, WIN-VAL-06)."""
+        return False
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)  # type: ignore[call-overload]
         out["family"] = self.family
@@ -133,6 +159,10 @@ class OffsetWindow(_WindowProps):
     calculation: Calculation = "percent_change"
     sugar: str | None = None
     family: ClassVar[str] = "offset"
+
+    @property
+    def ordered_by_time(self) -> bool:
+        return True
 
     @property
     def needs_time_axis(self) -> bool:
@@ -167,6 +197,27 @@ class FrameWindow(_WindowProps):
     scope: Literal["partition"] | None = None
     sugar: str | None = None
     family: ClassVar[str] = "frame"
+
+    @property
+    def window_function(self) -> str | None:
+        return self.function
+
+    @property
+    def partition_spec(self) -> PartitionSpec | None:
+        return self.partition
+
+    @property
+    def second_metric(self) -> str | None:
+        return self.second
+
+    @property
+    def ordered_by_time(self) -> bool:
+        return self.order.by == "time" and self.scope is None
+
+    @property
+    def wants_total_order(self) -> bool:
+        """A ROWS frame over several rows per bucket would read the warehouse's peer order."""
+        return self.scope is None and self.units == "rows"
 
     @property
     def time_ordered(self) -> bool:
@@ -224,6 +275,18 @@ class _OrderedFamily(_WindowProps):
         return True
 
     @property
+    def window_function(self) -> str | None:
+        return self.function
+
+    @property
+    def partition_spec(self) -> PartitionSpec | None:
+        return self.partition
+
+    @property
+    def ordered_by_time(self) -> bool:
+        return self.order.by == "time"
+
+    @property
     def argument(self) -> int | None:  # pragma: no cover - overridden
         return None
 
@@ -246,6 +309,11 @@ class RankWindow(_OrderedFamily):
     def argument(self) -> int | None:
         return self.buckets
 
+    @property
+    def wants_total_order(self) -> bool:
+        """Positional ranks need a total order; peer-aware ranks keep their peers."""
+        return self.function in ("row_number", "ntile")
+
 
 @dataclass(frozen=True)
 class ValueWindow(_OrderedFamily):
@@ -256,6 +324,10 @@ class ValueWindow(_OrderedFamily):
     order: OrderSpec = VALUE_DEFAULT_ORDER
     partition: PartitionSpec = VALUE_DEFAULT_PARTITION
     family: ClassVar[str] = "value"
+
+    @property
+    def wants_total_order(self) -> bool:
+        return True
 
     @property
     def argument(self) -> int | None:

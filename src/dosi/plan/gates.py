@@ -11,7 +11,7 @@ from dosi.sql.dialects import Dialect
 def check_window_gates(rq: ResolvedQuery, dialect: Dialect) -> None:
     for m in rq.planned_metrics:
         w = m.window
-        fn = getattr(w, "function", None) if w is not None else None
+        fn = w.window_function if w is not None else None
         if fn is not None and not dialect.supports_window_function(fn):
             raise QueryError(
                 "dialect_unsupported_window_function",

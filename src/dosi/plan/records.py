@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from dosi.ext import WindowSpec
 from dosi.ir.model import RelationshipIr
+from dosi.query.stream_window import StreamWindow
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class BranchDim:
     output: str
     expr: exp.Expression  # over the branch's tables
     grain: str | None  # bucketed by the dialect at render time
-    window: object | None = None  # a streaming window (dosi.query.spec.StreamWindow)
+    window: StreamWindow | None = None  # a streaming window (window-udf.md)
     datatype: str | None = None  # the field's Ossie datatype (Date enables day pre-aggregation)
 
 
@@ -110,7 +112,7 @@ class WindowMetric:
 
     name: str
     base_column: str  # the base series column in the stage input
-    spec: object  # dosi.ext WindowSpec
+    spec: WindowSpec
     partition: tuple[str, ...]  # output columns
     tiebreak: tuple[str, ...]  # output columns used to break ties (row_number / ntile / value)
     second_column: str | None = None
@@ -127,10 +129,9 @@ class WindowMetric:
         )
 
 
-def describe_window(spec: object) -> str:
+def describe_window(spec: WindowSpec) -> str:
     """One line for explain: the family and what it computes."""
-    describe = getattr(spec, "describe", None)
-    return describe() if describe is not None else type(spec).__name__
+    return spec.describe()
 
 
 @dataclass(frozen=True)

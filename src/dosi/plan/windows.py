@@ -11,7 +11,7 @@ import datetime as dt
 from dataclasses import replace
 
 from dosi.errors import QueryError
-from dosi.ext import FrameWindow, OffsetWindow, RankWindow, ValueWindow
+from dosi.ext import FrameWindow, OffsetWindow
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
 from dosi.plan.joins import JoinGraph
@@ -110,7 +110,7 @@ class _WindowPlanner:
         sources = {m.name: m.sources for m in base.metrics}
         for m in self.windowed:
             names = [m.name]
-            second = getattr(m.window, "second", None)
+            second = m.window.second_metric if m.window is not None else None
             if second is not None:
                 names.append(second)
             ids = {bid for n in names for _, bid in sources[n]}
@@ -233,7 +233,7 @@ class _WindowPlanner:
                     metrics=[m.name],
                     hint=f"use a reset of {' / '.join(ok)}, or group at a finer grain",
                 )
-            partition = getattr(w, "partition", None)
+            partition = w.partition_spec if w is not None else None
             if partition is not None and partition.mode == "query_dimensions_except":
                 grouped = {d.field.qualified for d in self.rq.dims if d.field is not None}
                 missing = [x for x in partition.exclude if x not in grouped]
@@ -316,7 +316,7 @@ class _WindowPlanner:
         requested = {m.name for m in self.rq.planned_metrics}
         out: list[MetricIr] = []
         for m in self.windowed:
-            second = getattr(m.window, "second", None)
+            second = m.window.second_metric if m.window is not None else None
             if second is not None and second not in requested:
                 out.append(self.model.metrics[second])
         return tuple(dict.fromkeys(out))
@@ -365,13 +365,10 @@ class _WindowPlanner:
             if time_dim is not None and d.grain == time_dim.grain and self._on_axis(d, self.axis)
         }
         non_time = [d for d in dims if d != time_key and d not in same_key]
-        ordered_by_time = isinstance(w, OffsetWindow) or (
-            getattr(w, "order", None) is not None
-            and w.order.by == "time"  # type: ignore[union-attr]
-            and getattr(w, "scope", None) is None
-        )
-        partition_spec = getattr(w, "partition", None)
-        if isinstance(w, OffsetWindow) or partition_spec is None:
+        assert w is not None
+        ordered_by_time = w.ordered_by_time
+        partition_spec = w.partition_spec
+        if partition_spec is None:
             partition = non_time
         else:
             mode = partition_spec.mode
@@ -392,16 +389,14 @@ class _WindowPlanner:
         # Positional results need a total order (WIN-RNK-06, WIN-VAL-06); so does a ROWS frame
         # whose partition holds several rows per bucket, or its value would depend on the
         # warehouse's peer order. Peer-aware ranks and RANGE frames keep their peers.
-        if isinstance(w, RankWindow):
-            wants = w.function in ("row_number", "ntile")
-        elif isinstance(w, FrameWindow):
-            wants = w.scope is None and w.units == "rows"
-        else:
-            wants = isinstance(w, ValueWindow)
         order_cols = {time_key} if ordered_by_time else set()
-        tiebreak = [d for d in dims if d not in partition and d not in order_cols] if wants else []
+        tiebreak = (
+            [d for d in dims if d not in partition and d not in order_cols]
+            if w.wants_total_order
+            else []
+        )
         second_col = None
-        second = getattr(w, "second", None)
+        second = w.second_metric
         if second is not None:
             second_col = self.model.metrics[second].measures[0]
         return WindowMetric(

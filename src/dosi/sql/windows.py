@@ -11,6 +11,9 @@ would delete the lookback rows the accumulation needs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from sqlglot import exp
 
 from dosi.compiler.fields import ident
@@ -243,15 +246,8 @@ class _StageRenderer:
         return self.window(func, [self.cur(p) for p in wm.partition], order, spec)
 
     def metric_expr(self, wm: WindowMetric) -> exp.Expression:
-        w = wm.spec
-        if isinstance(w, OffsetWindow):
-            return self.offset_expr(wm, w)
-        if isinstance(w, FrameWindow):
-            return self.frame_expr(wm, w)
-        if isinstance(w, RankWindow):
-            return self.rank_expr(wm, w)
-        assert isinstance(w, ValueWindow)
-        return self.value_expr(wm, w)
+        """The window family's renderer, looked up by the spec's type (one table)."""
+        return FAMILY_SQL[type(wm.spec)](self, wm, wm.spec)
 
     # -- the statement -------------------------------------------------------------------------
     def render(self) -> exp.Select:
@@ -268,12 +264,21 @@ class _StageRenderer:
         offset_partition: tuple[str, ...] = ()
         for wm in stage.metrics:
             win = win.select(exp.alias_(self.metric_expr(wm), ident(wm.name)), copy=False)
-            if isinstance(wm.spec, OffsetWindow):
+            if wm.spec.family == "offset":
                 offset_partition = wm.partition
         win = win.from_(exp.alias_(exp.to_table(self.base), ident(CUR), table=True), copy=False)
         if self.shift_alias:
             win = self.offset_joins(win, offset_partition)
         return win
+
+
+# window family (dosi.ext spec type) -> its renderer: the one dispatch point for SQL
+FAMILY_SQL: dict[type, Callable[[_StageRenderer, WindowMetric, Any], exp.Expression]] = {
+    OffsetWindow: _StageRenderer.offset_expr,
+    FrameWindow: _StageRenderer.frame_expr,
+    RankWindow: _StageRenderer.rank_expr,
+    ValueWindow: _StageRenderer.value_expr,
+}
 
 
 def render_window(r: Renderer, stage: Window, base: str = BASE) -> exp.Select:
