@@ -18,7 +18,7 @@ from dosi.ir.model import ModelIr
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
 from dosi.sql.dialects import Dialect
 from dosi.sql.stream import stream_grouped, stream_window_start
-from dosi.sql.util import and_all, col, number
+from dosi.sql.util import and_all, col, join, number, table
 
 _Build = Callable[[Callable[[str], exp.Expression]], exp.Expression]
 
@@ -51,7 +51,9 @@ class Renderer:
 
     def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select:
         ds = self.model.datasets[branch.dataset]
-        select = select.from_(exp.alias_(ds.source.copy(), ident(ds.name), table=True), copy=False)
+        select = select.from_(
+            exp.alias_(ds.source.copy(), ident(ds.name), table=True, copy=False), copy=False
+        )
         for step in branch.joins:
             r = step.relationship
             target = self.model.datasets[r.to_dataset]
@@ -61,11 +63,11 @@ class Renderer:
                     for a, b in zip(r.from_exprs, r.to_exprs, strict=True)
                 ]
             )
-            select = select.join(
-                exp.alias_(target.source.copy(), ident(target.name), table=True),
-                on=on,
-                join_type=r.join_type.upper(),
-                copy=False,
+            select = join(
+                select,
+                exp.alias_(target.source.copy(), ident(target.name), table=True, copy=False),
+                r.join_type.upper(),
+                on,
             )
         preds = [f.copy() for f in branch.filters]
         for tf in branch.time_filters:
@@ -122,11 +124,11 @@ class Renderer:
         groups = []
         for d in b.dims:
             e = self.dim_expr(d)
-            sel = sel.select(exp.alias_(e, ident(d.output)), copy=False)
+            sel = sel.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
             groups.append(e.copy())
         for name, build in columns:
             value = build(lambda n: self.model.measures[n].expr.copy())
-            sel = sel.select(exp.alias_(value, ident(name)), copy=False)
+            sel = sel.select(exp.alias_(value, ident(name), copy=False), copy=False)
         sel = self.from_clause(b, sel)
         if groups:
             sel = sel.group_by(*groups, copy=False)
@@ -139,11 +141,11 @@ class Renderer:
         for i, d in enumerate(b.dims):
             name = d.output if d.grain is None else f"__t{i}"
             raw_names[d.output] = name
-            inner = inner.select(exp.alias_(d.expr.copy(), ident(name)), copy=False)
+            inner = inner.select(exp.alias_(d.expr.copy(), ident(name), copy=False), copy=False)
             inner_groups.append(d.expr.copy())
         for m in b.measures:
             inner = inner.select(
-                exp.alias_(self.model.measures[m].expr.copy(), ident(m)), copy=False
+                exp.alias_(self.model.measures[m].expr.copy(), ident(m), copy=False), copy=False
             )
         inner = self.from_clause(b, inner)
         if inner_groups:
@@ -153,7 +155,7 @@ class Renderer:
         for d in b.dims:
             raw = col(raw_names[d.output], _PRE)
             e = raw if d.grain is None else self.dialect.bucket(raw, d.grain, d.datatype)
-            outer = outer.select(exp.alias_(e, ident(d.output)), copy=False)
+            outer = outer.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
             groups.append(e.copy())
 
         def rolled(n: str) -> exp.Expression:
@@ -164,9 +166,9 @@ class Renderer:
             return out
 
         for name, build in columns:
-            outer = outer.select(exp.alias_(build(rolled), ident(name)), copy=False)
+            outer = outer.select(exp.alias_(build(rolled), ident(name), copy=False), copy=False)
         outer = outer.from_(
-            exp.alias_(exp.Subquery(this=inner), ident(_PRE), table=True), copy=False
+            exp.alias_(exp.Subquery(this=inner), ident(_PRE), table=True, copy=False), copy=False
         )
         return outer.group_by(*groups, copy=False)
 
@@ -194,22 +196,22 @@ class Renderer:
                 if keyed
                 else exp.Coalesce(this=col(d, ids[0]), expressions=[col(d, i) for i in ids[1:]])
             )
-            sel = sel.select(exp.alias_(key, ident(d)), copy=False)
+            sel = sel.select(exp.alias_(key, ident(d), copy=False), copy=False)
         for m in metrics:
             where = dict(m.sources)
             e = self.substitute(m.formula, lambda n, w=where: col(n, w[n]))
-            sel = sel.select(exp.alias_(self.fill(e, m), ident(m.name)), copy=False)
+            sel = sel.select(exp.alias_(self.fill(e, m), ident(m.name), copy=False), copy=False)
         for name, bid in taken:
-            sel = sel.select(exp.alias_(col(name, bid), ident(name)), copy=False)
+            sel = sel.select(exp.alias_(col(name, bid), ident(name), copy=False), copy=False)
         if keyed:
-            sel = sel.from_(exp.to_table(_KEYS), copy=False)
+            sel = sel.from_(table(_KEYS), copy=False)
             for bid in ids:
                 on = and_all(
                     [exp.NullSafeEQ(this=col(d, _KEYS), expression=col(d, bid)) for d in dims]
                 )
-                sel = sel.join(exp.to_table(bid), on=on, join_type="LEFT", copy=False)
+                sel = join(sel, table(bid), "LEFT", on)
         else:
-            sel = sel.from_(exp.to_table(ids[0]), copy=False)
+            sel = sel.from_(table(ids[0]), copy=False)
         for i, bid in enumerate(ids[1:], start=1):
             if keyed:
                 break
@@ -224,11 +226,9 @@ class Renderer:
                         )
                     )
                     conds.append(exp.NullSafeEQ(this=left, expression=col(d, bid)))
-                sel = sel.join(
-                    exp.to_table(bid), on=and_all(conds), join_type="FULL OUTER", copy=False
-                )
+                sel = join(sel, table(bid), "FULL OUTER", and_all(conds))
             else:
-                sel = sel.join(exp.to_table(bid), join_type="CROSS", copy=False)
+                sel = join(sel, table(bid), "CROSS")
         for bid, body in inputs:
             sel = sel.with_(bid, as_=body, copy=False)
         if keyed:
@@ -249,7 +249,7 @@ class Renderer:
         ctes = sel.args.get("with_")
         sel.set("with_", None)
         out = exp.Select().select(*(col(o) for o in outputs), copy=False)
-        out = out.from_(exp.to_table(RESULT_ROWS), copy=False).where(predicate.copy(), copy=False)
+        out = out.from_(table(RESULT_ROWS), copy=False).where(predicate.copy(), copy=False)
         for cte in ctes.expressions if ctes is not None else ():
             out = out.with_(cte.alias, as_=cte.this, copy=False)
         return out.with_(RESULT_ROWS, as_=sel, copy=False)

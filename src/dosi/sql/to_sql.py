@@ -34,7 +34,7 @@ from dosi.plan.nodes import (
 from dosi.plan.records import Branch, JoinStep, QueryPlan
 from dosi.sql.dialects import Dialect
 from dosi.sql.render import Renderer
-from dosi.sql.util import and_all, col
+from dosi.sql.util import and_all, col, table
 from dosi.sql.windows import BASE, WIN, render_window, trim_predicates
 
 
@@ -161,7 +161,7 @@ class ToSql:
             return self.r.finish(below, node.order, node.limit)
         rows = self._rows(below)
         final = exp.Select().select(*(col(o) for o in node.outputs), copy=False)
-        final = final.from_(exp.to_table(WIN), copy=False)
+        final = final.from_(table(WIN), copy=False)
         for cond in rows.wheres:
             final = final.where(cond, copy=False)
         final = self.r.finish(final, node.order, node.limit)

@@ -24,3 +24,37 @@ def number(v: float | int) -> exp.Expression:
         return exp.Literal.number(repr(v))
     lit = exp.Literal.number(str(v))
     return exp.Neg(this=exp.Literal.number(str(-v))) if v < 0 else lit
+
+
+# join type -> (side, kind), as sqlglot's own parser spells them; built directly, so a render
+# never parses a join type string (compile time: PERFORMANCE.md)
+_JOIN_TYPES: dict[str, tuple[str | None, str | None]] = {
+    "LEFT": ("LEFT", None),
+    "INNER": (None, "INNER"),
+    "FULL OUTER": ("FULL", "OUTER"),
+    "CROSS": (None, "CROSS"),
+}
+
+
+def table(name: str) -> exp.Table:
+    """A CTE or table reference by bare name (no parsing)."""
+    return exp.Table(this=exp.Identifier(this=name, quoted=False))
+
+
+def join(
+    sel: exp.Select,
+    source: exp.Expression,
+    join_type: str,
+    on: exp.Expression | None = None,
+) -> exp.Select:
+    """`sel` JOIN `source` [ON on], in place."""
+    side, kind = _JOIN_TYPES[join_type]
+    j = exp.Join(this=source)
+    if side:
+        j.set("side", side)
+    if kind:
+        j.set("kind", kind)
+    if on is not None:
+        j.set("on", on)
+    sel.append("joins", j)
+    return sel

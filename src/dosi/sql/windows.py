@@ -21,7 +21,7 @@ from dosi.ext import FrameWindow, OffsetWindow, RankWindow, ValueWindow
 from dosi.plan.nodes import Trim, Window
 from dosi.plan.records import WindowMetric
 from dosi.sql.render import Renderer
-from dosi.sql.util import and_all, col
+from dosi.sql.util import and_all, col, join, table
 
 _AGGS: dict[str, type[exp.Expression]] = {
     "sum": exp.Sum,
@@ -107,11 +107,11 @@ class _StageRenderer:
                     expression=self.dialect.shift(self.cur(t), signed, gran),
                 )
             )
-            sel = sel.join(
-                exp.alias_(exp.to_table(self.base), ident(alias), table=True),
-                on=and_all(conds),
-                join_type="LEFT",
-                copy=False,
+            sel = join(
+                sel,
+                exp.alias_(table(self.base), ident(alias), table=True, copy=False),
+                "LEFT",
+                and_all(conds),
             )
         return sel
 
@@ -255,18 +255,22 @@ class _StageRenderer:
         r, stage = self.r, self.stage
         win = exp.Select()
         for d in stage.dims:
-            win = win.select(exp.alias_(self.cur(d), ident(d)), copy=False)
+            win = win.select(exp.alias_(self.cur(d), ident(d), copy=False), copy=False)
         for name in stage.passed:
-            win = win.select(exp.alias_(self.cur(name), ident(name)), copy=False)
+            win = win.select(exp.alias_(self.cur(name), ident(name), copy=False), copy=False)
         for m in stage.carried:
             e = r.substitute(m.formula, lambda n: self.cur(n))
-            win = win.select(exp.alias_(r.fill(e, m), ident(m.name)), copy=False)
+            win = win.select(exp.alias_(r.fill(e, m), ident(m.name), copy=False), copy=False)
         offset_partition: tuple[str, ...] = ()
         for wm in stage.metrics:
-            win = win.select(exp.alias_(self.metric_expr(wm), ident(wm.name)), copy=False)
+            win = win.select(
+                exp.alias_(self.metric_expr(wm), ident(wm.name), copy=False), copy=False
+            )
             if wm.spec.family == "offset":
                 offset_partition = wm.partition
-        win = win.from_(exp.alias_(exp.to_table(self.base), ident(CUR), table=True), copy=False)
+        win = win.from_(
+            exp.alias_(table(self.base), ident(CUR), table=True, copy=False), copy=False
+        )
         if self.shift_alias:
             win = self.offset_joins(win, offset_partition)
         return win
