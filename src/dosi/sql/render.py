@@ -18,7 +18,7 @@ from dosi.ir.model import ModelIr
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
 from dosi.sql.dialects import Dialect
 from dosi.sql.stream import stream_grouped, stream_window_start
-from dosi.sql.util import and_all, col, join, number, table
+from dosi.sql.util import and_all, clone, col, join, number, table
 
 _Build = Callable[[Callable[[str], exp.Expression]], exp.Expression]
 
@@ -31,10 +31,10 @@ class Renderer:
     # -- pieces ------------------------------------------------------------------------------
     def dim_expr(self, d: BranchDim) -> exp.Expression:
         if d.window is not None:
-            return stream_window_start(d.expr.copy(), d.window, self.dialect)
+            return stream_window_start(clone(d.expr), d.window, self.dialect)
         if d.grain is None:
-            return d.expr.copy()
-        return self.dialect.bucket(d.expr.copy(), d.grain, d.datatype)
+            return clone(d.expr)
+        return self.dialect.bucket(clone(d.expr), d.grain, d.datatype)
 
     def time_predicates(self, tf: TimeFilter) -> list[exp.Expression]:
         preds: list[exp.Expression] = []
@@ -43,33 +43,33 @@ class Renderer:
             bound = self.dialect.time_literal(tf.start, tf.datatype)
             if tf.start_align is not None:
                 bound = self.dialect.trunc_date(bound, tf.start_align)
-            preds.append(exp.GTE(this=operand.copy(), expression=bound))
+            preds.append(exp.GTE(this=clone(operand), expression=bound))
         if tf.end is not None:
             bound = self.dialect.time_literal(tf.end, tf.datatype)
-            preds.append(exp.LT(this=operand.copy(), expression=bound))
+            preds.append(exp.LT(this=clone(operand), expression=bound))
         return preds
 
     def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select:
         ds = self.model.datasets[branch.dataset]
         select = select.from_(
-            exp.alias_(ds.source.copy(), ident(ds.name), table=True, copy=False), copy=False
+            exp.alias_(clone(ds.source), ident(ds.name), table=True, copy=False), copy=False
         )
         for step in branch.joins:
             r = step.relationship
             target = self.model.datasets[r.to_dataset]
             on = and_all(
                 [
-                    exp.EQ(this=a.copy(), expression=b.copy())
+                    exp.EQ(this=clone(a), expression=clone(b))
                     for a, b in zip(r.from_exprs, r.to_exprs, strict=True)
                 ]
             )
             select = join(
                 select,
-                exp.alias_(target.source.copy(), ident(target.name), table=True, copy=False),
+                exp.alias_(clone(target.source), ident(target.name), table=True, copy=False),
                 r.join_type.upper(),
                 on,
             )
-        preds = [f.copy() for f in branch.filters]
+        preds = [clone(f) for f in branch.filters]
         for tf in branch.time_filters:
             preds.extend(self.time_predicates(tf))
         where = and_all(preds)
@@ -85,7 +85,7 @@ class Renderer:
                 return lookup(n.name)
             return n
 
-        return formula.copy().transform(repl)
+        return clone(formula).transform(repl, copy=False)
 
     @staticmethod
     def fill(expr: exp.Expression, m: MetricColumn) -> exp.Expression:
@@ -125,9 +125,9 @@ class Renderer:
         for d in b.dims:
             e = self.dim_expr(d)
             sel = sel.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
-            groups.append(e.copy())
+            groups.append(clone(e))
         for name, build in columns:
-            value = build(lambda n: self.model.measures[n].expr.copy())
+            value = build(lambda n: clone(self.model.measures[n].expr))
             sel = sel.select(exp.alias_(value, ident(name), copy=False), copy=False)
         sel = self.from_clause(b, sel)
         if groups:
@@ -141,11 +141,11 @@ class Renderer:
         for i, d in enumerate(b.dims):
             name = d.output if d.grain is None else f"__t{i}"
             raw_names[d.output] = name
-            inner = inner.select(exp.alias_(d.expr.copy(), ident(name), copy=False), copy=False)
-            inner_groups.append(d.expr.copy())
+            inner = inner.select(exp.alias_(clone(d.expr), ident(name), copy=False), copy=False)
+            inner_groups.append(clone(d.expr))
         for m in b.measures:
             inner = inner.select(
-                exp.alias_(self.model.measures[m].expr.copy(), ident(m), copy=False), copy=False
+                exp.alias_(clone(self.model.measures[m].expr), ident(m), copy=False), copy=False
             )
         inner = self.from_clause(b, inner)
         if inner_groups:
@@ -156,7 +156,7 @@ class Renderer:
             raw = col(raw_names[d.output], _PRE)
             e = raw if d.grain is None else self.dialect.bucket(raw, d.grain, d.datatype)
             outer = outer.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
-            groups.append(e.copy())
+            groups.append(clone(e))
 
         def rolled(n: str) -> exp.Expression:
             agg = self.model.measures[n].agg
@@ -249,7 +249,7 @@ class Renderer:
         ctes = sel.args.get("with_")
         sel.set("with_", None)
         out = exp.Select().select(*(col(o) for o in outputs), copy=False)
-        out = out.from_(table(RESULT_ROWS), copy=False).where(predicate.copy(), copy=False)
+        out = out.from_(table(RESULT_ROWS), copy=False).where(clone(predicate), copy=False)
         for cte in ctes.expressions if ctes is not None else ():
             out = out.with_(cte.alias, as_=cte.this, copy=False)
         return out.with_(RESULT_ROWS, as_=sel, copy=False)

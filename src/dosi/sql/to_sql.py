@@ -34,7 +34,7 @@ from dosi.plan.nodes import (
 from dosi.plan.records import Branch, JoinStep, QueryPlan
 from dosi.sql.dialects import Dialect
 from dosi.sql.render import Renderer
-from dosi.sql.util import and_all, col, table
+from dosi.sql.util import and_all, clone, col, table
 from dosi.sql.windows import BASE, WIN, render_window, trim_predicates
 
 
@@ -152,7 +152,7 @@ class ToSql:
         if isinstance(below, exp.Select):
             return self.r.filtered(below, node.outputs, node.predicate)
         rows = self._rows(below)  # after the trim: both keep rows of the windowed result
-        rows.wheres.append(node.predicate.copy())
+        rows.wheres.append(clone(node.predicate))
         return rows
 
     def visit_order_limit(self, node: OrderLimit) -> exp.Select:

@@ -21,7 +21,7 @@ from dosi.ext import FrameWindow, OffsetWindow, RankWindow, ValueWindow
 from dosi.plan.nodes import Trim, Window
 from dosi.plan.records import WindowMetric
 from dosi.sql.render import Renderer
-from dosi.sql.util import and_all, col, join, table
+from dosi.sql.util import and_all, clone, col, join, table
 
 _AGGS: dict[str, type[exp.Expression]] = {
     "sum": exp.Sum,
@@ -51,7 +51,7 @@ BASE, WIN, CUR = "base", "win", "c"
 
 
 def _double(e: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=e, to=_DOUBLE.copy())
+    return exp.Cast(this=e, to=clone(_DOUBLE))
 
 
 def _safe_div(num: exp.Expression, den: exp.Expression) -> exp.Expression:
@@ -156,7 +156,7 @@ class _StageRenderer:
             preds.append(exp.GTE(this=t, expression=low))
         if after is not None:
             high = self.dialect.time_literal(after, None)
-            preds.append(exp.LT(this=t.copy(), expression=high))
+            preds.append(exp.LT(this=clone(t), expression=high))
         keep = and_all(preds)
         return exp.Case(ifs=[exp.If(this=keep, true=value)])
 
@@ -180,8 +180,8 @@ class _StageRenderer:
         # CORR is undefined when either series has no variance in the frame: NULL, as the SQL
         # standard and PostgreSQL say (DuckDB alone returns NaN).
         def paired(x: exp.Expression, other: exp.Expression) -> exp.Expression:
-            present = exp.Not(this=exp.Is(this=other.copy(), expression=exp.Null()))
-            return exp.Case(ifs=[exp.If(this=present, true=x.copy())])
+            present = exp.Not(this=exp.Is(this=clone(other), expression=exp.Null()))
+            return exp.Case(ifs=[exp.If(this=present, true=clone(x))])
 
         varies = [
             exp.GT(
@@ -211,9 +211,9 @@ class _StageRenderer:
         if w.require_full_window and w.preceding is not None:
             count = self.window(
                 self.frame_count(wm),
-                [p.copy() for p in partition],
-                [o.copy() for o in order],
-                spec.copy(),
+                [clone(p) for p in partition],
+                [clone(o) for o in order],
+                clone(spec),
             )
             full = exp.GTE(this=count, expression=exp.Literal.number(w.preceding + 1))
             out = exp.Case(ifs=[exp.If(this=full, true=out)])
@@ -298,6 +298,6 @@ def trim_predicates(r: Renderer, trim: Trim) -> list[exp.Expression]:
         preds.append(exp.GTE(this=t, expression=r.dialect.time_literal(trim.bounds.start, None)))
     if trim.bounds.end is not None:
         preds.append(
-            exp.LT(this=t.copy(), expression=r.dialect.time_literal(trim.bounds.end, None))
+            exp.LT(this=clone(t), expression=r.dialect.time_literal(trim.bounds.end, None))
         )
     return preds
