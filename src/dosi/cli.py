@@ -772,7 +772,8 @@ def compile_(
 @_model_options
 @_format_option(TEXT_FORMATS)
 def explain(show_sql: bool, model: str | None, mode: str | None, fmt: str, **kw: Any) -> None:
-    """Show the query plan: branches, joins, windows, order, and the output columns."""
+    """Show the query plan: the tree of plan nodes (scans, joins, aggregates, merge, windows,
+    order), and the output columns; --format json adds the tree as JSON (`plan_tree`)."""
     fmt = _fmt(fmt)
     query = _query_from(kw)
     engine = _engine(model, mode)
@@ -782,6 +783,7 @@ def explain(show_sql: bool, model: str | None, mode: str | None, fmt: str, **kw:
         echo_json(
             {
                 "plan": plan,
+                "plan_tree": engine.plan_tree(query),
                 "outputs": compiled["outputs"],
                 "requested_columns": compiled["requested_columns"],
                 "warnings": compiled["warnings"],

@@ -430,6 +430,22 @@ QUERIES: dict[str, dict[str, Any]] = {
         "metric_time:month",
         time_range=Y2025,
     ),
+    # a window metric beside metrics of another fact dataset (issue 10): merge, then window
+    "win-cross-fact-pop": q(
+        ["revenue", "revenue_mom", "refund_total"],
+        "metric_time:month",
+        time_range={"start": "2024-01-01", "end": "2025-01-01"},
+    ),
+    "win-cross-fact-frames": q(
+        ["revenue_rolling_3m", "revenue_running", "refund_count"],
+        "metric_time:month",
+    ),
+    "win-cross-fact-rank": q(
+        ["revenue_rank", "refund_total"],
+        "orders.channel",
+        "metric_time:quarter",
+        where_sql="refund_total > 100",
+    ),
     # streaming windows as portable SQL
     "stream-tumble": q(
         EVENTS,
