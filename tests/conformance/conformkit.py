@@ -399,6 +399,9 @@ QUERIES: dict[str, dict[str, Any]] = {
     # multi-fact merges (fan-out safe, D-FILL)
     "merge-month-fill": q(["revenue", "refund_total", "refund_count"], "metric_time:month"),
     "merge-channel": q(["revenue", "refund_total"], "orders.channel"),
+    "merge-channel-quarter": q(
+        ["revenue", "refund_total"], "orders.channel", "metric_time:quarter"
+    ),
     "merge-events-orders": q(["revenue", "event_count"], "metric_time:quarter"),
     "merge-three": q(["order_count", "refund_count", "event_count"], "metric_time:year"),
     "merge-total": q(["revenue", "refund_total", "event_count"]),

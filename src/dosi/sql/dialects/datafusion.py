@@ -39,11 +39,15 @@ class DataFusion(Postgres):
         return _arrow_cast(micros, _MICROS)
 
     def finalize(self, tree: exp.Expression) -> exp.Expression:
-        """DataFusion has no DIV(): integer `/` of two integers already truncates."""
-        return tree.transform(_int_div)
+        """DataFusion has no DIV(): integer `/` of two integers already truncates. Its parser
+        reads `a IS NOT DISTINCT FROM b AND c` as `a IS NOT DISTINCT FROM (b AND c)`: a
+        NULL-safe comparison inside AND / OR is parenthesised (a merge on several keys)."""
+        return tree.transform(_rewrite)
 
 
-def _int_div(node: exp.Expression) -> exp.Expression:
+def _rewrite(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.NullSafeEQ) and isinstance(node.parent, exp.Connector):
+        return exp.Paren(this=node.copy())
     if isinstance(node, exp.IntDiv):
         div = exp.Div(this=node.this, expression=node.expression, typed=True)
         return exp.Cast(this=div, to=_BIGINT.copy())
