@@ -39,14 +39,21 @@ class DataFusion(Postgres):
         return _arrow_cast(micros, _MICROS)
 
     def finalize(self, tree: exp.Expression) -> exp.Expression:
-        """DataFusion has no DIV(): integer `/` of two integers already truncates."""
-        return tree.transform(_int_div)
+        """DataFusion has no DIV(): integer `/` of two integers already truncates. Its parser
+        binds `a IS NOT DISTINCT FROM b AND c` as `a IS NOT DISTINCT FROM (b AND c)`, so a
+        null-safe comparison inside AND / OR / NOT is parenthesized (the merge's multi-key
+        joins)."""
+        return tree.transform(_finish)
 
 
-def _int_div(node: exp.Expression) -> exp.Expression:
+def _finish(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.IntDiv):
         div = exp.Div(this=node.this, expression=node.expression, typed=True)
         return exp.Cast(this=div, to=_BIGINT.copy())
+    if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)) and isinstance(
+        node.parent, (exp.Connector, exp.Not)
+    ):
+        return exp.Paren(this=node.copy())
     return node
 
 
