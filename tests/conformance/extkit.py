@@ -306,6 +306,20 @@ EXT_QUERIES: dict[str, dict[str, Any]] = {
     "axes-visit-ts-plain": q(["pages"], "visits.visit_ts", time_range=H1),
     "axes-region-month": q(["revenue", "visit_count"], "customers.region", "metric_time:month"),
     "axes-window-mom": q(["visit_count", "visits_mom"], "metric_time:month"),
+    "axes-week-ts-range": q(
+        ["revenue", "visit_count"],
+        "metric_time:week",
+        time_range={"start": "2024-01-03T06:00:00", "end": "2024-04-01"},
+    ),
+    "axes-visit-ts-day": q(["visit_count", "pages"], "visits.visit_ts:day", "customers.segment"),
+    "axes-visit-ts-week": q(["visit_count"], "visits.visit_ts:week"),
+    "axes-tumble": q(["revenue", "visit_count"], "metric_time:tumble(7 days)", time_range=H1),
+    "axes-hop": q(
+        ["order_count", "visit_count"],
+        "metric_time:hop(2 days, 1 day)",
+        time_range={"start": "2024-01-01", "end": "2024-02-05"},
+    ),
+    "fill-window": q(["revenue_running", "order_count", "avg_order"], "metric_time:quarter"),
     # metric filters in where_sql (HAVING semantics after the window stage)
     "mfilter-plain": q(["revenue"], "customers.segment", where_sql="revenue > 60"),
     "mfilter-and-dim": q(
@@ -327,6 +341,13 @@ EXT_QUERIES: dict[str, dict[str, Any]] = {
         time_range=H1,
     ),
     "mfilter-unselected": q(["order_count"], "orders.channel", where_sql="revenue > 40"),
+    "mfilter-axes-range": q(
+        ["revenue", "visit_count"],
+        "metric_time:month",
+        where_sql="visit_count >= 2 OR revenue > 60",
+        time_range=H1,
+    ),
+    "mfilter-ratio": q(["avg_order", "order_count"], "orders.status", where_sql="avg_order > 35"),
     "mfilter-timestamp-day": q(["visit_count", "pages"], "metric_time:day", where_sql="pages >= 3"),
 }
 
@@ -349,6 +370,21 @@ SELECTS: dict[str, dict[str, Any]] = {
         "where_sql": "visits.visit_ts >= TIMESTAMP '2024-01-05 12:00:00'",
         "order_by": [{"key": "visit_ts", "desc": False}],
     },
+    "select-date-filter": {
+        "from": "orders",
+        "fields": ["orders.order_id", "orders.ship_date", "orders.channel", "customers.region"],
+        "where_sql": "orders.order_date >= DATE '2024-02-01' AND orders.order_date < "
+        "DATE '2024-04-01' AND customers.region IS NULL OR orders.channel = 'store'",
+        "order_by": [{"key": "ship_date", "desc": True}],
+    },
+    "select-nulls-first": {
+        "from": "orders",
+        "fields": ["orders.order_id", "orders.channel", "orders.discount"],
+        "order_by": [
+            {"key": "channel", "desc": True, "nulls": "first"},
+            {"key": "order_id", "desc": False},
+        ],
+    },
 }
 
 ATTRIBUTIONS: dict[str, dict[str, Any]] = {
@@ -363,6 +399,25 @@ ATTRIBUTIONS: dict[str, dict[str, Any]] = {
         "current": {"start": "2024-02-01", "end": "2024-04-01"},
         "baseline": {"start": "2024-01-01", "end": "2024-02-01"},
         "dimensions": ["customers.region"],
+    },
+    "attr-ratio-where": {
+        "metric": "avg_order",
+        "current": {"start": "2024-03-01", "end": "2025-01-01"},
+        "baseline": {"start": "2024-01-01", "end": "2024-03-01"},
+        "dimensions": ["orders.channel", "customers.segment"],
+        "where_sql": "orders.status = 'paid'",
+    },
+    "attr-fill-refunds": {
+        "metric": "refund_total",
+        "current": {"start": "2024-05-01", "end": "2024-06-01"},
+        "baseline": {"start": "2024-02-01", "end": "2024-03-01"},
+        "dimensions": ["orders.channel"],
+    },
+    "attr-visits-ts": {
+        "metric": "pages",
+        "current": {"start": "2024-03-01", "end": "2024-07-01"},
+        "baseline": {"start": "2024-01-01", "end": "2024-03-01"},
+        "dimensions": ["customers.segment"],
     },
 }
 
