@@ -120,7 +120,9 @@ def load_spark(parquet: Path, folder: Path, tables: Sequence[str] = TABLES) -> A
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("dosi-conformance")
-        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.codegen.wholeStage", "false")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
