@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from enginekit import SHOP_MODEL
 
 from dosi import Engine
@@ -244,10 +245,34 @@ def test_plain_yaml_anchors_still_load() -> None:
     with pytest.raises(ModelError) as info:
         Engine(model_text=text)
     assert "unknown_model_key" in {d.code for d in info.value.issues}
-    too_many = "version: &v 0.2.0.dev0\nrefs: [" + ", ".join(["*v"] * 101) + "]\n"
+    too_many = "version: &v 0.2.0.dev0\nrefs: [" + ", ".join(["*v"] * 10_001) + "]\n"
     with pytest.raises(ModelError) as info:
         Engine(model_text=too_many)
     assert "invalid_yaml" in {d.code for d in info.value.issues}
+
+
+def test_wide_alias_expansion_is_bounded() -> None:
+    """Few aliases of one large block still expand past the node budget: invalid_yaml, fast."""
+    block = "[" + ", ".join(["x"] * 20_000) + "]"
+    text = f"big: &b {block}\nrefs: [" + ", ".join(["*b"] * 60) + "]\n"
+    t0 = time.perf_counter()
+    with pytest.raises(ModelError) as info:
+        Engine(model_text=text)
+    assert time.perf_counter() - t0 < 2.0
+    assert "invalid_yaml" in {d.code for d in info.value.issues}
+
+
+def test_generated_yaml_with_many_flat_aliases_loads() -> None:
+    """PyYAML's dump of a model whose metrics share nested objects writes an anchor per shared
+    object and an alias per reuse (hundreds for a large model): it loads like the plain text."""
+    doc = yaml.safe_load(SHOP_TEXT)
+    sm = doc["semantic_model"][0]
+    plain = [m for m in sm["metrics"] if not m.get("custom_extensions")]
+    sm["metrics"] = [{**plain[i % len(plain)], "name": f"m{i}"} for i in range(300)]
+    text = yaml.safe_dump(doc)
+    assert text.count("*id") > 100
+    eng = Engine(model_text=text)
+    assert len(eng.metrics()) == 300
 
 
 # -- time bounds with a UTC offset ----------------------------------------------------------------

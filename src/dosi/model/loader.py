@@ -28,7 +28,9 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 #: Bounds on a model document (README, "Limits"): text size, nesting depth, YAML aliases.
 MAX_MODEL_CHARS = 16_000_000
 MAX_MODEL_DEPTH = 64
-MAX_YAML_ALIASES = 100
+MAX_YAML_ALIASES = 10_000
+#: What aliases may expand to, in YAML nodes (an anchored block's size times its uses).
+MAX_ALIAS_EXPANSION = 1_000_000
 
 
 def read_model_text(path: str | Path) -> str:
@@ -114,24 +116,37 @@ def parse_document(text: str) -> Any:
 
 def _check_aliases(text: str) -> None:
     """Bound YAML aliases from the event stream, before anything expands them: at most
-    MAX_YAML_ALIASES, and no alias of a collection that itself holds an alias (the nesting that
-    makes an alias bomb grow exponentially)."""
+    MAX_YAML_ALIASES, expanding to at most MAX_ALIAS_EXPANSION nodes in all, and no alias of a
+    collection that itself holds an alias (the nesting that makes an alias bomb grow
+    exponentially). Generated YAML (PyYAML's dump of shared objects) uses many flat aliases;
+    those load."""
     aliases = 0
-    open_anchors: list[str | None] = []  # the anchor of each open collection (None: none)
+    expanded = 0
+    events = 0
+    open_anchors: list[tuple[str | None, int]] = []  # each open collection: anchor, first event
     holds_alias: set[str] = set()
+    size: dict[str, int] = {}  # nodes of each closed anchored block
     try:
         for event in yaml.parse(text, Loader=_Loader):
+            events += 1
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                open_anchors.append(event.anchor)
+                open_anchors.append((event.anchor, events))
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 if open_anchors:
-                    open_anchors.pop()
+                    anchor, first = open_anchors.pop()
+                    if anchor is not None:
+                        size[anchor] = events - first
+            elif isinstance(event, yaml.ScalarEvent) and event.anchor is not None:
+                size[event.anchor] = 1
             elif isinstance(event, yaml.AliasEvent):
                 aliases += 1
+                expanded += size.get(str(event.anchor), 1)
                 line = event.start_mark.line + 1 if event.start_mark else None
-                if aliases > MAX_YAML_ALIASES:
+                if aliases > MAX_YAML_ALIASES or expanded > MAX_ALIAS_EXPANSION:
                     raise _invalid(
-                        f"the model uses more than {MAX_YAML_ALIASES} YAML aliases", line=line
+                        f"the model's YAML aliases exceed the budget ({MAX_YAML_ALIASES:,} "
+                        f"aliases expanding to {MAX_ALIAS_EXPANSION:,} nodes)",
+                        line=line,
                     )
                 if event.anchor in holds_alias:
                     raise _invalid(
@@ -139,7 +154,7 @@ def _check_aliases(text: str) -> None:
                         "holds aliases; nested aliases are not allowed",
                         line=line,
                     )
-                holds_alias.update(a for a in open_anchors if a is not None)
+                holds_alias.update(a for a, _ in open_anchors if a is not None)
     except yaml.YAMLError:
         return  # yaml.load reports it with its line
 
