@@ -327,7 +327,9 @@ EXT_QUERIES: dict[str, dict[str, Any]] = {
         "orders.channel",
         where_sql="revenue >= 50 AND orders.status = 'paid'",
     ),
-    "mfilter-or": q(["revenue"], "orders.channel", where_sql="(revenue > 100 OR order_count = 1)"),
+    "mfilter-or": q(
+        ["revenue", "order_count"], "orders.channel", where_sql="(revenue > 100 OR order_count = 1)"
+    ),
     "mfilter-merge": q(
         ["revenue", "refund_total"], "metric_time:month", where_sql="refund_total > 0"
     ),
@@ -340,7 +342,6 @@ EXT_QUERIES: dict[str, dict[str, Any]] = {
         where_sql="visits_mom <> 0",
         time_range=H1,
     ),
-    "mfilter-unselected": q(["order_count"], "orders.channel", where_sql="revenue > 40"),
     "mfilter-axes-range": q(
         ["revenue", "visit_count"],
         "metric_time:month",
@@ -348,7 +349,9 @@ EXT_QUERIES: dict[str, dict[str, Any]] = {
         time_range=H1,
     ),
     "mfilter-ratio": q(["avg_order", "order_count"], "orders.status", where_sql="avg_order > 35"),
-    "mfilter-timestamp-day": q(["visit_count", "pages"], "metric_time:day", where_sql="pages >= 3"),
+    "mfilter-timestamp-day": q(
+        ["visit_count", "pages"], "metric_time:day", where_sql="visit_count >= 2"
+    ),
 }
 
 SELECTS: dict[str, dict[str, Any]] = {
