@@ -421,8 +421,9 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
             item["segment_kind"] = kind
             item["drill_down"] = _drill(model, dim, v)
             values.append(item)
-        # ties break by value (ascending, NULL last): the union's row order is the engine's
-        values.sort(key=lambda x: (-abs(x["delta"]), x["value"] == _NULL, x["value"]))
+        # ties: falls before rises, then by the value's text, "(null)" included (the reference
+        # engine's order), never by the union's row order, which is the engine's
+        values.sort(key=lambda x: (-abs(x["delta"]), x["delta"], x["value"]))
         score = max((abs(x["contribution_pct"] or 0.0) / 100 for x in values), default=0.0)
         b_sum = sum(x["baseline_value"] for x in values)
         c_sum = sum(x["current_value"] for x in values)
