@@ -25,7 +25,6 @@ from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import ArgumentError, Diagnostic, OsiError, QueryError, bounded
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
-from dosi.execute.duckdb_runner import arrow_rows
 from dosi.execute.engines import open_runner
 from dosi.execute.options import (
     DEFAULT_QUERY_TIMEOUT,
@@ -33,6 +32,7 @@ from dosi.execute.options import (
     check_memory_limit,
     check_timeout,
 )
+from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
 from dosi.lineage import lineage_graph, lineage_text
@@ -216,16 +216,9 @@ class Engine:
         DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect; a
         `dialect` that is not the connection's is `dialect_mismatch`. `timeout_secs` overrides
         the engine's `query_timeout` (None: no limit)."""
-        timeout = self._timeout(timeout_secs)
-        profile = self._profile(connection, db_path)
-        engine_dialect = profile.dialect
-        c = self._compiled(query, dialect or engine_dialect, False)
-        if dialect is not None:
-            check_dialect(c.dialect.key, connection, profile.type)
-        table = self._run(profile, c.sql, timeout, cancellation)
-        if engine_dialect != "duckdb":
-            table = conform(table, _temporal_types(c))
-        table = _with_metadata(table, c)
+        c, table = self._execute_table(
+            query, dialect, connection, timeout_secs, db_path, cancellation
+        )
         data = {
             "dialect": c.dialect.name,
             "sql": c.sql,
@@ -244,9 +237,34 @@ class Engine:
         connection: str | None = None,
         timeout_secs: float | object | None = ENGINE_DEFAULT,
         db_path: str | Path | None = None,
+        *,
+        cancellation: CancellationToken | None = None,
     ) -> pa.Table:
-        """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata)."""
-        return self.execute(query, None, connection, timeout_secs, db_path).arrow
+        """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata): the
+        engine's own Arrow result, never converted row by row."""
+        return self._execute_table(query, None, connection, timeout_secs, db_path, cancellation)[1]
+
+    def _execute_table(
+        self,
+        query: Any,
+        dialect: str | None,
+        connection: str | None,
+        timeout_secs: float | object | None,
+        db_path: str | Path | None,
+        cancellation: CancellationToken | None,
+    ) -> tuple[CompiledQuery, pa.Table]:
+        """Compile (cached), run, and label the Arrow result: what execute() and
+        execute_arrow() share."""
+        timeout = self._timeout(timeout_secs)
+        profile = self._profile(connection, db_path)
+        engine_dialect = profile.dialect
+        c = self._compiled(query, dialect or engine_dialect, False)
+        if dialect is not None:
+            check_dialect(c.dialect.key, connection, profile.type)
+        table = self._run(profile, c.sql, timeout, cancellation)
+        if engine_dialect != "duckdb":
+            table = conform(table, _temporal_types(c))
+        return c, _with_metadata(table, c)
 
     # -- detail rows, attribution, lineage -----------------------------------------------------
     def _detail(self, query: Any, dialect: str | None, pretty: bool, run: bool) -> dict[str, Any]:
@@ -419,7 +437,10 @@ def _with_metadata(table: pa.Table, c: CompiledQuery) -> pa.Table:
         if f.name in metrics:
             f = f.with_metadata({"dosi.metric": f.name, "dosi.params": "{}"})
         fields.append(f)
-    return table.cast(pa.schema(fields)) if metrics else table
+    if not metrics:
+        return table
+    # only field metadata changes: relabel the same column buffers (no cast, no copy)
+    return pa.Table.from_arrays(table.columns, schema=pa.schema(fields))
 
 
 def validate(model_text: str, mode: str = "datus", trust_sql: bool = False) -> dict[str, Any]:

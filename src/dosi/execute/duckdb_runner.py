@@ -1,13 +1,11 @@
 """Run compiled SQL on embedded DuckDB and shape the result.
 
-Rows come back as JSON-friendly dicts (dates and timestamps as ISO strings, decimals as floats),
-as the reference engine returns them; `arrow` keeps the native types.
+The runner answers an Arrow table; dosi.execute.rows turns it into JSON-friendly rows
+(`arrow_rows` and `to_python` stay importable from here).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,8 @@ from sqlglot import exp
 
 from dosi.errors import ExecuteError
 from dosi.execute.options import ExecOptions
+from dosi.execute.rows import arrow_rows
+from dosi.execute.values import to_python
 from dosi.udf import error_from_engine, register_duckdb
 
 #: Set at connect time: no extension is installed or loaded behind the query's back.
@@ -95,19 +95,6 @@ def _first(exc: BaseException) -> str:
     return (text.splitlines()[0] if text else type(exc).__name__)[:300]
 
 
-def to_python(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        exponent = value.as_tuple().exponent
-        return int(value) if isinstance(exponent, int) and exponent >= 0 else float(value)
-    if isinstance(value, dt.time):
-        return value.isoformat()
-    return value
-
-
 def run_sql(
     con: duckdb.DuckDBPyConnection, sql: str, timeout_secs: float | None = None
 ) -> pa.Table:
@@ -161,12 +148,6 @@ def run_sql(
             timer.cancel()
 
 
-def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
-    cols = table.column_names
-    data = [table.column(i).to_pylist() for i in range(table.num_columns)]
-    return [{c: to_python(data[j][i]) for j, c in enumerate(cols)} for i in range(table.num_rows)]
-
-
 class DuckDBRunner:
     """The Runner protocol over a DuckDB connection (dosi.execute.runner): a database file or
     in memory, or a connection handed in; cancel is DuckDB's interrupt."""
@@ -191,3 +172,6 @@ class DuckDBRunner:
     def close(self) -> None:
         if self.owned:
             self.connection.close()
+
+
+__all__ = ["DuckDBRunner", "arrow_rows", "open_duckdb", "run_sql", "to_python"]

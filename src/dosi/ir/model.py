@@ -6,8 +6,10 @@ dataset names as table aliases), with field references already inlined.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
 
 from sqlglot import exp
 
@@ -47,9 +49,12 @@ class DatasetIr:
     source: exp.Expression  # a Table, or a Subquery for a `SELECT ...` source
     primary_key: tuple[str, ...]
     unique_keys: tuple[tuple[str, ...], ...]
-    fields: dict[str, FieldIr]
+    fields: Mapping[str, FieldIr]  # read-only (a MappingProxyType), in declaration order
     primary_time: str | None  # field name: D-TIME, else the single is_time field
     description: str | None = None
+
+    def __post_init__(self) -> None:
+        _freeze(self, "fields")
 
 
 @dataclass(frozen=True)
@@ -103,22 +108,46 @@ class MetricIr:
     _pure_count: bool = False
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelIr:
+    """The compiled model, complete and read-only once built (issue 10: the IR is frozen).
+
+    Mappings are read-only views and sequences tuples; a variant (attribution's hidden
+    metrics) is a `dataclasses.replace` copy, never an edit."""
+
     name: str
-    datasets: dict[str, DatasetIr]
-    relationships: list[RelationshipIr]
-    metrics: dict[str, MetricIr]
-    measures: dict[str, MeasureIr]
-    warnings: list[Diagnostic] = field(default_factory=list)
+    datasets: Mapping[str, DatasetIr]
+    relationships: tuple[RelationshipIr, ...]
+    metrics: Mapping[str, MetricIr]
+    measures: Mapping[str, MeasureIr]
+    warnings: tuple[Diagnostic, ...] = ()
     description: str | None = None
     mode: str = "datus"
     source_version: str = "0.2.0.dev0"  # the Ossie version the document was written in
     # D-DIM: (dataset, field) -> (is_dimension, source rule)
-    dimension_roles: dict[tuple[str, str], tuple[bool, str]] = field(default_factory=dict)
+    dimension_roles: Mapping[tuple[str, str], tuple[bool, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
     # basic mode: metrics only a DATUS payload made computable -> why they are unavailable
-    unavailable_metrics: dict[str, Diagnostic] = field(default_factory=dict)
+    unavailable_metrics: Mapping[str, Diagnostic] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("datasets", "metrics", "measures", "dimension_roles", "unavailable_metrics"):
+            _freeze(self, name)
+        for name in ("relationships", "warnings"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
 
     def field(self, qualified: str) -> FieldIr:
         ds, _, name = qualified.partition(".")
         return self.datasets[ds].fields[name]
+
+
+def _freeze(obj: Any, name: str) -> None:
+    """Store a mapping attribute of a frozen IR value as a read-only view (once)."""
+    value = getattr(obj, name)
+    if not isinstance(value, MappingProxyType):
+        object.__setattr__(obj, name, MappingProxyType(dict(value)))

@@ -319,6 +319,9 @@ class LineIndex:
         self._text = text
         self._root: Any = None
         self._composed = False
+        # per sequence node: item name -> the first item of that name (built on first use, so
+        # a model's thousand lookups cost one pass over each list, not one per lookup)
+        self._by_name: dict[int, dict[str, Any]] = {}
 
     def _compose(self) -> Any:
         if not self._composed:
@@ -373,18 +376,26 @@ class LineIndex:
                 node = seq
                 best = seq.start_mark.line + 1
                 continue
-            found = None
-            if isinstance(seq, yaml.SequenceNode):
-                for item in seq.value:
-                    nm = _map_get(item, "name")
-                    if nm is not None and getattr(nm, "value", None) == name:
-                        found = item
-                        break
+            found = self._named(seq).get(name)
             if found is None:
                 return best
             node = found
             best = found.start_mark.line + 1
         return best
+
+    def _named(self, seq: Any) -> dict[str, Any]:
+        """The items of a YAML sequence by their `name` scalar, first occurrence winning."""
+        if not isinstance(seq, yaml.SequenceNode):
+            return {}
+        index = self._by_name.get(id(seq))
+        if index is None:
+            index = {}
+            for item in seq.value:
+                nm = _map_get(item, "name")
+                if isinstance(nm, yaml.ScalarNode) and isinstance(nm.value, str):
+                    index.setdefault(nm.value, item)
+            self._by_name[id(seq)] = index
+        return index
 
 
 def _map_get(node: Any, key: str) -> Any:

@@ -1,0 +1,21 @@
+"""What the metric pass reads and collects: the compiled datasets and relationship graph, the
+measure registry, and the fields aggregates measure (for D-DIM role inference)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from dosi.compiler.context import CompileContext
+from dosi.compiler.measure_names import MeasureRegistry
+from dosi.ir.graph import RelationshipGraph
+from dosi.ir.model import DatasetIr
+
+
+@dataclass(frozen=True)
+class MetricScope:
+    cx: CompileContext
+    datasets: Mapping[str, DatasetIr]
+    graph: RelationshipGraph
+    registry: MeasureRegistry
+    measured_fields: set[tuple[str, str]] = field(default_factory=set)

@@ -1,0 +1,151 @@
+"""Metric compile: parse, reject what a metric may not be, resolve fields, split measures,
+settle the time axis, window and fill -> MetricIr.
+
+Ossie "Metrics" are aggregate expressions over fields; the DATUS payload (D-DATASET, D-MEASURE,
+D-TIME, D-WINDOW, D-FILL) comes only from `dosi.ext`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlglot import exp
+
+from dosi import ext
+from dosi.compiler.context import Site
+from dosi.compiler.fields import pick_expression
+from dosi.compiler.measures import infer_kind
+from dosi.compiler.metric_columns import note_measured_fields, resolve_metric_columns
+from dosi.compiler.metric_measures import split_measures
+from dosi.compiler.metric_scope import MetricScope
+from dosi.compiler.sqlparse import (
+    OSI_READERS,
+    SqlSnippetError,
+    SqlTooComplex,
+    has_window,
+    parse_scalar,
+)
+from dosi.compiler.time_axis import metric_time_axis
+from dosi.compiler.trusted_sql import untrusted_construct
+from dosi.errors import closest
+from dosi.ir.model import MetricIr
+from dosi.model.schema import MetricSpec
+
+
+def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
+    """The metric's IR, or None after its errors are reported."""
+    cx = scope.cx
+    mpath = f"metrics[{m.name}]"
+    mline = cx.line([("metrics", m.name)])
+    mext = cx.read_ext("metric", mpath, m.custom_extensions, mline)
+    assert isinstance(mext, ext.MetricExt)
+    dialect, text = pick_expression(m.expression)
+    site = Site(mpath, mline)
+    tree = _parse(scope, m.name, text, dialect, site)
+    if tree is None:
+        return None
+    note_measured_fields(scope, tree)
+    if not resolve_metric_columns(scope, m.name, tree, site):
+        return None
+    kind = infer_kind(tree)
+    pin = mext.dataset
+    if pin is not None and pin not in scope.datasets:
+        cx.sink.error(
+            "invalid_datus_extension",
+            f"`dataset` of metric `{m.name}` names `{pin}`, which is not a dataset",
+            path=mpath,
+            line=mline,
+            candidates=closest(pin, list(scope.datasets)),
+        )
+        pin = None
+    formula, measure_names, owners = split_measures(scope, m.name, tree, pin, mext, site)
+    if formula is None:
+        return None
+    time_axis = metric_time_axis(cx, scope.datasets, m.name, mext, owners, site)
+    window = mext.window
+    if window is not None and kind != "aggregate":
+        cx.sink.error(
+            "invalid_datus_extension",
+            f"metric `{m.name}` carries `window` but its expression is a {kind}; the base "
+            "of a window must be a single plain aggregate",
+            path=mpath,
+            line=mline,
+            hint="put the window on a single-aggregate metric",
+        )
+        window = None
+    # D-FILL never applies to a window output: NULL means "no comparable period" (D-WINDOW)
+    fill = None if window is not None else mext.fill_nulls_with
+    pure_count = kind == "aggregate" and scope.registry.measures[measure_names[0]].is_count
+    return MetricIr(
+        name=m.name,
+        kind=kind,  # type: ignore[arg-type]
+        formula=formula,
+        measures=tuple(measure_names),
+        datasets=frozenset(owners),
+        time_axis=time_axis,
+        fill_nulls_with=fill,
+        window=window,
+        description=m.description,
+        datatype=m.datatype,
+        source_sql=text,
+        _pure_count=pure_count,
+    )
+
+
+def _parse(
+    scope: MetricScope, metric: str, text: str, dialect: str, site: Site
+) -> exp.Expression | None:
+    """The expression tree, if it is a trusted, window-free aggregate with no nesting."""
+    cx = scope.cx
+    mpath, mline = site.path, site.line
+    try:
+        tree = parse_scalar(text, OSI_READERS.get(dialect))
+    except SqlTooComplex as err:
+        cx.sink.error("expression_too_complex", str(err), path=mpath, line=mline)
+        return None
+    except SqlSnippetError as err:
+        cx.sink.error("unparseable_expression", str(err), path=mpath, line=mline)
+        return None
+    if not cx.trust_sql:
+        what = untrusted_construct(tree)
+        if what is not None:
+            cx.untrusted(f"metric `{metric}`", what, mpath, mline)
+            return None
+    if has_window(tree):
+        cx.sink.error(
+            "window_in_metric",
+            f"metric `{metric}` uses a window function (`{text}`)",
+            path=mpath,
+            line=mline,
+            hint="declare the window with the DATUS `window` extension on a plain aggregate "
+            "metric (D-WINDOW)",
+        )
+        return None
+    aggs = list(tree.find_all(exp.AggFunc))
+    if not aggs:
+        cx.sink.error(
+            "not_an_aggregate",
+            f"metric `{metric}` has no aggregate (`{text}`); metrics aggregate fields",
+            path=mpath,
+            line=mline,
+            hint="wrap the field in an aggregate, e.g. SUM(dataset.field)",
+        )
+        return None
+    for a in aggs:
+        if any(isinstance(p, exp.AggFunc) for p in _ancestors(a)):
+            cx.sink.error(
+                "nested_aggregate",
+                f"metric `{metric}` nests aggregates (`{text}`)",
+                path=mpath,
+                line=mline,
+                hint="aggregate a field once; nested aggregation needs D-LOD",
+            )
+            return None
+    return tree
+
+
+def _ancestors(node: exp.Expression) -> Iterator[exp.Expression]:
+    p = node.parent
+    while p is not None:
+        yield p
+        p = p.parent
