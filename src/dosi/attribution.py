@@ -205,7 +205,8 @@ def plan_attribution(
                 if req.where_sql:
                     raw["where_sql"] = req.where_sql
                 rq, _, tree = plan_tree(shadow, graph, parse_query(raw), dia)
-                value: exp.Expression = exp.null()
+                # a typed NULL: DataFusion types a UNION column by its first arm
+                value: exp.Expression = exp.cast(exp.null(), "VARCHAR")
                 if grouping is not None:
                     value = exp.cast(exp.column(rq.dims[0].output, "q"), "VARCHAR")
                 cols = [
@@ -420,7 +421,9 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
             item["segment_kind"] = kind
             item["drill_down"] = _drill(model, dim, v)
             values.append(item)
-        values.sort(key=lambda x: -abs(x["delta"]))
+        # ties: falls before rises, then by the value's text, "(null)" included (the reference
+        # engine's order), never by the union's row order, which is the engine's
+        values.sort(key=lambda x: (-abs(x["delta"]), x["delta"], x["value"]))
         score = max((abs(x["contribution_pct"] or 0.0) / 100 for x in values), default=0.0)
         b_sum = sum(x["baseline_value"] for x in values)
         c_sum = sum(x["current_value"] for x in values)

@@ -327,6 +327,8 @@ class Engine:
         if dialect is not None:
             check_dialect(get_dialect(dialect).key, connection, profile.type)
         table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
+        if profile.dialect != "duckdb":
+            table = conform(table, {})  # DuckDB's value types: UTC wall clocks, int64, float64
         out.update(
             {
                 "columns": list(table.column_names),

@@ -41,12 +41,14 @@ def build_shop(folder: Path) -> tuple[Path, Path]:
     return Path(db), parquet
 
 
-def duck_tables(db: Path) -> dict[str, tuple[list[tuple[str, str]], list[tuple[Any, ...]]]]:
+def duck_tables(
+    db: Path, tables: Sequence[str] = TABLES
+) -> dict[str, tuple[list[tuple[str, str]], list[tuple[Any, ...]]]]:
     """table -> ([(column, DuckDB type)], rows)."""
     con = duckdb.connect(str(db), read_only=True)
     try:
         out = {}
-        for t in TABLES:
+        for t in tables:
             cols = [(r[0], r[1]) for r in con.sql(f"DESCRIBE main.{t}").fetchall()]
             out[t] = (cols, con.sql(f"SELECT * FROM main.{t}").fetchall())
         return out
@@ -75,9 +77,9 @@ def _sqlite_type(duck_type: str) -> str:
     return "TEXT"
 
 
-def load_sqlite(db: Path, path: Path) -> sqlite3.Connection:
+def load_sqlite(db: Path, path: Path, tables: Sequence[str] = TABLES) -> sqlite3.Connection:
     con = sqlite3.connect(str(path), check_same_thread=False)
-    for t, (cols, rows) in duck_tables(db).items():
+    for t, (cols, rows) in duck_tables(db, tables).items():
         ddl = ", ".join(f'"{c}" {_sqlite_type(ty)}' for c, ty in cols)
         con.execute(f"CREATE TABLE main.{t} ({ddl})")
         marks = ", ".join("?" for _ in cols)
@@ -89,12 +91,12 @@ def load_sqlite(db: Path, path: Path) -> sqlite3.Connection:
     return con
 
 
-def load_chdb(parquet: Path, path: Path) -> Any:
+def load_chdb(parquet: Path, path: Path, tables: Sequence[str] = TABLES) -> Any:
     import chdb.session
 
     session = chdb.session.Session(str(path))
     session.query("CREATE DATABASE IF NOT EXISTS main")
-    for t in TABLES:
+    for t in tables:
         session.query(
             f"CREATE TABLE main.{t} ENGINE = MergeTree ORDER BY tuple() AS "
             f"SELECT * FROM file('{(parquet / f'{t}.parquet').as_posix()}', Parquet)"
@@ -102,23 +104,25 @@ def load_chdb(parquet: Path, path: Path) -> Any:
     return session
 
 
-def load_datafusion(parquet: Path) -> Any:
+def load_datafusion(parquet: Path, tables: Sequence[str] = TABLES) -> Any:
     import datafusion
 
     ctx = datafusion.SessionContext()
     ctx.sql("CREATE SCHEMA main")
-    for t in TABLES:
+    for t in tables:
         ctx.register_parquet(f"main.{t}", str(parquet / f"{t}.parquet"))
     return ctx
 
 
-def load_spark(parquet: Path, folder: Path) -> Any:
+def load_spark(parquet: Path, folder: Path, tables: Sequence[str] = TABLES) -> Any:
     from pyspark.sql import SparkSession
 
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("dosi-conformance")
-        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.codegen.wholeStage", "false")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
@@ -128,7 +132,7 @@ def load_spark(parquet: Path, folder: Path) -> Any:
         .getOrCreate()
     )
     spark.sql("CREATE DATABASE IF NOT EXISTS main")
-    for t in TABLES:
+    for t in tables:
         table_dir = folder / "spark" / t
         table_dir.mkdir(parents=True, exist_ok=True)
         shutil.copy(parquet / f"{t}.parquet", table_dir / f"{t}.parquet")
@@ -146,17 +150,27 @@ _MYSQL_TYPES = {
 }
 
 
-def load_mysql(db: Path, con: Any) -> None:
+def load_mysql(db: Path, con: Any, tables: Sequence[str] = TABLES) -> None:
     """The shop tables into database `main` of a MySQL/MariaDB server (replaced)."""
     with con.cursor() as cur:
         cur.execute("DROP DATABASE IF EXISTS main")
         cur.execute("CREATE DATABASE main")
-        for t, (cols, rows) in duck_tables(db).items():
+        for t, (cols, rows) in duck_tables(db, tables).items():
             ddl = ", ".join(f"`{c}` {_MYSQL_TYPES.get(ty, ty)}" for c, ty in cols)
             cur.execute(f"CREATE TABLE main.{t} ({ddl})")
             marks = ", ".join("%s" for _ in cols)
             cur.executemany(f"INSERT INTO main.{t} VALUES ({marks})", rows)
     con.commit()
+
+
+def load_postgres_tables(db: Path, con: Any, tables: Sequence[str], pg_type: Any) -> None:
+    """More tables into schema `main` of a PostgreSQL database (psycopg, autocommit)."""
+    with con.cursor() as cur:
+        for t, (cols, rows) in duck_tables(db, tables).items():
+            ddl = ", ".join(f'"{c}" {pg_type(ty)}' for c, ty in cols)
+            cur.execute(f"CREATE TABLE main.{t} ({ddl})")
+            marks = ", ".join("%s" for _ in cols)
+            cur.executemany(f"INSERT INTO main.{t} VALUES ({marks})", rows)
 
 
 # ------------------------------------------------------------------------------ comparing

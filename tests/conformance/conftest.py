@@ -15,15 +15,18 @@ from typing import Any
 
 import pytest
 
-_KIT = Path(__file__).with_name("conformkit.py")
-if "conformkit" not in sys.modules:
-    _spec = importlib.util.spec_from_file_location("conformkit", _KIT)
-    assert _spec is not None and _spec.loader is not None
-    _mod = importlib.util.module_from_spec(_spec)
-    sys.modules["conformkit"] = _mod
-    _spec.loader.exec_module(_mod)
+for _name in ("conformkit", "extkit"):
+    if _name not in sys.modules:
+        _spec = importlib.util.spec_from_file_location(
+            _name, Path(__file__).with_name(f"{_name}.py")
+        )
+        assert _spec is not None and _spec.loader is not None
+        _mod = importlib.util.module_from_spec(_spec)
+        sys.modules[_name] = _mod
+        _spec.loader.exec_module(_mod)
 
 import conformkit  # noqa: E402
+import extkit  # noqa: E402
 
 import dosi  # noqa: E402
 
@@ -39,7 +42,13 @@ _PACKAGES = {
 
 @pytest.fixture(scope="session")
 def shop_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return conformkit.build_shop(tmp_path_factory.mktemp("conformance"))
+    """The shop and the extension matrix's `x_*` tables: one DuckDB file, one Parquet folder."""
+    db, parquet = conformkit.build_shop(tmp_path_factory.mktemp("conformance"))
+    extkit.build_ext(db, parquet)
+    return db, parquet
+
+
+TABLES = conformkit.TABLES + extkit.EXT_TABLES
 
 
 @pytest.fixture(scope="session")
@@ -51,6 +60,21 @@ def model_text() -> str:
 def reference(model_text: str, shop_files: tuple[Path, Path]) -> Iterator[dosi.Engine]:
     eng = dosi.Engine(
         model_text=model_text, connections={"duck": {"type": "duckdb", "uri": str(shop_files[0])}}
+    )
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="session")
+def ext_model_text() -> str:
+    return extkit.ext_model_text()
+
+
+@pytest.fixture(scope="session")
+def ext_reference(ext_model_text: str, shop_files: tuple[Path, Path]) -> Iterator[dosi.Engine]:
+    eng = dosi.Engine(
+        model_text=ext_model_text,
+        connections={"duck": {"type": "duckdb", "uri": str(shop_files[0])}},
     )
     yield eng
     eng.close()
@@ -71,18 +95,18 @@ def _unavailable(kind: str) -> str | None:
 
 
 def _client(kind: str, shop_files: tuple[Path, Path], tmp: Path) -> tuple[Any, Any]:
-    """(client object, closer) for one engine, loaded with the shop."""
+    """(client object, closer) for one engine, loaded with the shop and the `x_*` tables."""
     db, parquet = shop_files
     if kind == "sqlite":
-        con = conformkit.load_sqlite(db, tmp / "shop.sqlite")
+        con = conformkit.load_sqlite(db, tmp / "shop.sqlite", TABLES)
         return con, con.close
     if kind == "chdb":
-        session = conformkit.load_chdb(parquet, tmp / "chdb")
+        session = conformkit.load_chdb(parquet, tmp / "chdb", TABLES)
         return session, session.close
     if kind == "datafusion":
-        return conformkit.load_datafusion(parquet), lambda: None
+        return conformkit.load_datafusion(parquet, TABLES), lambda: None
     if kind == "spark":
-        spark = conformkit.load_spark(parquet, tmp)
+        spark = conformkit.load_spark(parquet, tmp, TABLES)
         return spark, spark.stop
     if kind == "postgres":
         import psycopg
@@ -92,6 +116,7 @@ def _client(kind: str, shop_files: tuple[Path, Path], tmp: Path) -> tuple[Any, A
         dsn = holder.__enter__()
         portkit.load_into_postgres(db, dsn, tmp)
         con = psycopg.connect(dsn, autocommit=True)
+        conformkit.load_postgres_tables(db, con, extkit.EXT_TABLES, portkit.pg_type)
 
         def close() -> None:
             con.close()
@@ -103,7 +128,7 @@ def _client(kind: str, shop_files: tuple[Path, Path], tmp: Path) -> tuple[Any, A
     from dosi.execute.mysql_runner import parse_mysql_uri
 
     con = pymysql.connect(**parse_mysql_uri(os.environ["DOSI_TEST_MARIADB"]))
-    conformkit.load_mysql(db, con)
+    conformkit.load_mysql(db, con, TABLES)
     return con, con.close
 
 
@@ -119,21 +144,44 @@ def _portkit() -> Any:
 
 
 @pytest.fixture(scope="session", params=ENGINES)
-def target(
+def loaded(
     request: pytest.FixtureRequest,
-    model_text: str,
     shop_files: tuple[Path, Path],
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[str, dosi.Engine]]:
-    """(engine kind, a dosi Engine whose only connection is that engine's client object)."""
+) -> Iterator[tuple[str, Any]]:
+    """(engine kind, its client object loaded with every table), one per engine and session:
+    the shop matrix and the extension matrix share it (Spark starts once)."""
     kind = request.param
     why = _unavailable(kind)
     if why is not None:
         pytest.skip(why)
     client, close = _client(kind, shop_files, tmp_path_factory.mktemp(kind))
+    try:
+        yield kind, client
+    finally:
+        close()
+
+
+@pytest.fixture(scope="session")
+def target(loaded: tuple[str, Any], model_text: str) -> Iterator[tuple[str, dosi.Engine]]:
+    """(engine kind, a dosi Engine over the shop model whose only connection is that
+    engine's client object)."""
+    kind, client = loaded
     eng = dosi.Engine(model_text=model_text, connections={kind: {"type": kind, "client": client}})
     try:
         yield kind, eng
     finally:
         eng.close()
-        close()
+
+
+@pytest.fixture(scope="session")
+def ext_target(loaded: tuple[str, Any], ext_model_text: str) -> Iterator[tuple[str, dosi.Engine]]:
+    """(engine kind, a dosi Engine over the extension model on the same client object)."""
+    kind, client = loaded
+    eng = dosi.Engine(
+        model_text=ext_model_text, connections={kind: {"type": kind, "client": client}}
+    )
+    try:
+        yield kind, eng
+    finally:
+        eng.close()

@@ -40,17 +40,20 @@ class DataFusion(Postgres):
 
     def finalize(self, tree: exp.Expression) -> exp.Expression:
         """DataFusion has no DIV(): integer `/` of two integers already truncates. Its parser
-        reads `a IS NOT DISTINCT FROM b AND c` as `a IS NOT DISTINCT FROM (b AND c)`: a
-        NULL-safe comparison inside AND / OR is parenthesised (a merge on several keys)."""
-        return tree.transform(_rewrite)
+        binds `a IS NOT DISTINCT FROM b AND c` as `a IS NOT DISTINCT FROM (b AND c)`, so a
+        null-safe comparison inside AND / OR / NOT is parenthesized (the merge's multi-key
+        joins)."""
+        return tree.transform(_finish)
 
 
-def _rewrite(node: exp.Expression) -> exp.Expression:
-    if isinstance(node, exp.NullSafeEQ) and isinstance(node.parent, exp.Connector):
-        return exp.Paren(this=node.copy())
+def _finish(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.IntDiv):
         div = exp.Div(this=node.this, expression=node.expression, typed=True)
         return exp.Cast(this=div, to=_BIGINT.copy())
+    if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)) and isinstance(
+        node.parent, (exp.Connector, exp.Not)
+    ):
+        return exp.Paren(this=node.copy())
     return node
 
 
