@@ -24,6 +24,7 @@ from dosi.ir.model import MetricIr, ModelIr
 from dosi.pipeline import plan_tree
 from dosi.plan.attribution import Strategy, attribution_strategy
 from dosi.plan.joins import JoinGraph
+from dosi.query.request import request_object, shape_error
 from dosi.query.spec import TimeRange, parse_query, parse_time_range
 from dosi.sql.dialects import get_dialect
 
@@ -56,24 +57,16 @@ class AttributionPlan:
 
 
 def _shape(message: str) -> QueryShapeError:
-    return QueryShapeError("invalid_query", f"invalid attribution request: {message}")
+    return shape_error("attribution request", message)
 
 
 def parse_request(raw: Any) -> AttributionRequest:
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise _shape(f"not valid JSON: {exc.msg}") from None
-    if not isinstance(raw, dict):
-        raise _shape('an attribution request is an object {"metric", "current", "baseline"}')
-    for key in raw:
-        if key not in REQUEST_KEYS:
-            raise QueryError(
-                "unknown_query_key",
-                f"the attribution request defines no key `{key}`",
-                candidates=closest(key, REQUEST_KEYS) or list(REQUEST_KEYS),
-            )
+    raw = request_object(
+        raw,
+        REQUEST_KEYS,
+        what="attribution request",
+        shape='an attribution request is an object {"metric", "current", "baseline"}',
+    )
     metric = raw.get("metric")
     if not isinstance(metric, str) or not metric:
         raise _shape("missing field `metric`")

@@ -359,3 +359,21 @@ def test_query_size_bounds(shop: Engine) -> None:
     )
     ok = shop.compile({"metrics": ["revenue"], "where_sql": "orders.channel = '" + "x" * 100 + "'"})
     assert "xxxx" in ok["sql"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"from": ' + "9" * 5000 + "}",
+        "[" * 5000 + "]" * 5000,
+        '{"from": "orders"',
+    ],
+)
+def test_detail_and_attribution_requests_are_bounded_like_queries(text: str) -> None:
+    """select() and attribute() read their JSON through the same bounded reader as queries:
+    a 5,000-digit number, deep nesting or broken JSON is `invalid_query`, never a ValueError."""
+    eng = Engine(model_path=SHOP_MODEL)
+    for call in (eng.compile_select, eng.attribute):
+        with pytest.raises(QueryError) as info:
+            call(text)
+        assert info.value.code == "invalid_query"

@@ -9,12 +9,12 @@ Output names: a field of `from` keeps its name, any other is `dataset__field`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from dosi.errors import QueryError, QueryShapeError, closest
 from dosi.ir.model import GRAINS, FieldIr, ModelIr
+from dosi.query.request import request_object, shape_error
 from dosi.query.resolve import ResolvedWhere, check_grain, find_field, resolve_where
 from dosi.query.spec import OrderItem, TimeRange, order_item, parse_limit, parse_time_range
 
@@ -63,25 +63,16 @@ class ResolvedDetail:
 
 
 def _shape(message: str, **kw: Any) -> QueryShapeError:
-    return QueryShapeError("invalid_query", f"invalid detail query: {message}", **kw)
+    return shape_error("detail query", message, **kw)
 
 
 def parse_detail(raw: Any) -> DetailQuery:
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise _shape(f"not valid JSON: {exc.msg}") from None
-    if not isinstance(raw, dict):
-        raise _shape('a detail query is an object {"from", "fields", ...}')
-    for key in raw:
-        if key not in DETAIL_KEYS:
-            raise QueryError(
-                "unknown_query_key",
-                f"the detail query defines no key `{key}`",
-                candidates=closest(key, DETAIL_KEYS) or list(DETAIL_KEYS),
-                hint=f"drop `{key}`, or spell it as one of the candidates",
-            )
+    raw = request_object(
+        raw,
+        DETAIL_KEYS,
+        what="detail query",
+        shape='a detail query is an object {"from", "fields", ...}',
+    )
     src = raw.get("from")
     if not isinstance(src, str) or not src:
         raise _shape("missing field `from` (the dataset whose rows are listed)")
