@@ -20,6 +20,7 @@ from dosi.compiler.sqlparse import (
 )
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
+from dosi.query.context_filter import check_context_filter
 from dosi.query.filters import (
     ResultFilter,
     column_name,
@@ -76,6 +77,7 @@ class ResolvedQuery:
     # (output column, desc, nulls "first" | "last" | None)
     order: list[tuple[str, bool, str | None]] = field(default_factory=list)
     result_filter: ResultFilter | None = None  # where_sql conjuncts that name a metric
+    context: ResolvedWhere | None = None  # context_filter (D-LOD context layer)
 
     @property
     def uses_metric_time(self) -> bool:
@@ -115,6 +117,9 @@ def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
     where, having = _filters(model, query.where_sql, dims) if query.where_sql else (None, None)
     tr = _time_range(model, query) if query.time_range else None
     rq = ResolvedQuery(query, metrics, dims, where, tr, result_filter=having)
+    if query.context_filter:
+        rq.context = resolve_where(model, query.context_filter)
+        check_context_filter(rq.context.expr)
     rq.order = _order(query, rq)
     return rq
 

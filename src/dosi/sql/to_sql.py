@@ -23,6 +23,8 @@ from dosi.plan.nodes import (
     ComputeMetrics,
     FilterResult,
     Join,
+    LodBroadcast,
+    LodRollup,
     Merge,
     OrderLimit,
     PreAggregate,
@@ -31,7 +33,7 @@ from dosi.plan.nodes import (
     Trim,
     Window,
 )
-from dosi.plan.records import Branch, JoinStep, QueryPlan
+from dosi.plan.records import Branch, JoinStep, LodShape, QueryPlan
 from dosi.sql.dialects import Dialect
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, table
@@ -44,7 +46,8 @@ class _Source:
 
     scan: Scan
     joins: tuple[JoinStep, ...] = ()
-    mode: str = "plain"  # "plain" | "pre_aggregate" | "stream"
+    mode: str = "plain"  # "plain" | "pre_aggregate" | "stream" | "lod"
+    lod: LodShape | None = None  # D-LOD: the rollups and shape (dosi.sql.lod)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,13 @@ class ToSql:
     def visit_stream_bucket(self, node: StreamBucket) -> _Source:
         return replace(node.parent.accept(self), mode="stream")
 
+    def visit_lod_rollup(self, node: LodRollup) -> _Source:
+        """Two-stage: the view reads only this rollup, its dimension filters on the output."""
+        return _Source(Scan(node.spec.dataset, node.output_filters), mode="lod", lod=node.shape)
+
+    def visit_lod_broadcast(self, node: LodBroadcast) -> _Source:
+        return replace(node.parent.accept(self), mode="lod", lod=node.shape)
+
     def visit_aggregate(self, node: Aggregate) -> _Grouped:
         src: _Source = node.parent.accept(self)
         branch = Branch(
@@ -105,6 +115,7 @@ class ToSql:
             measures=node.measures,
             filters=src.scan.filters,
             time_filters=src.scan.time_filters,
+            lod=src.lod,
         )
         return _Grouped(branch, src.mode)
 
