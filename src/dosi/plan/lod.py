@@ -121,6 +121,15 @@ def lod_branch(
     for p in where_parts:
         on_values = bool(lod_refs(p))
         stored_cols = any(not _is_lod(c) for c in p.find_all(exp.Column))
+        if grid is not None and on_values and stored_cols:
+            raise QueryError(
+                "not_implemented",
+                f"where_sql condition `{p.sql()}` compares a detail column with a "
+                "level-of-detail value, which needs the detail rows, but every measure here "
+                "aggregates a level-of-detail value, which is weighed once per key",
+                hint="split the condition into a condition on stored columns and one on the "
+                "level-of-detail value, or aggregate a stored column",
+            )
         where_text = (
             "after the broadcast join (mixes layers)"
             if on_values and stored_cols

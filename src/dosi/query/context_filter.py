@@ -8,10 +8,14 @@ field: it is the input of the rollup that computes that field.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
 from dosi.errors import QueryError
 from dosi.ir.lod import lod_refs
+from dosi.ir.model import FieldIr
+from dosi.query.filters import column_name
 
 
 def check_context_filter(resolved: exp.Expression) -> None:
@@ -26,3 +30,25 @@ def check_context_filter(resolved: exp.Expression) -> None:
             hint="filter on its value in where_sql (a dimension filter on rollup values), or "
             "on the stored columns it is computed from here",
         )
+
+
+def names_only_outputs(
+    part: exp.Expression, outputs: dict[str, str], resolve_field: Callable[[str], FieldIr]
+) -> bool:
+    """True when a where_sql conjunct reads only ungrained group-by fields (`outputs`: their
+    qualified names). Beside a window metric such a conjunct is a dimension filter on the
+    result (after the window stage), as the reference engine places it; the window's
+    population is the context layer's rows (context_filter, time_range)."""
+    cols = list(part.find_all(exp.Column))
+    if not cols or not outputs:
+        return False
+    for c in cols:
+        if not c.table and c.name in outputs.values():
+            continue
+        try:
+            f = resolve_field(column_name(c))
+        except QueryError:
+            return False
+        if f.qualified not in outputs:
+            return False
+    return True

@@ -9,7 +9,7 @@ from dosi.plan.records import Branch, LodRollupSpec
 
 
 def _rollup_input(r: LodRollupSpec) -> PlanNode:
-    node: PlanNode = Scan(r.dataset, r.filters, r.time_filters)
+    node: PlanNode = Scan(r.dataset)  # its context filters: the LodRollup's details
     for step in r.joins:
         node = Join(node, step.relationship)
     return node
