@@ -28,6 +28,7 @@ from dosi.ir.lod import LOD_META, lod_refs
 from dosi.ir.model import ModelIr
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.records import Branch, JoinStep, LodRollupSpec, LodShape, TimeFilter
+from dosi.query.context_filter import check_context_filter
 from dosi.query.resolve import ResolvedQuery
 
 # aggregates a key repeated over its fact rows cannot change: they read the rollup as well
@@ -254,3 +255,32 @@ def _col(name: str, table: str) -> exp.Column:
         this=exp.to_identifier(name, quoted=not name.isidentifier() or name.lower() != name),
         table=exp.to_identifier(table),
     )
+
+
+def detail_lod_shape(
+    model: ModelIr,
+    graph: JoinGraph,
+    dataset: str,
+    exprs: list[exp.Expression],
+    time_filters: tuple[TimeFilter, ...],
+    context: exp.Expression | None,
+) -> LodShape | None:
+    """Detail rows (`select`) reading fixed fields: each row joined to its key's rollup row
+    (the reference engine broadcasts them; the context layer, time_range and context_filter,
+    feeds the rollups; where_sql filters the rows)."""
+    refs = list(dict.fromkeys(q for e in exprs for q in lod_refs(e)))
+    if not refs:
+        return None
+    if context is not None:
+        check_context_filter(context)
+    stub = Branch(
+        id="detail",
+        dataset=dataset,
+        axis=None,
+        joins=(),
+        dims=(),
+        measures=(),
+        filters=(),
+        time_filters=time_filters,
+    )
+    return LodShape("detail", _rollups(model, graph, refs, stub, context))

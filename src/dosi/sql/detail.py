@@ -13,9 +13,11 @@ from dosi.compiler.fields import ident
 from dosi.errors import QueryError
 from dosi.ir.model import ModelIr, RelationshipIr
 from dosi.plan.joins import JoinGraph, join_order
-from dosi.plan.records import TimeFilter
+from dosi.plan.lod import detail_lod_shape
+from dosi.plan.records import LodShape, TimeFilter
 from dosi.query.detail import ResolvedDetail
 from dosi.sql.dialects import Dialect
+from dosi.sql.lod import join_rollups, values_rewrite
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, col
 
@@ -52,9 +54,11 @@ def render_detail(
 ) -> exp.Select:
     r = Renderer(model, dialect)
     ds = model.datasets[rd.query.dataset]
+    shape = _lod_shape(model, graph, rd)  # D-LOD fixed fields broadcast to the rows
+    rw = values_rewrite(shape) if shape is not None else (lambda e: e)
     cols = []
     for f in rd.fields:
-        e = f.field.expr.copy()
+        e = rw(f.field.expr.copy())
         if f.grain is not None:
             e = dialect.bucket(e, f.grain)
         cols.append(exp.alias_(e, ident(f.output)))
@@ -76,7 +80,9 @@ def render_detail(
             join_type=rel.join_type.upper(),
             copy=False,
         )
-    preds = [w.expr.copy() for w in rd.where]
+    if shape is not None:
+        sel = join_rollups(r, sel, shape)
+    preds = [rw(w.expr.copy()) for w in rd.where]
     if rd.time_field is not None and rd.query.time_range is not None:
         tr = rd.query.time_range
         tf = TimeFilter(rd.time_field.expr, tr.start, tr.end, rd.time_field.datatype)
@@ -92,6 +98,24 @@ def render_detail(
     if limit is not None:
         sel = sel.limit(limit, copy=False)
     return sel
+
+
+def _time_filter(rd: ResolvedDetail) -> TimeFilter | None:
+    tr = rd.query.time_range
+    if rd.time_field is None or tr is None:
+        return None
+    return TimeFilter(rd.time_field.expr, tr.start, tr.end, rd.time_field.datatype)
+
+
+def _lod_shape(model: ModelIr, graph: JoinGraph, rd: ResolvedDetail) -> LodShape | None:
+    exprs = [f.field.expr for f in rd.fields] + [w.expr for w in rd.where]
+    tf = _time_filter(rd)
+    context = None
+    if rd.query.context_filter is not None and rd.where:
+        context = rd.where[-1].expr  # parse_detail appends context_filter last
+    return detail_lod_shape(
+        model, graph, rd.query.dataset, exprs, (tf,) if tf else (), context
+    )
 
 
 def explain_detail(model: ModelIr, graph: JoinGraph, rd: ResolvedDetail) -> str:

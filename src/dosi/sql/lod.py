@@ -129,10 +129,12 @@ def _values_rewrite(shape: LodShape) -> Callable[[exp.Expression], exp.Expressio
     return rw
 
 
-def _broadcast_from(r: Renderer, b: Branch, shape: LodShape, sel: exp.Select) -> exp.Select:
-    """FROM the fact and its joins, each rollup joined on its keys, the filters after them."""
-    rw = _values_rewrite(shape)
-    sel = r.from_clause(replace(b, filters=(), time_filters=()), sel)
+def values_rewrite(shape: LodShape) -> Callable[[exp.Expression], exp.Expression]:
+    return _values_rewrite(shape)
+
+
+def join_rollups(r: Renderer, sel: exp.Select, shape: LodShape) -> exp.Select:
+    """Each rollup joined to the rows in scope on its keys, NULL-safely (keyless: CROSS)."""
     for spec in shape.rollups:
         if not spec.keys:
             sel = join(sel, _derived(r, spec), "CROSS")
@@ -146,6 +148,14 @@ def _broadcast_from(r: Renderer, b: Branch, shape: LodShape, sel: exp.Select) ->
             ]
         )
         sel = join(sel, _derived(r, spec), "LEFT", on)
+    return sel
+
+
+def _broadcast_from(r: Renderer, b: Branch, shape: LodShape, sel: exp.Select) -> exp.Select:
+    """FROM the fact and its joins, each rollup joined on its keys, the filters after them."""
+    rw = _values_rewrite(shape)
+    sel = r.from_clause(replace(b, filters=(), time_filters=()), sel)
+    sel = join_rollups(r, sel, shape)
     preds = [rw(clone(f)) for f in b.filters]
     for tf in b.time_filters:
         preds.extend(r.time_predicates(tf))
