@@ -36,6 +36,7 @@ SESSIONS = [
 ]
 CHANNELS = [(1, "pc"), (2, "mobile")]
 PROMO_DAYS = [("2025-01-02", "launch")]
+ACCOUNTS = [("A", "x1"), ("B", "x2"), ("C", "x3"), ("D", "x4")]
 
 
 def build_db(path: Path) -> None:
@@ -46,6 +47,8 @@ def build_db(path: Path) -> None:
     con.executemany("INSERT INTO lod_channel VALUES (?, ?)", CHANNELS)
     con.execute("CREATE TABLE lod_promo (event_date DATE, promo_name VARCHAR)")
     con.executemany("INSERT INTO lod_promo VALUES (?, ?)", PROMO_DAYS)
+    con.execute("CREATE TABLE lod_acct (user_id VARCHAR, acct_name VARCHAR)")
+    con.executemany("INSERT INTO lod_acct VALUES (?, ?)", ACCOUNTS)
     con.close()
 
 
@@ -159,6 +162,15 @@ def model_dict() -> dict[str, Any]:
                         ],
                     },
                     {
+                        "name": "acct",
+                        "source": "main.lod_acct",
+                        "primary_key": ["user_id"],
+                        "fields": [
+                            field("user_id", datatype="String"),
+                            field("acct_name", datatype="String"),
+                        ],
+                    },
+                    {
                         "name": "promo_day",
                         "source": "main.lod_promo",
                         "primary_key": ["event_date"],
@@ -169,6 +181,13 @@ def model_dict() -> dict[str, Any]:
                     },
                 ],
                 "relationships": [
+                    {
+                        "name": "sessions_acct",
+                        "from": "sessions",
+                        "to": "acct",
+                        "from_columns": ["user_id"],
+                        "to_columns": ["user_id"],
+                    },
                     {
                         "name": "sessions_channel",
                         "from": "sessions",

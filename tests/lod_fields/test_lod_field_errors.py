@@ -195,6 +195,11 @@ QUERY_ERRORS: list[tuple[str, dict[str, Any], str]] = [
         "not_implemented",
     ),
     (
+        "not-yet: a view dim named like the grid's key (acct.user_id vs sessions.user_id)",
+        {"metrics": ["avg_active_day"], "group_by": ["acct.user_id"]},
+        "duplicate_output_name",
+    ),
+    (
         "context_filter is a predicate string",
         {"metrics": ["user_num"], "context_filter": 3},
         "invalid_query",

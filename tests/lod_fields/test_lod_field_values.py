@@ -154,6 +154,15 @@ CASES: list[tuple[str, dict[str, Any], list[str], str, str]] = [
         "LodBroadcast",
     ),
     (
+        "LOD-PLAN-08: a dimension of a joined dataset; the fixed value over all the history",
+        {"metrics": ["session_count"], "group_by": ["acct.acct_name", "sessions.active_day"]},
+        ["acct_name", "active_day", "session_count"],
+        f"SELECT a.acct_name, f.active_day, COUNT(s.event_date) FROM lod_session s LEFT JOIN"
+        f" lod_acct a ON s.user_id = a.user_id JOIN ({ACTIVE_ALL}) f"
+        " ON s.user_id IS NOT DISTINCT FROM f.user_id GROUP BY 1, 2",
+        "LodBroadcast",
+    ),
+    (
         "LOD-FLT-09: a join named in the context layer brings its dropped rows into the rollup",
         {
             "metrics": ["user_num"],

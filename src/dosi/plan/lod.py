@@ -118,6 +118,16 @@ def lod_branch(
                 hint="query them separately",
             )
         grid = fams[0]
+        spec = next(r for r in rollups if r.alias == grid)
+        for d in branch.dims:
+            for k, k_expr in spec.keys:
+                if d.output == k and d.expr != k_expr:
+                    raise QueryError(
+                        "duplicate_output_name",
+                        f"the level-of-detail key `{spec.dataset}.{k}` and the group-by item "
+                        f"`{d.output}` (another field) would both be the grid's column `{k}`",
+                        hint=f"group by `{spec.dataset}.{k}` itself, or rename the field",
+                    )
     placements = []
     for p in where_parts:
         on_values = bool(lod_refs(p))
