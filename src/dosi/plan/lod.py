@@ -42,6 +42,13 @@ def lod_query_branch(model: ModelIr, graph: JoinGraph, branch: Branch, rq: Resol
     context = rq.context.expr if rq.context is not None else None
     out = lod_branch(model, graph, branch, where, context)
     if out.lod is not None:
+        if any(d.window is not None for d in rq.dims):
+            raise QueryError(
+                "not_implemented",
+                "a streaming window in a query that reads a D-LOD field: the rollup and the "
+                "window bucketing are different stage stacks",
+                hint="group by a time grain instead, or query the field separately",
+            )
         windowed = [m.name for m in rq.planned_metrics if m.window is not None]
         if windowed:
             raise QueryError(
