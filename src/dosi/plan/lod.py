@@ -80,6 +80,25 @@ def lod_branch(
     rollups = _rollups(model, graph, refs, branch, context)
     by_field = {q: r for r in rollups for q in r.fields}
     where_parts = _conjuncts(where)
+    pinned = [m for m in measures if _pinned(m.expr)]
+    stored = [m for m in measures if not _pinned(m.expr)]
+    if pinned and stored:  # checked before the shape, as the reference engine does
+        raise QueryError(
+            "not_implemented",
+            f"measure `{pinned[0].name}` aggregates a level-of-detail value, which counts each "
+            f"of its keys once, and `{stored[0].name}` aggregates a stored column, which counts "
+            "each row; one query cannot report both grains",
+            hint="query them separately",
+        )
+    fams = list(dict.fromkeys(by_field[q].alias for m in pinned for q in lod_refs(m.expr)))
+    if len(fams) > 1:
+        names = ", ".join(f"`{m.name}`" for m in pinned)
+        raise QueryError(
+            "not_implemented",
+            f"measures {names} aggregate level-of-detail values fixed at different grains; "
+            "one query cannot weigh each by its own keys",
+            hint="query them separately",
+        )
     # two-stage: everything reads one family's keys and values only
     if len(rollups) == 1:
         r = rollups[0]
@@ -103,28 +122,8 @@ def lod_branch(
                 time_filters=(),
                 lod=shape,
             )
-    pinned = [m for m in measures if _pinned(m.expr)]
-    stored = [m for m in measures if not _pinned(m.expr)]
-    if pinned and stored:
-        raise QueryError(
-            "not_implemented",
-            f"measure `{pinned[0].name}` aggregates a level-of-detail value, which counts each "
-            f"of its keys once, and `{stored[0].name}` aggregates a stored column, which counts "
-            "each row; one query cannot report both grains",
-            hint="query them separately",
-        )
-    grid = None
-    if pinned:
-        fams = list(dict.fromkeys(by_field[q].alias for m in pinned for q in lod_refs(m.expr)))
-        if len(fams) > 1:
-            names = ", ".join(f"`{m.name}`" for m in pinned)
-            raise QueryError(
-                "not_implemented",
-                f"measures {names} aggregate level-of-detail values fixed at different grains; "
-                "one query cannot weigh each by its own keys",
-                hint="query them separately",
-            )
-        grid = fams[0]
+    grid = fams[0] if fams else None
+    if grid is not None:
         spec = next(r for r in rollups if r.alias == grid)
         for d in branch.dims:
             for k, k_expr in spec.keys:
