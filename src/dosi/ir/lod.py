@@ -9,7 +9,9 @@ over it, a metric or a filter) it stands as a placeholder column `<dataset>.<fie
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot import exp
 
@@ -53,3 +55,18 @@ def lod_refs(expr: exp.Expression | None) -> list[str]:
 
 def is_lod_column(node: exp.Expression) -> bool:
     return isinstance(node, exp.Column) and bool(node.meta) and LOD_META in node.meta
+
+
+_HAS_LOD: dict[int, tuple[weakref.ref[Any], bool]] = {}
+
+
+def model_has_lod(model: Any) -> bool:
+    """True when some field of the (frozen) model is a fixed field: computed once per model,
+    so a model without any costs the planner one dict lookup per branch."""
+    hit = _HAS_LOD.get(id(model))
+    if hit is not None and hit[0]() is model:
+        return hit[1]
+    flag = any(f.lod is not None for d in model.datasets.values() for f in d.fields.values())
+    key = id(model)
+    _HAS_LOD[key] = (weakref.ref(model, lambda _r: _HAS_LOD.pop(key, None)), flag)
+    return flag

@@ -24,7 +24,7 @@ from dataclasses import replace
 from sqlglot import exp
 
 from dosi.errors import QueryError
-from dosi.ir.lod import LOD_META, lod_refs
+from dosi.ir.lod import LOD_META, lod_refs, model_has_lod
 from dosi.ir.model import ModelIr
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.records import Branch, JoinStep, LodRollupSpec, LodShape, TimeFilter
@@ -38,6 +38,8 @@ KEY_SAFE_AGGS = frozenset({"count_distinct", "min", "max", "approx_count_distinc
 def lod_query_branch(model: ModelIr, graph: JoinGraph, branch: Branch, rq: ResolvedQuery) -> Branch:
     """`lod_branch` for a resolved query; a query that reads a fixed field beside a window
     metric is refused (the not-yet table: different stage stacks)."""
+    if not model_has_lod(model):
+        return branch
     where = rq.where.expr if rq.where is not None else None
     context = rq.context.expr if rq.context is not None else None
     out = lod_branch(model, graph, branch, where, context)
