@@ -314,3 +314,10 @@ def test_select_broadcasts_fixed_fields(lodf: dosi.Engine, lodf_db: Path) -> Non
         }
     )
     assert [(r["user_id"], r["active_day"]) for r in got["rows"]] == [("C", 2), ("C", 2)]
+
+
+def test_select_explain_shows_the_broadcast(lodf: dosi.Engine) -> None:
+    plan = lodf.explain_select(
+        {"from": "sessions", "fields": ["sessions.user_id", "sessions.active_day"]}
+    )
+    assert "LodBroadcast[LodRollup f over sessions keys=[user_id] values=[active_day]]" in plan

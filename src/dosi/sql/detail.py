@@ -127,6 +127,11 @@ def explain_detail(model: ModelIr, graph: JoinGraph, rd: ResolvedDetail) -> str:
     if rd.where or rd.time_field is not None:
         lines.append("    Filter")
         depth = 3
+    shape = _lod_shape(model, graph, rd)
+    if shape is not None:  # D-LOD: each row joined to its key's rollup row
+        for spec in shape.rollups:
+            lines.append("  " * depth + f"LodBroadcast[{spec.describe()}]")
+            depth += 1
     for rel in reversed(detail_joins(model, graph, rd)):
         lines.append("  " * depth + f"JoinRelated[{rel.name} -> {rel.to_dataset}, {rel.join_type}]")
         depth += 1
