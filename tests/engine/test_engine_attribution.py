@@ -209,6 +209,7 @@ def test_listed_attributable_flags(shop: Any) -> None:
         "revenue_running",
         "revenue_rank",
         "first_month_revenue",
+        "first_order_date",  # MIN (the base of the D-LOD field orders.first_order_day)
     }
 
 
