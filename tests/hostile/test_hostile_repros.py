@@ -273,7 +273,7 @@ def test_generated_yaml_with_many_flat_aliases_loads() -> None:
     text = yaml.safe_dump(doc)
     assert text.count("*id") > 100
     eng = Engine(model_text=text)
-    assert len(eng.metrics()) == 300
+    assert len(eng.metrics()) == 300 + len(plain)
 
 
 # -- time bounds with a UTC offset ----------------------------------------------------------------
