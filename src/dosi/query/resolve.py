@@ -260,9 +260,14 @@ def check_grain(model: ModelIr, f: FieldIr, grain: str, spelling: str) -> None:
     native = f.time_granularity
     if native is not None and GRAIN_RANK[grain] < GRAIN_RANK[native]:
         ok = [g for g in GRAINS if GRAIN_RANK[g] >= GRAIN_RANK[native]]
+        stored = (
+            f' (D-FORMAT time.format "{f.time_format.format}")'
+            if f.time_format is not None and f.encoded
+            else ""
+        )
         raise QueryError(
             "grain_too_fine",
-            f"`{f.qualified}` is stored at {native} grain; `{spelling}` asks for {grain}",
+            f"`{f.qualified}` is stored at {native} grain{stored}; `{spelling}` asks for {grain}",
             candidates=ok,
             hint=f"use {native} or a coarser grain ({', '.join(ok)})",
         )
