@@ -19,10 +19,18 @@ def _to_date(value: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this="toDate", expressions=[value])
 
 
+def _to_datetime64(value: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this="toDateTime64", expressions=[value, exp.Literal.number(6)])
+
+
 # D-FORMAT: parseDateTime (MySQL-style tokens; a DateTime, so a date layout goes through
 # toDate). Its range is about 1970..2106 (FMT-GRP-07); range filters never call it.
 PARSER = TimeParser(
-    ts_fn="parseDateTime", tokens={**MYSQL_TOKENS, "S": "%S"}, to_date=_to_date
+    ts_fn="parseDateTime",
+    tokens={**MYSQL_TOKENS, "S": "%S"},
+    to_date=_to_date,
+    parses_null_slots=True,
+    to_timestamp=_to_datetime64,  # a DateTime is seconds (UInt32 in Arrow): a timestamp
 )
 
 

@@ -14,6 +14,7 @@ canonical text (`TimeParser.fn` None).
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -44,6 +45,7 @@ PLAIN_LITERALS = frozenset("-/:. ")
 _CANONICAL_SEPARATORS = {"m": "-", "d": "-", "H": " ", "M": ":", "S": ":"}
 
 Piece = str | LayoutPart
+_EPOCH = dt.date(1970, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,10 @@ class TimeParser:
     format_first: bool = False
     ts_cast: bool = False
     to_date: Callable[[exp.Expression], exp.Expression] | None = None
+    to_timestamp: Callable[[exp.Expression], exp.Expression] | None = None
+    # the parse function also runs on the NULL slots of a Nullable column (ClickHouse reads
+    # them as ''): its argument gets a parseable stand-in, and the result is guarded
+    parses_null_slots: bool = False
 
     def render_format(self, pieces: tuple[Piece, ...]) -> str:
         return "".join(p if isinstance(p, str) else self.tokens[p.directive] for p in pieces)
@@ -168,9 +174,14 @@ def decode(
         if suffix:
             arg = _concat([text.copy(), exp.Literal.string(suffix)])
             guard = True
+        stand_in = f"{fmt.encode(_EPOCH)}{suffix}"
     else:
         pieces = canonical_pieces(fmt.has_time)
         arg = canonical_text(text, fmt, part)
+        guard = True
+        stand_in = "1970-01-01 00:00:00" if fmt.has_time else "1970-01-01"
+    if parser.parses_null_slots and fn is not None:
+        arg = exp.Coalesce(this=arg, expressions=[exp.Literal.string(stand_in)])
         guard = True
     if fn is None:
         value: exp.Expression = exp.Cast(
@@ -178,7 +189,9 @@ def decode(
         )
     else:
         value = parser.call(fn, arg, parser.render_format(pieces))
-        if fmt.has_time and parser.ts_cast:
+        if fmt.has_time and parser.to_timestamp is not None:
+            value = parser.to_timestamp(value)
+        elif fmt.has_time and parser.ts_cast:
             value = exp.Cast(this=value, to=_TIMESTAMP.copy())
         if not fmt.has_time and parser.date_fn is None:
             value = parser.as_date(value)
