@@ -70,6 +70,8 @@ class TimeParser:
     # the parse function also runs on the NULL slots of a Nullable column (ClickHouse reads
     # them as ''): its argument gets a parseable stand-in, and the result is guarded
     parses_null_slots: bool = False
+    # the text type an integer key is cast to (Oracle's VARCHAR2 needs a length)
+    text_type: str = "VARCHAR"
 
     def render_format(self, pieces: tuple[Piece, ...]) -> str:
         return "".join(p if isinstance(p, str) else self.tokens[p.directive] for p in pieces)
@@ -117,11 +119,14 @@ def canonical_pieces(has_time: bool) -> tuple[Piece, ...]:
     return tuple(out)
 
 
-def encoded_text(raw: exp.Expression, fmt: TimeFormat) -> exp.Expression:
+def encoded_text(
+    raw: exp.Expression, fmt: TimeFormat, text_type: str = "VARCHAR"
+) -> exp.Expression:
     """The stored value as text: an integer key (or a DECIMAL(n,0) one) through BIGINT."""
     if fmt.storage != "int":
         return raw
-    return exp.Cast(this=exp.Cast(this=raw, to=_BIGINT.copy()), to=_TEXT.copy())
+    to = _TEXT.copy() if text_type == "VARCHAR" else exp.DataType.build(text_type)
+    return exp.Cast(this=exp.Cast(this=raw, to=_BIGINT.copy()), to=to)
 
 
 def canonical_text(
@@ -145,7 +150,12 @@ def canonical_text(
 
 
 def _concat(args: list[exp.Expression]) -> exp.Expression:
-    return exp.Concat(expressions=args, safe=False, coalesce=False)
+    """`a || b || ...`: each dialect spells it (CONCAT on MySQL, `+` on T-SQL); Oracle's
+    CONCAT takes two arguments only."""
+    out = args[0]
+    for arg in args[1:]:
+        out = exp.DPipe(this=out, expression=arg, safe=False)
+    return out
 
 
 def null_guard(text: exp.Expression, value: exp.Expression) -> exp.Expression:
@@ -164,7 +174,7 @@ def decode(
     """The stored value of `raw` (layout `fmt`) as a DATE, or a TIMESTAMP for layouts with
     hours: the dialect's parse function over the value (completed to a day), or over the
     canonical text when the layout's fixed text is not one the function reads verbatim."""
-    text = encoded_text(raw, fmt)
+    text = encoded_text(raw, fmt, parser.text_type)
     fn = parser.ts_fn if fmt.has_time else (parser.date_fn or parser.ts_fn)
     direct = fn is not None and set(fmt.literal_text) <= parser.literals
     guard = False
