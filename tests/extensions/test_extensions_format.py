@@ -538,3 +538,13 @@ def test_fmt_flt_06_basic_mode_ignores_the_block() -> None:
     assert [w["code"] for w in e.warnings] == ["ignored_vendor_extension"]
     d = next(d for d in e.dimensions() if d["name"] == "t.x")
     assert d["time_format"] is None
+
+
+def test_fmt_streaming_window_reads_the_decoded_time(eng: Engine, ref: Ref) -> None:
+    """window-udf.md over an encoded axis: an hour key is decoded before it is windowed."""
+    res = eng.execute({"metrics": ["revenue"], "group_by": ["ev.dh:tumble(1 day)"]})
+    want = ref.rows(
+        "SELECT date_trunc('day', ts), date_trunc('day', ts) + INTERVAL 1 DAY, SUM(amount) "
+        "FROM f_events WHERE ts IS NOT NULL GROUP BY 1, 2"
+    )
+    assert_rows_equal(result_rows(res), want)

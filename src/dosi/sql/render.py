@@ -33,12 +33,18 @@ class Renderer:
     # -- pieces ------------------------------------------------------------------------------
     def dim_expr(self, d: BranchDim) -> exp.Expression:
         if d.window is not None:
-            return stream_window_start(clone(d.expr), d.window, self.dialect)
+            return stream_window_start(self.time_value(d), d.window, self.dialect)
         if d.time_format is not None:
             return self.decoded(d, clone(d.expr))
         if d.grain is None:
             return clone(d.expr)
         return self.dialect.bucket(clone(d.expr), d.grain, d.datatype)
+
+    def time_value(self, d: BranchDim) -> exp.Expression:
+        """The dim's time value before any bucketing: decoded when stored encoded."""
+        if d.time_format is None:
+            return clone(d.expr)
+        return self.dialect.decode_time(clone(d.expr), d.time_format)
 
     def decoded(self, d: BranchDim, raw: exp.Expression) -> exp.Expression:
         """D-FORMAT: the stored value decoded by the dialect (decode-time), truncated only
