@@ -548,3 +548,19 @@ def test_fmt_streaming_window_reads_the_decoded_time(eng: Engine, ref: Ref) -> N
         "FROM f_events WHERE ts IS NOT NULL GROUP BY 1, 2"
     )
     assert_rows_equal(result_rows(res), want)
+
+
+def test_fmt_explain_shows_the_decode_time_node(eng: Engine) -> None:
+    """The plan names the decode: a DecodeTime node over the aggregate that groups by the
+    stored values, and the scan's range folded into the encoding."""
+    text = eng.explain(
+        {
+            "metrics": ["revenue"],
+            "group_by": ["metric_time:month", "ev.dm"],
+            "time_range": {"start": "2024-01-01", "end": "2025-01-01"},
+        }
+    )
+    assert "DecodeTime per group [metric_time__month <- ev.ds (%Y%m%d) truncated to month" in text
+    assert "dm <- ev.dm (%Y%m)" in text
+    assert "folded to %Y%m%d" in text
+    assert "DecodeTime" not in eng.explain({"metrics": ["revenue"], "group_by": ["ev.user_id"]})

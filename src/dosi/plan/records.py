@@ -44,11 +44,6 @@ class BranchDim:
     # `datatype` is then the decoded type (Date, or DateTime for layouts with hours)
     time_format: TimeFormat | None = None
 
-    def describe_decode(self) -> str | None:
-        if self.time_format is None:
-            return None
-        return f"decode-time {self.expr.sql()} ({self.time_format.format}) -> {self.output}"
-
 
 @dataclass(frozen=True)
 class TimeFilter:

@@ -37,9 +37,6 @@ class Aggregate(PlanNode):
         parts.append(f"measures=[{', '.join(self.measures)}]")
         if self.dims:
             parts.append(f"by=[{', '.join(d.output for d in self.dims)}]")
-        decodes = [text for d in self.dims if (text := d.describe_decode()) is not None]
-        if decodes:  # D-FORMAT: grouped by the stored value, parsed once per group
-            parts.append(f"[{'; '.join(decodes)}]")
         return " ".join(parts)
 
     def accept(self, visitor: Any) -> Any:
