@@ -195,6 +195,7 @@ class Catalog:
                     "is_time": f.is_time,
                     "datatype": f.datatype,
                     "expression": f.source_sql,
+                    **({"time_format": f.time_format.format} if f.time_format else {}),
                     "description": f.description,
                 }
                 for f in d.fields.values()
