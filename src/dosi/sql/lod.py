@@ -46,6 +46,7 @@ class Renderer(Protocol):
     dialect: Dialect
 
     def dim_expr(self, d: BranchDim) -> exp.Expression: ...
+    def group_expr(self, d: BranchDim, selected: exp.Expression) -> exp.Expression: ...
     def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select: ...
     def time_predicates(self, tf: TimeFilter) -> list[exp.Expression]: ...
 
@@ -98,9 +99,10 @@ def _two_stage(
     sel = exp.Select()
     groups = []
     for d in b.dims:
-        e = r.dim_expr(replace(d, expr=key_rewrite(clone(d.expr), spec)))
+        dd = replace(d, expr=key_rewrite(clone(d.expr), spec))  # keys read raw from the rollup
+        e = r.dim_expr(dd)  # bucketed / D-FORMAT-decoded once, outside the rollup
         sel = sel.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
-        groups.append(clone(e))
+        groups.append(r.group_expr(dd, e))
     for name, build in columns:
         value = build(lambda n: key_rewrite(clone(r.model.measures[n].expr), spec))
         sel = sel.select(exp.alias_(value, ident(name), copy=False), copy=False)
@@ -172,9 +174,10 @@ def _detail(
     sel = exp.Select()
     groups = []
     for d in b.dims:
-        e = r.dim_expr(replace(d, expr=rw(clone(d.expr))))
+        dd = replace(d, expr=rw(clone(d.expr)))
+        e = r.dim_expr(dd)
         sel = sel.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
-        groups.append(clone(e))
+        groups.append(r.group_expr(dd, e))
     for name, build in columns:
         value = build(lambda n: rw(clone(r.model.measures[n].expr)))
         sel = sel.select(exp.alias_(value, ident(name), copy=False), copy=False)
@@ -194,9 +197,10 @@ def _grid(
     inner = exp.Select()
     groups: list[exp.Expression] = []
     for d in b.dims:
-        e = r.dim_expr(replace(d, expr=rw(clone(d.expr))))
+        dd = replace(d, expr=rw(clone(d.expr)))
+        e = r.dim_expr(dd)
         inner = inner.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
-        groups.append(clone(e))
+        groups.append(r.group_expr(dd, e))
     grid_cols: dict[str, str] = {}  # qualified fixed field -> grid column
     for i, (_, k_expr) in enumerate(spec.keys):
         key = clone(k_expr)  # the detail row's own key (never NULLed by an unmatched join)
