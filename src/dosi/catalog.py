@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dosi.errors import QueryError, closest
+from dosi.ir.lod_field_catalog import lod_field_columns
 from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
@@ -196,6 +197,7 @@ class Catalog:
                     "datatype": f.datatype,
                     "expression": f.source_sql,
                     **({"time_format": f.time_format.format} if f.time_format else {}),
+                    **({"lod": f.lod.text} if f.lod is not None else {}),
                     "description": f.description,
                 }
                 for f in d.fields.values()
@@ -233,6 +235,7 @@ class Catalog:
                         else None,
                         "datatype": f.datatype,
                         **time_format_columns(f),
+                        **lod_field_columns(f),  # D-LOD fixed fields
                         "description": f.description,
                     }
                 )

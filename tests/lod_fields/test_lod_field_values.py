@@ -321,3 +321,16 @@ def test_select_explain_shows_the_broadcast(lodf: dosi.Engine) -> None:
         {"from": "sessions", "fields": ["sessions.user_id", "sessions.active_day"]}
     )
     assert "LodBroadcast[LodRollup f over sessions keys=[user_id] values=[active_day]]" in plan
+
+
+def test_catalog_lists_fixed_fields(lodf: dosi.Engine) -> None:
+    """`dosi list dimensions` names the mode, keys and base of a fixed field (as the reference
+    engine does); `dataset()` shows its lod expression."""
+    dims = {d["name"]: d for d in lodf.dimensions()}
+    assert dims["sessions.active_day"]["lod_mode"] == "fixed"
+    assert dims["sessions.active_day"]["lod_dims"] == ["sessions.user_id"]
+    assert dims["sessions.active_day"]["lod_base"] == "active_days"
+    assert dims["sessions.all_sessions"]["lod_dims"] == []
+    assert dims["sessions.channel_id"]["lod_mode"] is None
+    fields = {f["name"]: f for f in lodf.dataset("sessions")["fields"]}
+    assert fields["active_day"]["lod"] == "fixed(active_days, sessions.user_id)"
