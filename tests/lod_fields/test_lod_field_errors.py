@@ -13,6 +13,7 @@ from lodfieldkit import ext, field, model_text
 
 import dosi
 from dosi.errors import ModelError, QueryError
+from dosi.query.spec import parse_query, query_to_dict
 
 Edit = Callable[[dict[str, Any]], None]
 
@@ -240,8 +241,6 @@ def test_basic_mode_drops_fixed_fields() -> None:
 
 
 def test_context_filter_round_trips_in_the_canonical_query() -> None:
-    from dosi.query.spec import parse_query, query_to_dict
-
     q = parse_query(json.dumps({"metrics": ["m"], "context_filter": "a.b = 1"}))
     assert query_to_dict(q)["context_filter"] == "a.b = 1"
     assert field("x")["name"] == "x"
