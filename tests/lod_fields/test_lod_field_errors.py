@@ -206,9 +206,29 @@ QUERY_ERRORS: list[tuple[str, dict[str, Any], str]] = [
         "invalid_query",
     ),
     (
-        "context_filter names no metric",
+        "context_filter names no metric (the reference's code)",
         {"metrics": ["user_num"], "context_filter": "user_num > 1"},
+        "unsupported_filter",
+    ),
+    (
+        "context_filter names a field the model has",
+        {"metrics": ["user_num"], "context_filter": "sessions.nope = 1"},
+        "unsupported_filter",
+    ),
+    (
+        "an empty context_filter",
+        {"metrics": ["user_num"], "context_filter": " "},
+        "unsupported_filter",
+    ),
+    (
+        "context_filter aggregates",
+        {"metrics": ["user_num"], "context_filter": "COUNT(sessions.user_id) > 1"},
         "aggregate_in_where",
+    ),
+    (
+        "LOD-FLT-03 nor a field reading a fixed field",
+        {"metrics": ["user_num"], "context_filter": "sessions.visit_kind = 'new'"},
+        "unsupported_filter",
     ),
 ]
 

@@ -9,13 +9,56 @@ field: it is the input of the rollup that computes that field.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from sqlglot import exp
 
+from dosi.compiler.sqlparse import PREDICATE_LIMITS, SqlSnippetError, SqlTooComplex, parse_scalar
 from dosi.errors import QueryError
 from dosi.ir.lod import lod_refs
-from dosi.ir.model import FieldIr
-from dosi.query.filters import column_name
+from dosi.ir.model import FieldIr, ModelIr
+from dosi.query.filters import column_name, metric_named
+
+Resolve = Callable[[ModelIr, str], Any]
+
+
+def resolve_context(model: ModelIr, text: str, resolve_where: Resolve) -> Any:
+    """`context_filter` resolved as a row filter (`resolve_where`); what it may not hold is
+    `unsupported_filter`, as the reference engine reports it: nothing, a metric, a name the
+    model does not have, a D-LOD field."""
+    if not text.strip():
+        raise QueryError(
+            "unsupported_filter",
+            "context_filter is empty: expected one SQL predicate",
+            hint="drop the key, or write a predicate such as \"orders.channel = 'web'\"",
+        )
+    try:
+        tree = parse_scalar(text, limits=PREDICATE_LIMITS)
+    except (SqlSnippetError, SqlTooComplex):
+        tree = None  # resolve_where reports it with its own code
+    if tree is not None:
+        for c in tree.find_all(exp.Column):
+            m = metric_named(model, c)
+            if m is not None:
+                raise QueryError(
+                    "unsupported_filter",
+                    f"context_filter names metric `{m.name}`; the context layer filters rows "
+                    "before any aggregate",
+                    hint="filter on a metric in where_sql (a condition on the result rows)",
+                )
+    try:
+        resolved = resolve_where(model, text)
+    except QueryError as err:
+        if err.code not in ("unknown_field", "ambiguous_field"):
+            raise
+        raise QueryError(
+            "unsupported_filter",
+            f"context_filter: {err.message}",
+            candidates=err.candidates,
+            hint=err.hint,
+        ) from None
+    check_context_filter(resolved.expr)
+    return resolved
 
 
 def check_context_filter(resolved: exp.Expression) -> None:

@@ -20,7 +20,7 @@ from dosi.compiler.sqlparse import (
 )
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
-from dosi.query.context_filter import check_context_filter, names_only_outputs
+from dosi.query.context_filter import names_only_outputs, resolve_context
 from dosi.query.encoded_time import check_bounds, reject_in_where
 from dosi.query.filters import (
     ResultFilter,
@@ -121,9 +121,8 @@ def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
     )
     tr = _time_range(model, query) if query.time_range else None
     rq = ResolvedQuery(query, metrics, dims, where, tr, result_filter=having)
-    if query.context_filter:
-        rq.context = resolve_where(model, query.context_filter)
-        check_context_filter(rq.context.expr)
+    if query.context_filter is not None:
+        rq.context = resolve_context(model, query.context_filter, resolve_where)
     rq.order = _order(query, rq)
     return rq
 

@@ -131,8 +131,6 @@ def parse_query(raw: Any) -> Query:
     context = data.get("context_filter")
     if context is not None and not isinstance(context, str):
         raise _bad("invalid_query", "`context_filter` must be a SQL predicate string")
-    if isinstance(context, str) and not context.strip():
-        context = None
     query = Query(
         metrics=tuple(dict.fromkeys(metrics)),
         group_by=group_by,
@@ -345,7 +343,7 @@ def query_to_dict(q: Query) -> dict[str, Any]:
         out["group_by"] = [g.spelling for g in q.group_by]
     if q.where_sql:
         out["where_sql"] = q.where_sql
-    if q.context_filter:
+    if q.context_filter is not None:
         out["context_filter"] = q.context_filter
     if q.time_range:
         tr: dict[str, Any] = {}
