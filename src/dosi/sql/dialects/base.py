@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect as SqlglotDialect
@@ -28,6 +29,12 @@ _TIMESTAMP = exp.DataType.build("TIMESTAMP")
 _BIGINT = exp.DataType.build("BIGINT")
 _TEMPORAL_TS = {"DateTime", "DateTimeTz"}
 LARGE, SMALL, LAST = "nulls_are_large", "nulls_are_small", "nulls_are_last"
+
+
+@cache
+def _sqlglot_dialect(name: str) -> SqlglotDialect:
+    """sqlglot's dialect instance, made once (its lookup is per call otherwise)."""
+    return SqlglotDialect.get_or_raise(name)
 
 
 def sqlglot_null_ordering(name: str) -> str:
@@ -156,6 +163,12 @@ class Dialect:
     def finalize(self, tree: exp.Expression) -> exp.Expression:
         """Last touches on the whole statement (query-level settings); identity by default."""
         return tree
+
+    def render(self, tree: exp.Expression, pretty: bool = False) -> str:
+        """The statement's text. `tree` must be built for this one render (every IR piece in
+        it cloned): sqlglot's generator may rewrite it in place, and skipping its defensive
+        deep copy of the whole statement is a third of a compile (PERFORMANCE.md)."""
+        return _sqlglot_dialect(self.name).generate(tree, copy=False, pretty=pretty)
 
 
 STATISTICS = (
