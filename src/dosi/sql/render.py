@@ -227,7 +227,8 @@ class Renderer:
         if keyed:
             union: exp.Expression | None = None
             for bid in ids:
-                part = exp.Select().select(*(col(d) for d in dims)).from_(bid)
+                part = exp.Select().select(*(col(d) for d in dims), copy=False)
+                part = part.from_(table(bid), copy=False)
                 union = (
                     part if union is None else exp.Union(this=union, expression=part, distinct=True)
                 )
@@ -261,7 +262,7 @@ class Renderer:
         if keys:
             sel = sel.order_by(*keys, copy=False)
         if limit is not None:
-            sel = sel.limit(limit, copy=False)
+            sel.set("limit", exp.Limit(expression=number(limit)))  # built, not parsed
         return sel
 
 
