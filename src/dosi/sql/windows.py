@@ -263,7 +263,7 @@ class _StageRenderer:
         offset_partition: tuple[str, ...] = ()
         for wm in stage.metrics:
             win = win.select(aliased(self.metric_expr(wm), wm.name), copy=False)
-            if wm.spec.family == "offset":
+            if wm.spec.shift is not None:  # the offset self-joins partition like this
                 offset_partition = wm.partition
         win = win.from_(table_aliased(table(self.base), CUR), copy=False)
         if self.shift_alias:
