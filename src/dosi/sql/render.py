@@ -37,7 +37,7 @@ class Renderer:
 
     def time_predicates(self, tf: TimeFilter) -> list[exp.Expression]:
         preds: list[exp.Expression] = []
-        operand = self.dialect.time_operand(tf.expr, tf.datatype)
+        operand = self.dialect.time_operand(clone(tf.expr), tf.datatype)
         if tf.start is not None:
             bound = self.dialect.time_literal(tf.start, tf.datatype)
             if tf.start_align is not None:
