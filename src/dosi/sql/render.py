@@ -145,6 +145,8 @@ class Renderer:
         inner = self.from_clause(b, inner)
         if inner_groups:
             inner = inner.group_by(*inner_groups, copy=False)
+        if len(inner_groups) == 1 and self.dialect.pre_aggregate_count_guard:
+            inner = inner.having(_count_guard(), copy=False)  # a no-op that pays
         outer = exp.Select()
         groups = []
         for d in b.dims:
@@ -278,3 +280,8 @@ ROLLUP: dict[str, type[exp.Expression]] = {
     "min": exp.Min,
     "max": exp.Max,
 }
+
+
+def _count_guard() -> exp.Expression:
+    """HAVING COUNT(*) > 0: keeps every group (see Dialect.pre_aggregate_count_guard)."""
+    return exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0))

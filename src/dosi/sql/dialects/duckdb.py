@@ -5,4 +5,9 @@ from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 
-DUCKDB = Dialect("duckdb", null_ordering=sqlglot_null_ordering("duckdb"), streaming=True)
+DUCKDB = Dialect(
+    "duckdb",
+    null_ordering=sqlglot_null_ordering("duckdb"),
+    streaming=True,
+    pre_aggregate_count_guard=True,
+)
