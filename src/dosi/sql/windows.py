@@ -199,7 +199,9 @@ class _StageRenderer:
         if w.reset is not None:
             partition.append(self.dialect.bucket(self.cur(self.stage.time_key), w.reset))  # type: ignore[arg-type]
         order = self.order_keys(wm, w.order.by, w.order.direction, w.order.nulls)
-        start: object = "UNBOUNDED" if w.preceding is None else exp.Literal.number(w.preceding)
+        start: str | exp.Expression = (
+            "UNBOUNDED" if w.preceding is None else exp.Literal.number(w.preceding)
+        )
         spec = exp.WindowSpec(
             kind="RANGE" if w.units == "range" else "ROWS",
             start=start,
