@@ -42,10 +42,11 @@ class Renderer:
             bound = self.dialect.time_literal(tf.start, tf.datatype)
             if tf.start_align is not None:
                 bound = self.dialect.trunc_date(bound, tf.start_align)
-            preds.append(exp.GTE(this=clone(operand), expression=bound))
+            lhs = clone(operand) if tf.end is not None else operand  # fresh: used once
+            preds.append(exp.GTE(this=lhs, expression=bound))
         if tf.end is not None:
             bound = self.dialect.time_literal(tf.end, tf.datatype)
-            preds.append(exp.LT(this=clone(operand), expression=bound))
+            preds.append(exp.LT(this=operand, expression=bound))
         return preds
 
     def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select:
