@@ -4,10 +4,15 @@ UNIX_MICROS / MAKE_TIMESTAMP through sqlglot's UnixMicros / UnixToTime."""
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+from dosi.sql.dialects.time_decode import TimeParser
+
+# D-FORMAT: STRPTIME reads strftime layouts (a TIMESTAMP; a date layout is cast to DATE)
+PARSER = TimeParser(ts_fn="STRPTIME")
 
 DUCKDB = Dialect(
     "duckdb",
     null_ordering=sqlglot_null_ordering("duckdb"),
     streaming=True,
+    time_parser=PARSER,
     pre_aggregate_count_guard=True,
 )
