@@ -76,7 +76,7 @@ def _trees(value: Any, seen: set[int]) -> Iterator[exp.Expression]:
 
 def _fingerprint(model: ModelIr) -> list[tuple[str, int]]:
     """Each tree's structure and meta, and its parent: a tree placed into a query's SQL
-    unclone would be re-parented there (and open to the generator's in-place rewrites)."""
+    uncloned would be re-parented there (and open to the generator's in-place rewrites)."""
     return [
         (repr(t) + repr([n._meta for n in t.walk()]), id(t.parent)) for t in _trees(model, set())
     ]
