@@ -57,16 +57,34 @@ def is_lod_column(node: exp.Expression) -> bool:
     return isinstance(node, exp.Column) and bool(node.meta) and LOD_META in node.meta
 
 
-_HAS_LOD: dict[int, tuple[weakref.ref[Any], bool]] = {}
+@dataclass(frozen=True)
+class ModelLodInfo:
+    """Which fields and measures of a model read a fixed field (computed once per model)."""
+
+    fields: frozenset[str]  # qualified fields that are, or read, a fixed field
+    measures: frozenset[str]  # measure names whose aggregate reads one
+
+
+_INFO: dict[int, tuple[weakref.ref[Any], ModelLodInfo | None]] = {}
+
+
+def model_lod_info(model: Any) -> ModelLodInfo | None:
+    """None for a model without fixed fields, so the planner pays one dict lookup per branch
+    (compile latency: PERFORMANCE.md); else the fields and measures reading one."""
+    hit = _INFO.get(id(model))
+    if hit is not None and hit[0]() is model:
+        return hit[1]
+    fields = frozenset(
+        f.qualified for d in model.datasets.values() for f in d.fields.values() if lod_refs(f.expr)
+    )
+    info = None
+    if fields:
+        measures = frozenset(n for n, m in model.measures.items() if lod_refs(m.expr))
+        info = ModelLodInfo(fields, measures)
+    key = id(model)
+    _INFO[key] = (weakref.ref(model, lambda _r: _INFO.pop(key, None)), info)
+    return info
 
 
 def model_has_lod(model: Any) -> bool:
-    """True when some field of the (frozen) model is a fixed field: computed once per model,
-    so a model without any costs the planner one dict lookup per branch."""
-    hit = _HAS_LOD.get(id(model))
-    if hit is not None and hit[0]() is model:
-        return hit[1]
-    flag = any(f.lod is not None for d in model.datasets.values() for f in d.fields.values())
-    key = id(model)
-    _HAS_LOD[key] = (weakref.ref(model, lambda _r: _HAS_LOD.pop(key, None)), flag)
-    return flag
+    return model_lod_info(model) is not None

@@ -24,7 +24,7 @@ from dataclasses import replace
 from sqlglot import exp
 
 from dosi.errors import QueryError
-from dosi.ir.lod import LOD_META, lod_refs, model_has_lod
+from dosi.ir.lod import LOD_META, ModelLodInfo, lod_refs, model_lod_info
 from dosi.ir.model import ModelIr
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.records import Branch, JoinStep, LodRollupSpec, LodShape, TimeFilter
@@ -38,7 +38,8 @@ KEY_SAFE_AGGS = frozenset({"count_distinct", "min", "max", "approx_count_distinc
 def lod_query_branch(model: ModelIr, graph: JoinGraph, branch: Branch, rq: ResolvedQuery) -> Branch:
     """`lod_branch` for a resolved query; a query that reads a fixed field beside a window
     metric is refused (the not-yet table: different stage stacks)."""
-    if not model_has_lod(model):
+    info = model_lod_info(model)
+    if info is None or not _reads_lod(info, branch, rq):
         return branch
     where = rq.where.expr if rq.where is not None else None
     context = rq.context.expr if rq.context is not None else None
@@ -68,6 +69,15 @@ def lod_query_branch(model: ModelIr, graph: JoinGraph, branch: Branch, rq: Resol
                 hint="query the window metric and the level-of-detail field separately",
             )
     return out
+
+
+def _reads_lod(info: ModelLodInfo, branch: Branch, rq: ResolvedQuery) -> bool:
+    """Cheap pre-check by name: a dim, a where_sql field or a measure reads a fixed field."""
+    if any(m in info.measures for m in branch.measures):
+        return True
+    if any(d.field is not None and d.field.qualified in info.fields for d in rq.dims):
+        return True
+    return rq.where is not None and any(f.qualified in info.fields for f in rq.where.fields)
 
 
 def lod_branch(
