@@ -47,14 +47,21 @@ def lod_refs(expr: exp.Expression | None) -> list[str]:
         return []
     out: dict[str, None] = {}
     for c in expr.find_all(exp.Column):
-        q = c.meta.get(LOD_META) if c.meta else None
+        q = lod_tag(c)
         if q is not None:
             out[q] = None
     return list(out)
 
 
+def lod_tag(node: exp.Expression) -> str | None:
+    """The fixed field a placeholder column stands for, else None. Reads `_meta` directly:
+    the `meta` property would create an empty dict on the (shared, frozen) IR tree."""
+    meta = node._meta
+    return meta.get(LOD_META) if meta else None
+
+
 def is_lod_column(node: exp.Expression) -> bool:
-    return isinstance(node, exp.Column) and bool(node.meta) and LOD_META in node.meta
+    return isinstance(node, exp.Column) and lod_tag(node) is not None
 
 
 @dataclass(frozen=True)

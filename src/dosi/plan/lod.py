@@ -24,7 +24,7 @@ from dataclasses import replace
 from sqlglot import exp
 
 from dosi.errors import QueryError
-from dosi.ir.lod import LOD_META, ModelLodInfo, lod_refs, model_lod_info
+from dosi.ir.lod import ModelLodInfo, lod_refs, lod_tag, model_lod_info
 from dosi.ir.model import ModelIr
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.records import Branch, JoinStep, LodRollupSpec, LodShape, TimeFilter
@@ -246,7 +246,7 @@ def _conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
 
 
 def _is_lod(c: exp.Column) -> bool:
-    return bool(c.meta) and LOD_META in c.meta
+    return lod_tag(c) is not None
 
 
 def key_rewrite(e: exp.Expression, r: LodRollupSpec, alias: str | None = None) -> exp.Expression:
@@ -257,7 +257,7 @@ def key_rewrite(e: exp.Expression, r: LodRollupSpec, alias: str | None = None) -
     values = {f"{r.dataset}.{name}" for name, _ in r.values}
 
     def repl(n: exp.Expression) -> exp.Expression:
-        if isinstance(n, exp.Column) and _is_lod(n) and n.meta[LOD_META] in values:
+        if isinstance(n, exp.Column) and lod_tag(n) in values:
             return _col(n.name, alias)
         for k_expr, name in keys:
             if n == k_expr:

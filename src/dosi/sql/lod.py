@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from sqlglot import exp
 
 from dosi.compiler.fields import ident
-from dosi.ir.lod import LOD_META
+from dosi.ir.lod import lod_tag
 from dosi.plan.lod import key_rewrite
 from dosi.plan.records import Branch, BranchDim, LodRollupSpec, LodShape, TimeFilter
 from dosi.sql.util import and_all, clone, join
@@ -121,8 +121,9 @@ def _values_rewrite(shape: LodShape) -> Callable[[exp.Expression], exp.Expressio
 
     def rw(e: exp.Expression) -> exp.Expression:
         def repl(n: exp.Expression) -> exp.Expression:
-            if isinstance(n, exp.Column) and n.meta and LOD_META in n.meta:
-                alias, name = where[n.meta[LOD_META]]
+            tag = lod_tag(n) if isinstance(n, exp.Column) else None
+            if tag is not None:
+                alias, name = where[tag]
                 return exp.Column(this=ident(name), table=exp.to_identifier(alias))
             return n
 
@@ -219,10 +220,9 @@ def _grid(
 
     def on_grid(e: exp.Expression) -> exp.Expression:
         def repl(n: exp.Expression) -> exp.Expression:
-            if isinstance(n, exp.Column) and n.meta and LOD_META in n.meta:
-                return exp.Column(
-                    this=ident(grid_cols[n.meta[LOD_META]]), table=exp.to_identifier(GRID)
-                )
+            tag = lod_tag(n) if isinstance(n, exp.Column) else None
+            if tag is not None:
+                return exp.Column(this=ident(grid_cols[tag]), table=exp.to_identifier(GRID))
             return n
 
         return e.transform(repl, copy=False)
