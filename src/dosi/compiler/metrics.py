@@ -41,6 +41,9 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     assert isinstance(mext, ext.MetricExt)
     dialect, text = pick_expression(m.expression)
     site = Site(mpath, mline)
+    if mext.lod is not None:  # D-LOD: compiled once every other metric is (derive_lod.py)
+        scope.lod_pending.append((m, mext.lod, site))
+        return None
     tree = _parse(scope, m.name, text, dialect, site)
     if tree is None:
         return None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import DiagnosticSink, closest
+from dosi.ext.derive_lod import LodSpec
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
 from dosi.ext.registry import Carrier
@@ -63,6 +64,7 @@ class MetricExt:
     dataset: str | None = None
     measure_name: str | None = None
     window: WindowSpec | None = None
+    lod: LodSpec | None = None  # D-DERIVE `lod` family (ext/derive_lod.py)
 
 
 Payload = ModelExt | DatasetExt | FieldExt | RelationshipExt | MetricExt

@@ -31,8 +31,10 @@ from dosi.plan.nodes import (
     Trim,
     Window,
 )
+from dosi.plan.nodes.lod_metric import LodAttach, LodInclude
 from dosi.plan.records import Branch, JoinStep, QueryPlan
 from dosi.sql.dialects import Dialect
+from dosi.sql.lod_metric import attach_sql, include_sql
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, table
 from dosi.sql.windows import BASE, WIN, render_window, trim_predicates
@@ -122,6 +124,14 @@ class ToSql:
         ctes = [(g.branch.id, self.r.branch_cte(g.branch, g.mode)) for g in m.inputs]
         keyed = m.node.strategy == "union_keys"
         return self.r.merged(m.node.dims, ctes, node.metrics, keyed, taken=node.passed)
+
+    def visit_lod_attach(self, node: LodAttach) -> exp.Select:
+        """D-LOD exclude / fixed: side values attached to the view rows."""
+        return attach_sql(node, node.view.accept(self), [s.node.accept(self) for s in node.sides])
+
+    def visit_lod_include(self, node: LodInclude) -> exp.Select:
+        """D-LOD include: the finer rows folded per view row."""
+        return include_sql(node, node.inner.accept(self))
 
     def visit_window(self, node: Window) -> _Windowed:
         below = node.parent.accept(self)

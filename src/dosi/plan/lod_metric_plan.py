@@ -1,0 +1,261 @@
+"""Planning queries that read D-LOD metrics (datus-extensions §3 D-LOD; CHECKLIST LOD-REL-*,
+LOD-FXM-*, LOD-NI-*).
+
+* include: the base metrics planned at the view dims plus the include dims (the query's row
+  filters and time_range feed that inner grouping, LOD-REL-05), folded per view row by the
+  declared outer aggregate (LodInclude).
+* exclude / fixed: the view planned as usual; each LOD metric gets a side plan of its base
+  (exclude: the view dims minus the excluded ones, filtered like the view; fixed: grouped by
+  its declared dims, with the context layer -- time_range -- but no dimension filter,
+  LOD-FXM-04), attached by a NULL-safe LEFT JOIN on the shared dims or a CROSS JOIN
+  (LodAttach). The coarser value is recomputed, never a window over the view (LOD-REL-09).
+
+Every combination the spec's not-yet table lists is a structured `not_implemented` naming
+what would lift it; a key the view does not carry is `lod_dimension_not_grouped` (as the
+reference engine says).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dosi.errors import QueryError
+from dosi.ir.model import MetricIr, ModelIr
+from dosi.plan.builder.dag import build_dag
+from dosi.plan.joins import JoinGraph
+from dosi.plan.node import PlanNode
+from dosi.plan.nodes import FilterResult, OrderLimit
+from dosi.plan.nodes.lod_metric import LodAttach, LodInclude, LodIncludeMetric, LodSide
+from dosi.plan.planner import Planner
+from dosi.plan.records import QueryPlan
+from dosi.plan.windows import plan_windows
+from dosi.query.resolve import ResolvedDim, ResolvedQuery, find_field
+from dosi.sql.dialects import Dialect
+
+NOT_GROUPED = "lod_dimension_not_grouped"
+
+
+def reads_lod(rq: ResolvedQuery) -> bool:
+    """Does the query read a D-LOD metric (requested or named by a metric filter)?"""
+    return any(m.lod is not None for m in rq.planned_metrics)
+
+
+def plan_lod_query(
+    model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, dia: Dialect
+) -> tuple[QueryPlan, OrderLimit]:
+    """The plan records (of the view) and the node tree of a query reading LOD metrics."""
+    metrics = rq.planned_metrics
+    lods = [m for m in metrics if m.lod is not None]
+    plain = [m for m in metrics if m.lod is None]
+    _check_common(rq, lods, plain)
+    planner = Planner(model, graph)
+    includes = [m for m in lods if m.lod is not None and m.lod.kind == "include"]
+    if includes:
+        view_plan, top = _include(model, graph, rq, dia, planner, lods, plain)
+    else:
+        view_plan, top = _attach(model, graph, rq, dia, planner, lods, plain)
+    outputs = (*(d.output for d in rq.dims), *(m.name for m in rq.metrics))
+    if rq.result_filter is not None:
+        f = rq.result_filter
+        top = FilterResult(top, f.expr, tuple(m.name for m in f.metrics), outputs)
+    explicit = {k for k, *_ in rq.order}
+    dims = tuple(d.output for d in rq.dims)
+    order = (*rq.order, *((d, False, None) for d in dims if d not in explicit))
+    root = OrderLimit(top, outputs, order, rq.query.limit)
+    plan = replace(view_plan, outputs=outputs, order=order, limit=rq.query.limit)
+    return plan, root
+
+
+# -- checks -----------------------------------------------------------------------------------
+def _check_common(rq: ResolvedQuery, lods: list[MetricIr], plain: list[MetricIr]) -> None:
+    kinds = {m.lod.kind for m in lods if m.lod is not None}
+    names = [m.name for m in lods]
+    windowed = [m.name for m in [*lods, *plain] if m.window is not None]
+    if windowed:
+        raise QueryError(
+            "not_implemented",
+            f"window metric `{windowed[0]}` beside level-of-detail metric `{names[0]}`: a "
+            "window stage reads a time series at the view grain, which an include stage "
+            "replaces and an attached value does not carry (D-LOD not-yet table)",
+            metrics=[windowed[0], names[0]],
+            hint="query the window metric and the level-of-detail metric separately",
+        )
+    if any(d.window is not None for d in rq.dims):
+        raise QueryError(
+            "not_implemented",
+            f"level-of-detail metric `{names[0]}` grouped by a streaming window: the window "
+            "buckets are not a grouping a level of detail is relative to",
+            metrics=[names[0]],
+            hint="group by metric_time with a grain instead",
+        )
+    if "include" in kinds and len(kinds) > 1:
+        inc = next(m.name for m in lods if m.lod is not None and m.lod.kind == "include")
+        other = next(m for m in lods if m.lod is not None and m.lod.kind != "include")
+        assert other.lod is not None
+        raise QueryError(
+            "not_implemented",
+            f"metric `{inc}` includes a level of detail and `{other.name}` is "
+            f"{other.lod.kind}: they pull the view's grouping in opposite directions (an "
+            "include stage reads only its finer grouping)",
+            metrics=[inc, other.name],
+            hint="query them separately",
+        )
+
+
+def _view_dim_fields(rq: ResolvedQuery) -> dict[str, ResolvedDim]:
+    """View dims a LOD key can match: a field grouped without a grain (qualified name)."""
+    return {
+        d.field.qualified: d
+        for d in rq.dims
+        if d.field is not None and d.grain is None and d.window is None
+    }
+
+
+# -- include ----------------------------------------------------------------------------------
+def _include(
+    model: ModelIr,
+    graph: JoinGraph,
+    rq: ResolvedQuery,
+    dia: Dialect,
+    planner: Planner,
+    lods: list[MetricIr],
+    plain: list[MetricIr],
+) -> tuple[QueryPlan, PlanNode]:
+    first = lods[0]
+    assert first.lod is not None
+    if plain:
+        raise QueryError(
+            "not_implemented",
+            f"metric `{plain[0].name}` aggregates the fact's own rows, but `{first.name}` "
+            "includes a level of detail whose finer grouping the outer stage reads instead: "
+            "two grains, one relative to the view, are not nested (D-LOD not-yet table)",
+            metrics=[plain[0].name, first.name],
+            hint=f"query `{plain[0].name}` separately, or declare it as an include metric "
+            f"over the same dimensions as `{first.name}`",
+        )
+    grains = {m.lod.dims for m in lods if m.lod is not None}
+    if len(grains) > 1:
+        other = next(m for m in lods if m.lod is not None and m.lod.dims != first.lod.dims)
+        raise QueryError(
+            "not_implemented",
+            f"include metrics `{first.name}` and `{other.name}` include different dimensions: "
+            "the outer stage reads one finer grouping",
+            metrics=[first.name, other.name],
+            hint="query them separately",
+        )
+    view = _view_dim_fields(rq)
+    extra: list[ResolvedDim] = []
+    taken = {d.output for d in rq.dims}
+    for q in first.lod.dims:
+        if q in view:
+            continue  # already a view dim: the inner grouping holds it
+        f = find_field(model, rq.query, q)
+        out = f"__lod_{f.name}"
+        while out in taken:
+            out = "_" + out
+        taken.add(out)
+        extra.append(ResolvedDim(out, q, f, None))
+    bases = _bases(model, lods)
+    inner_rq = replace(rq, metrics=bases, dims=[*rq.dims, *extra], result_filter=None, order=[])
+    inner_plan = plan_windows(model, graph, inner_rq, planner, dia)
+    inner = _computed(model, inner_plan, dia)
+    node = LodInclude(
+        inner,
+        tuple(d.output for d in rq.dims),
+        tuple(
+            LodIncludeMetric(m.name, m.lod.outer or "avg", m.lod.base)
+            for m in lods
+            if m.lod is not None
+        ),
+    )
+    return inner_plan, node
+
+
+# -- exclude / fixed --------------------------------------------------------------------------
+def _attach(
+    model: ModelIr,
+    graph: JoinGraph,
+    rq: ResolvedQuery,
+    dia: Dialect,
+    planner: Planner,
+    lods: list[MetricIr],
+    plain: list[MetricIr],
+) -> tuple[QueryPlan, PlanNode]:
+    view_dims = _view_dim_fields(rq)
+    sides: list[LodSide] = []
+    for m in lods:
+        lod = m.lod
+        assert lod is not None
+        for q in lod.dims:
+            if q not in view_dims:
+                raise _not_grouped(m, q, rq)
+        if lod.kind == "exclude":
+            # no dims: every view dim is excluded -- the grand total (LOD-REL-08)
+            dropped = set(lod.dims)
+            side_dims = [
+                d
+                for d in rq.dims
+                if lod.dims and (d.field is None or d.field.qualified not in dropped)
+            ]
+            side_rq = replace(rq, dims=side_dims)
+        else:
+            side_dims = [view_dims[q] for q in lod.dims]
+            # fixed: the context layer (time_range) feeds it; dimension filters never do
+            side_rq = replace(rq, dims=side_dims, where=None)
+        side_rq = replace(side_rq, metrics=_bases(model, [m]), result_filter=None, order=[])
+        side_plan = plan_windows(model, graph, side_rq, planner, dia)
+        on = tuple(d.output for d in side_dims)
+        kind = "exclude" if lod.kind == "exclude" else "fixed"
+        sides.append(LodSide(m.name, kind, _computed(model, side_plan, dia), on, lod.base))
+    # the view's rows: its plain metrics, else the first LOD metric's base (not output), so
+    # the rows are the base dataset's groups under the query's filters, as the reference has
+    carriers = plain or _bases(model, lods[:1])
+    view_rq = replace(rq, metrics=carriers, result_filter=None, order=[])
+    view_plan = plan_windows(model, graph, view_rq, planner, dia)
+    view = _computed(model, view_plan, dia)
+    columns = tuple(m.name for m in rq.planned_metrics)
+    node = LodAttach(view, tuple(sides), tuple(d.output for d in rq.dims), columns)
+    return view_plan, node
+
+
+def _not_grouped(m: MetricIr, key: str, rq: ResolvedQuery) -> QueryError:
+    lod = m.lod
+    assert lod is not None
+    by = [*(d.spelling for d in rq.dims)]
+    retry = {"metrics": list(rq.query.metrics), "group_by": [*by, key]}
+    if lod.kind == "exclude":
+        return QueryError(
+            NOT_GROUPED,
+            f"metric `{m.name}` excludes `{key}`, which the query does not group by: "
+            "excluding a dimension the view does not carry removes nothing",
+            metrics=[m.name],
+            candidates=[key],
+            hint=f"group by `{key}` (without a grain), or query the base `{lod.base}`",
+            suggested_retry=retry,
+        )
+    return QueryError(
+        NOT_GROUPED,
+        f"metric `{m.name}` is fixed by `{key}`, which the query does not group by (without "
+        "a grain): a fixed value attaches to a view row only when each of its keys is a view "
+        "dimension; re-aggregating FIXED values across keys is the field carrier's shape",
+        metrics=[m.name],
+        candidates=[key],
+        hint=f"group by `{key}`, or declare a fixed field (lod on a field of the dataset) and "
+        "aggregate it with an ordinary metric",
+        suggested_retry=retry,
+    )
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def _bases(model: ModelIr, lods: list[MetricIr]) -> list[MetricIr]:
+    out: dict[str, MetricIr] = {}
+    for m in lods:
+        assert m.lod is not None
+        out.setdefault(m.lod.base, model.metrics[m.lod.base])
+    return list(out.values())
+
+
+def _computed(model: ModelIr, plan: QueryPlan, dia: Dialect) -> PlanNode:
+    """A sub-plan's rows before order / limit: its metric formulas over the grouped rows."""
+    root = build_dag(model, plan, dia)
+    return root.parent
