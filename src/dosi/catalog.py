@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dosi.errors import QueryError, closest
+from dosi.ir.lod_catalog import lod_summary
 from dosi.ir.model import GRAINS, MetricIr, ModelIr
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
@@ -53,6 +54,7 @@ class Catalog:
             "params": [],
             "attributable": listed_attributable(m, strategy),
             "attribution_strategy": strategy.name,
+            **lod_summary(m),
         }
 
     def metrics(self) -> list[dict[str, Any]]:

@@ -76,6 +76,18 @@ def _linear(model: ModelIr, e: exp.Expression) -> bool:
 
 
 def attribution_strategy(model: ModelIr, m: MetricIr) -> Strategy:
+    if m.lod is not None:  # D-LOD not-yet table (LOD-NI-12): rejected up front
+        return Strategy(
+            "unsupported",
+            None,
+            {
+                "code": "level_of_detail",
+                "inputs": [m.name],
+                "message": f"metric `{m.name}` reads a level of detail ({m.lod.text}), whose "
+                "value is a function of each window's filter context; attribution compares "
+                "both windows in one statement, so it would have to compute it once per window",
+            },
+        )
     w = m.window
     family = getattr(w, "family", None) if w is not None else None
     if family is not None and family != "offset":

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from dosi.errors import QueryError
 from dosi.ir.model import MetricIr, ModelIr
-from dosi.plan.builder.dag import build_dag
+from dosi.plan.builder.dag import build_dag, merge_strategy
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import FilterResult, OrderLimit
@@ -123,14 +123,16 @@ def _include(
 ) -> tuple[QueryPlan, PlanNode]:
     first = lods[0]
     assert first.lod is not None
-    if plain:
+    base_ds = model.metrics[first.lod.base].datasets
+    own = [m for m in plain if m.datasets & base_ds]
+    if own:
         raise QueryError(
             "not_implemented",
-            f"metric `{plain[0].name}` aggregates the fact's own rows, but `{first.name}` "
+            f"metric `{own[0].name}` aggregates the fact's own rows, but `{first.name}` "
             "includes a level of detail whose finer grouping the outer stage reads instead: "
             "two grains, one relative to the view, are not nested (D-LOD not-yet table)",
-            metrics=[plain[0].name, first.name],
-            hint=f"query `{plain[0].name}` separately, or declare it as an include metric "
+            metrics=[own[0].name, first.name],
+            hint=f"query `{own[0].name}` separately, or declare it as an include metric "
             f"over the same dimensions as `{first.name}`",
         )
     grains = {m.lod.dims for m in lods if m.lod is not None}
@@ -159,14 +161,23 @@ def _include(
     inner_rq = replace(rq, metrics=bases, dims=[*rq.dims, *extra], result_filter=None, order=[])
     inner_plan = plan_windows(model, graph, inner_rq, planner, dia)
     inner = _computed(model, inner_plan, dia)
+    dims = tuple(d.output for d in rq.dims)
+    beside = None
+    if plain:  # other datasets' metrics: their branches merge beside the include stage
+        beside_rq = replace(rq, metrics=plain, result_filter=None, order=[])
+        beside = _computed(model, plan_windows(model, graph, beside_rq, planner, dia), dia)
     node = LodInclude(
         inner,
-        tuple(d.output for d in rq.dims),
+        dims,
         tuple(
             LodIncludeMetric(m.name, m.lod.outer or "avg", m.lod.base)
             for m in lods
             if m.lod is not None
         ),
+        beside,
+        tuple(m.name for m in plain),
+        merge_strategy(dims, dia),
+        tuple(m.name for m in rq.planned_metrics),
     )
     return inner_plan, node
 

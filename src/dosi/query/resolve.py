@@ -28,6 +28,7 @@ from dosi.query.filters import (
     names_metric,
     result_filter,
 )
+from dosi.query.lod_checks import lod_metric_as_dimension
 from dosi.query.predicate_allowlist import check_predicate
 from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
 from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
@@ -210,6 +211,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
         if g.window is not None:
             out = "window_start"  # and window_end (dosi.query.stream_windows)
         return ResolvedDim(out, g.spelling, None, g.grain, g.window)
+    lod_metric_as_dimension(model, g.field)  # D-LOD: LOD-NI-07
     f = find_field(model, query, g.field)
     if g.grain is not None:
         if not f.is_time:

@@ -11,6 +11,7 @@ from sqlglot import exp
 
 from dosi.compiler.fields import ident
 from dosi.plan.nodes.lod_metric import LodAttach, LodInclude
+from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, col, join, table
 
 VIEW = "lod_view"
@@ -81,8 +82,29 @@ def attach_sql(node: LodAttach, view: exp.Select, sides: list[exp.Select]) -> ex
     return sel
 
 
-def include_sql(node: LodInclude, inner: exp.Select) -> exp.Select:
-    """The finer rows folded per view row by each metric's outer aggregate (LOD-REL-02)."""
+def include_sql(
+    r: Renderer, node: LodInclude, inner: exp.Select, beside: exp.Select | None
+) -> exp.Select:
+    """The finer rows folded per view row by each metric's outer aggregate (LOD-REL-02);
+    other datasets' metrics merged beside on the view dims (NULL-safe, S-FAN-3)."""
+    folded = _folded(node, inner)
+    if beside is None:
+        return folded
+    inputs = [*lift_prefixed(folded, "lod_inc"), ("lod_inc", folded)]
+    inputs += [*lift_prefixed(beside, VIEW), (VIEW, beside)]
+    taken = {m.name: "lod_inc" for m in node.metrics}
+    taken.update({n: VIEW for n in node.beside_metrics})
+    return r.merged(
+        node.dims,
+        inputs,
+        (),
+        node.strategy == "union_keys",
+        ids=["lod_inc", VIEW],
+        taken=tuple((n, taken[n]) for n in node.columns),
+    )
+
+
+def _folded(node: LodInclude, inner: exp.Select) -> exp.Select:
     ctes = [*lift_prefixed(inner, INNER), (INNER, inner)]
     sel = exp.Select()
     for d in node.dims:

@@ -131,7 +131,8 @@ class ToSql:
 
     def visit_lod_include(self, node: LodInclude) -> exp.Select:
         """D-LOD include: the finer rows folded per view row."""
-        return include_sql(node, node.inner.accept(self))
+        beside = node.beside.accept(self) if node.beside is not None else None
+        return include_sql(self.r, node, node.inner.accept(self), beside)
 
     def visit_window(self, node: Window) -> _Windowed:
         below = node.parent.accept(self)

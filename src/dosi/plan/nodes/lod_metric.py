@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from dosi.plan.node import PlanNode
+from dosi.plan.nodes.merge import MergeStrategy
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,12 @@ class LodInclude(PlanNode):
     inner: PlanNode  # the base metrics at view dims + include dims
     dims: tuple[str, ...]  # the view dims: the outer GROUP BY
     metrics: tuple[LodIncludeMetric, ...]
+    # other datasets' metrics, planned at the view grain and merged on the view dims as any
+    # branch is (the include replaces only its own dataset's branch, as the reference does)
+    beside: PlanNode | None = None
+    beside_metrics: tuple[str, ...] = ()
+    strategy: MergeStrategy = "cross"
+    columns: tuple[str, ...] = ()  # metric columns out, in order, when merged
 
     def __post_init__(self) -> None:
         if not self.metrics:
@@ -35,7 +42,7 @@ class LodInclude(PlanNode):
 
     @property
     def parents(self) -> tuple[PlanNode, ...]:
-        return (self.inner,)
+        return (self.inner,) if self.beside is None else (self.inner, self.beside)
 
     def describe(self) -> str:
         return f"LodInclude by=[{', '.join(self.dims)}]"

@@ -1,0 +1,23 @@
+"""Catalog fields of a D-LOD metric (`dosi list metrics`, SURF-CLI-03): the derive family,
+its base and declaration, and the dimensions a query must group by to read it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dosi.ir.model import MetricIr
+
+
+def lod_summary(m: MetricIr) -> dict[str, Any]:
+    """`derive_family` / `derive_base` / `derive_expr` / `required_dimensions` of a LOD
+    metric; empty for every other metric (their derive fields are D-DERIVE's)."""
+    lod = m.lod
+    if lod is None:
+        return {}
+    return {
+        "derive_family": "lod",
+        "derive_base": lod.base,
+        "derive_expr": lod.text,
+        "lod_kind": lod.kind,
+        "required_dimensions": list(lod.dims) if lod.kind != "include" else [],
+    }
