@@ -20,7 +20,7 @@ from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.sqlparse import OSI_READERS, SqlSnippetError, parse_scalar, strip_parens
 from dosi.errors import closest
 from dosi.ext.derive_lod import LodSpec
-from dosi.ir.lod import LodMetric
+from dosi.ir.lod_metric import LodMetric
 from dosi.ir.model import MetricIr
 from dosi.model.schema import MetricSpec
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlglot import exp
 
 from dosi.errors import Diagnostic
-from dosi.ir.lod import LodMetric
+from dosi.ir.lod_metric import LodMetric
 
 if TYPE_CHECKING:
     from dosi.ext import WindowSpec
@@ -107,7 +107,7 @@ class MetricIr:
         return self.kind == "aggregate" and self._pure_count
 
     _pure_count: bool = False
-    lod: LodMetric | None = None  # D-LOD: the derive `lod` family (ir/lod.py)
+    lod: LodMetric | None = None  # D-LOD: the derive `lod` family (ir/lod_metric.py)
 
 
 @dataclass(frozen=True)
