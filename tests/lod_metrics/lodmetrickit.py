@@ -1,0 +1,168 @@
+"""A small orders model built to match the D-LOD worked examples (datus-extensions §3 D-LOD):
+
+* per channel, avg(include(revenue, user_id)) is pc (1) 12.5 / mobile (2) 20.5, while the
+  average of each user's whole-history revenue is 17.5 / 23;
+* with `where orders.user_id <> 'A'`, channel 2 has revenue 35 and fixed(revenue, channel_id)
+  82 (user A's 47 leaves only the numerator); channel 1 has 25 and 25.
+
+Users: A (channel 2: 40 + 7), B (channel 1: 10, channel 2: 10), C (channel 1: 15),
+D (channel 2: 12), E (channel 2: 13); one order with a NULL channel (user F, 5) only in
+`with_null_channel`. Refunds are a second fact dataset.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import yaml
+
+ORDERS = [
+    (1, "A", 2, "2025-01-03", 40.0),
+    (2, "A", 2, "2025-02-04", 7.0),
+    (3, "B", 1, "2025-01-05", 10.0),
+    (4, "B", 2, "2025-01-06", 10.0),
+    (5, "C", 1, "2025-02-07", 15.0),
+    (6, "D", 2, "2025-01-08", 12.0),
+    (7, "E", 2, "2025-02-09", 13.0),
+]
+NULL_CHANNEL_ORDER = (8, "F", None, "2025-01-20", 5.0)
+REFUNDS = [(1, "A", 2, "2025-01-10", 5.0), (2, "B", 1, "2025-01-11", 3.0)]
+
+
+def build_db(path: Path, with_null_channel: bool = False) -> None:
+    con = duckdb.connect(str(path))
+    con.execute(
+        "CREATE TABLE lod_order (order_id INTEGER, user_id VARCHAR, channel_id INTEGER, "
+        "event_date DATE, amount DOUBLE)"
+    )
+    rows = [*ORDERS, *([NULL_CHANNEL_ORDER] if with_null_channel else [])]
+    con.executemany("INSERT INTO lod_order VALUES (?, ?, ?, ?, ?)", rows)
+    con.execute("CREATE TABLE lod_channel (channel_id INTEGER, channel_name VARCHAR)")
+    con.execute("INSERT INTO lod_channel VALUES (1, 'pc'), (2, 'mobile')")
+    con.execute(
+        "CREATE TABLE lod_refund (refund_id INTEGER, user_id VARCHAR, channel_id INTEGER, "
+        "refund_date DATE, refund_amount DOUBLE)"
+    )
+    con.executemany("INSERT INTO lod_refund VALUES (?, ?, ?, ?, ?)", REFUNDS)
+    con.close()
+
+
+def ext(payload: dict[str, Any]) -> list[dict[str, str]]:
+    return [{"vendor_name": "DATUS", "data": json.dumps(payload)}]
+
+
+def field(name: str, datatype: str, time: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": name,
+        "expression": {"dialects": [{"dialect": "ANSI_SQL", "expression": name}]},
+        "datatype": datatype,
+    }
+    if time:
+        out["dimension"] = {"is_time": True}
+    return out
+
+
+def metric(name: str, expr: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": name,
+        "expression": {"dialects": [{"dialect": "ANSI_SQL", "expression": expr}]},
+    }
+    if payload is not None:
+        out["custom_extensions"] = ext(payload)
+    return out
+
+
+def lod(name: str, expr: str, text: str) -> dict[str, Any]:
+    return metric(name, expr, {"v": "1.10", "derive": {"type": "lod", "expr": text}})
+
+
+PLAIN = [
+    metric("revenue", "SUM(orders.amount)"),
+    metric("order_count", "COUNT(orders.order_id)"),
+    metric("buyers", "COUNT(DISTINCT orders.user_id)"),
+    metric("refunds", "SUM(refunds.refund_amount)"),
+]
+LOD = [
+    lod("revenue_per_user", "AVG(SUM(orders.amount))", "avg(include(revenue, orders.user_id))"),
+    lod("max_user_revenue", "MAX(SUM(orders.amount))", "max(include(revenue, orders.user_id))"),
+    lod("revenue_grand", "SUM(SUM(orders.amount))", "exclude(revenue)"),
+    lod("revenue_excl_channel", "SUM(SUM(orders.amount))", "exclude(revenue, orders.channel_id)"),
+    lod(
+        "buyers_excl_channel",
+        "SUM(COUNT(DISTINCT orders.user_id))",
+        "exclude(buyers, orders.channel_id)",
+    ),
+    lod("revenue_fixed_all", "SUM(SUM(orders.amount))", "fixed(revenue)"),
+    lod(
+        "revenue_fixed_by_channel",
+        "SUM(SUM(orders.amount))",
+        "fixed(revenue, orders.channel_id)",
+    ),
+]
+
+
+def model_dict(metrics: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {
+        "version": "0.2.0.dev0",
+        "semantic_model": [
+            {
+                "name": "lod_metrics",
+                "datasets": [
+                    {
+                        "name": "orders",
+                        "source": "main.lod_order",
+                        "primary_key": ["order_id"],
+                        "fields": [
+                            field("order_id", "Integer"),
+                            field("user_id", "String"),
+                            field("channel_id", "Integer"),
+                            field("event_date", "Date", time=True),
+                            field("amount", "Decimal"),
+                        ],
+                    },
+                    {
+                        "name": "channel",
+                        "source": "main.lod_channel",
+                        "primary_key": ["channel_id"],
+                        "fields": [field("channel_id", "Integer"), field("channel_name", "String")],
+                    },
+                    {
+                        "name": "refunds",
+                        "source": "main.lod_refund",
+                        "primary_key": ["refund_id"],
+                        "fields": [
+                            field("refund_id", "Integer"),
+                            field("user_id", "String"),
+                            field("channel_id", "Integer"),
+                            field("refund_date", "Date", time=True),
+                            field("refund_amount", "Decimal"),
+                        ],
+                    },
+                ],
+                "relationships": [
+                    {
+                        "name": "orders_channel",
+                        "from": "orders",
+                        "to": "channel",
+                        "from_columns": ["channel_id"],
+                        "to_columns": ["channel_id"],
+                    },
+                    {
+                        "name": "refunds_channel",
+                        "from": "refunds",
+                        "to": "channel",
+                        "from_columns": ["channel_id"],
+                        "to_columns": ["channel_id"],
+                    },
+                ],
+                "metrics": metrics if metrics is not None else [*PLAIN, *LOD],
+            }
+        ],
+    }
+
+
+def model_text(metrics: list[dict[str, Any]] | None = None) -> str:
+    return yaml.safe_dump(model_dict(metrics), sort_keys=False)
