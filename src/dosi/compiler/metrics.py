@@ -44,6 +44,8 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     if mext.lod is not None:  # D-LOD: compiled once every other metric is (derive_lod.py)
         scope.lod_pending.append((m, mext.lod, site))
         return None
+    if mext.lod_invalid:  # its declaration was reported; the expression is never run
+        return None
     tree = _parse(scope, m.name, text, dialect, site)
     if tree is None:
         return None

@@ -65,6 +65,7 @@ class MetricExt:
     measure_name: str | None = None
     window: WindowSpec | None = None
     lod: LodSpec | None = None  # D-DERIVE `lod` family (ext/derive_lod.py)
+    lod_invalid: bool = False  # a lod declaration whose grammar was reported invalid
 
 
 Payload = ModelExt | DatasetExt | FieldExt | RelationshipExt | MetricExt

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import Diagnostic, DiagnosticSink
-from dosi.ext.derive_lod import is_lod_derive, read_lod_derive
+from dosi.ext.derive_lod import is_lod_derive, lod_shape_ok, read_lod_derive
 from dosi.ext.envelope import Entry, PayloadDecodeError, datus_entries, decode_entry
 from dosi.ext.payloads import (
     PAYLOAD_FIELDS,
@@ -172,6 +172,8 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
             lod = read_lod_derive(value, path, sink)  # D-LOD on a metric (derive_lod.py)
             if lod is not None:
                 values["lod"] = lod
+            elif lod_shape_ok(value):  # a grammar error: reported once, no nested_aggregate
+                values["lod_invalid"] = True
             continue
         if (carrier, key) not in PAYLOAD_FIELDS:
             if not required:

@@ -74,11 +74,26 @@ def _check_common(rq: ResolvedQuery, lods: list[MetricIr], plain: list[MetricIr]
     if windowed:
         raise QueryError(
             "not_implemented",
-            f"window metric `{windowed[0]}` beside level-of-detail metric `{names[0]}`: a "
-            "window stage reads a time series at the view grain, which an include stage "
-            "replaces and an attached value does not carry (D-LOD not-yet table)",
+            f"window metric `{windowed[0]}` beside level-of-detail metric `{names[0]}`: "
+            + (
+                "the outer stage reads only the finer include grouping, with no time series "
+                "left for a window"
+                if "include" in kinds
+                else "the attachment reads one aggregate at the view grain, not the window "
+                "stage's series"
+            )
+            + " (D-LOD not-yet table)",
             metrics=[windowed[0], names[0]],
             hint="query the window metric and the level-of-detail metric separately",
+        )
+    if getattr(rq.query, "time_ranges", None):  # D-PARAM's tagged windows (LOD-NI-06/09)
+        raise QueryError(
+            "not_implemented",
+            f"level-of-detail metric `{names[0]}` under time_ranges: each tagged window would "
+            "need its own inner grouping or side branch, and a LOD stage reads one (D-LOD "
+            "not-yet table)",
+            metrics=[names[0]],
+            hint="query one window at a time with time_range",
         )
     if any(d.window is not None for d in rq.dims):
         raise QueryError(
