@@ -18,6 +18,7 @@ from dosi.errors import DiagnosticSink, closest
 from dosi.ext.derive_lod import LodSpec
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
+from dosi.ext.lod_field import FieldLodPayload, validate_field_lod
 from dosi.ext.registry import Carrier
 from dosi.ext.window import GRAINS, Grain, WindowSpec
 from dosi.ext.window_payload import parse_window
@@ -46,6 +47,7 @@ class FieldExt:
 
     time_granularity: Grain | None = None
     is_dimension: bool | None = None
+    lod: FieldLodPayload | None = None  # D-LOD fixed field (ext/lod_field.py)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "measure"): "measure_name",
     ("metric", "window"): "window",
     ("field", "is_dimension"): "is_dimension",
+    ("field", "lod"): "lod",
 }
 
 
@@ -243,6 +246,12 @@ def _window(ctx: _Ctx, value: Any) -> KeyResult:
     return KeyResult(parsed.spec is not None, parsed.spec, parsed.features)
 
 
+def _lod(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-LOD on a field: see `lod_field.py`."""
+    parsed = validate_field_lod(value, ctx.path, ctx.sink)
+    return KeyResult(parsed is not None, parsed)
+
+
 _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "join_type": _join_type,
     "fill_nulls_with": _fill_nulls_with,
@@ -252,6 +261,7 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "measure": _measure,
     "is_dimension": _is_dimension,
     "window": _window,
+    "lod": _lod,
 }
 
 

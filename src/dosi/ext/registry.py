@@ -191,7 +191,7 @@ _KEYS: tuple[KeyInfo, ...] = (
         "degraded",
         "the field is dropped (aggregate_field_dropped): its expression is a bare aggregate, so "
         "metrics and queries that reference it fail with unknown_field / unknown_column",
-        False,
+        True,
     ),
 )
 

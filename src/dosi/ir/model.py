@@ -18,6 +18,7 @@ from dosi.ir.lod_metric import LodMetric
 
 if TYPE_CHECKING:
     from dosi.ext import WindowSpec
+    from dosi.ir.lod import LodFieldIr
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
@@ -38,6 +39,7 @@ class FieldIr:
     description: str | None = None
     label: str | None = None
     source_sql: str = ""
+    lod: LodFieldIr | None = None  # D-LOD fixed field (dosi.ir.lod)
 
     @property
     def qualified(self) -> str:

@@ -15,6 +15,7 @@ from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.builder.stream import plan_stream
 from dosi.plan.joins import JoinGraph, join_order
+from dosi.plan.lod import lod_query_branch
 from dosi.plan.records import (
     Branch,
     BranchDim,
@@ -154,6 +155,8 @@ class Planner:
             out.extend(f.dataset for f in rq.where.fields)
         if rq.time_range is not None and rq.time_range.field is not None:
             out.append(rq.time_range.field.dataset)
+        if rq.context is not None:
+            out.extend(f.dataset for f in rq.context.fields)
         return list(dict.fromkeys(out))
 
     def _root(self, m: MetricIr, meas: MeasureIr, required: list[str]) -> str:
@@ -196,6 +199,10 @@ class Planner:
             for f in rq.where.fields:
                 needed.setdefault(f.dataset, f"where_sql field `{f.qualified}`")
             filters.append(rq.where.expr)
+        if rq.context is not None:  # context_filter: a row filter of the view too
+            for f in rq.context.fields:
+                needed.setdefault(f.dataset, f"context_filter field `{f.qualified}`")
+            filters.append(rq.context.expr)
         time_filters: list[TimeFilter] = []
         if rq.time_range is not None:
             tf = rq.time_range.field or draft.axis
@@ -211,7 +218,7 @@ class Planner:
                 err.metrics = list(draft.metrics)
                 raise
         joins = tuple(JoinStep(r) for r in join_order(paths))
-        return Branch(
+        branch = Branch(
             id=bid,
             dataset=ds,
             axis=draft.axis.qualified if draft.axis else None,
@@ -221,3 +228,4 @@ class Planner:
             filters=tuple(filters),
             time_filters=tuple(time_filters),
         )
+        return lod_query_branch(model, self.graph, branch, rq)  # D-LOD (plan/lod.py)

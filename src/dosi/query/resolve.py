@@ -20,6 +20,7 @@ from dosi.compiler.sqlparse import (
 )
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
+from dosi.query.context_filter import check_context_filter, names_only_outputs
 from dosi.query.filters import (
     ResultFilter,
     column_name,
@@ -77,6 +78,7 @@ class ResolvedQuery:
     # (output column, desc, nulls "first" | "last" | None)
     order: list[tuple[str, bool, str | None]] = field(default_factory=list)
     result_filter: ResultFilter | None = None  # where_sql conjuncts that name a metric
+    context: ResolvedWhere | None = None  # context_filter (D-LOD context layer)
 
     @property
     def uses_metric_time(self) -> bool:
@@ -113,9 +115,15 @@ def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
                 f"group_by item `{d.spelling}` and metric `{d.output}` share an output name",
                 hint="rename the field or the metric in the model",
             )
-    where, having = _filters(model, query.where_sql, dims) if query.where_sql else (None, None)
+    windowed = any(m.window is not None for m in metrics)
+    where, having = (
+        _filters(model, query.where_sql, dims, windowed) if query.where_sql else (None, None)
+    )
     tr = _time_range(model, query) if query.time_range else None
     rq = ResolvedQuery(query, metrics, dims, where, tr, result_filter=having)
+    if query.context_filter:
+        rq.context = resolve_where(model, query.context_filter)
+        check_context_filter(rq.context.expr)
     rq.order = _order(query, rq)
     return rq
 
@@ -274,7 +282,7 @@ _UNBUCKETABLE = frozenset({"String", "Integer", "Decimal", "Float", "Boolean"})
 
 
 def _filters(
-    model: ModelIr, text: str, dims: list[ResolvedDim]
+    model: ModelIr, text: str, dims: list[ResolvedDim], windowed: bool = False
 ) -> tuple[ResolvedWhere | None, ResultFilter | None]:
     """where_sql split into its two levels (dosi.query.filters): conjuncts naming only fields
     filter rows before aggregation, conjuncts naming a metric filter the result rows."""
@@ -284,8 +292,17 @@ def _filters(
     check_predicate(tree, lambda _col: None)  # the allow-list, on both levels
     rows: list[exp.Expression] = []
     metric_level: list[exp.Expression] = []
+    outputs = {
+        d.field.qualified: d.output
+        for d in dims
+        if d.field is not None and d.grain is None and d.window is None
+    }
     for part in conjuncts(tree):
-        if names_metric(model, part):
+        if windowed and names_only_outputs(part, outputs, lambda n: _where_field(model, n)):
+            # beside a window metric, a condition on the view's own dims filters the result
+            # after the window stage; context_filter is what narrows the population
+            metric_level.append(part)
+        elif names_metric(model, part):
             _check_predicate(part, text)  # a bare metric is a number, not a condition
             check_types(part, lambda col: _result_column_type(model, col))
             metric_level.append(part)
@@ -297,11 +314,6 @@ def _filters(
         where = _where(model, row_tree)
     having = None
     if metric_level:
-        outputs = {
-            d.field.qualified: d.output
-            for d in dims
-            if d.field is not None and d.grain is None and d.window is None
-        }
         having = result_filter(model, metric_level, outputs, lambda name: _where_field(model, name))
     return where, having
 

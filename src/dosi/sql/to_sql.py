@@ -23,6 +23,8 @@ from dosi.plan.nodes import (
     ComputeMetrics,
     FilterResult,
     Join,
+    LodBroadcast,
+    LodRollup,
     Merge,
     OrderLimit,
     PreAggregate,
@@ -32,7 +34,7 @@ from dosi.plan.nodes import (
     Window,
 )
 from dosi.plan.nodes.lod_metric import LodAttach, LodInclude
-from dosi.plan.records import Branch, JoinStep, QueryPlan
+from dosi.plan.records import Branch, JoinStep, LodShape, QueryPlan
 from dosi.sql.dialects import Dialect
 from dosi.sql.lod_metric import attach_sql, include_sql
 from dosi.sql.render import Renderer
@@ -46,7 +48,8 @@ class _Source:
 
     scan: Scan
     joins: tuple[JoinStep, ...] = ()
-    mode: str = "plain"  # "plain" | "pre_aggregate" | "stream"
+    mode: str = "plain"  # "plain" | "pre_aggregate" | "stream" | "lod"
+    lod: LodShape | None = None  # D-LOD: the rollups and shape (dosi.sql.lod)
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,13 @@ class ToSql:
     def visit_stream_bucket(self, node: StreamBucket) -> _Source:
         return replace(node.parent.accept(self), mode="stream")
 
+    def visit_lod_rollup(self, node: LodRollup) -> _Source:
+        """Two-stage: the view reads only this rollup, its dimension filters on the output."""
+        return _Source(Scan(node.spec.dataset, node.output_filters), mode="lod", lod=node.shape)
+
+    def visit_lod_broadcast(self, node: LodBroadcast) -> _Source:
+        return replace(node.parent.accept(self), mode="lod", lod=node.shape)
+
     def visit_aggregate(self, node: Aggregate) -> _Grouped:
         src: _Source = node.parent.accept(self)
         branch = Branch(
@@ -107,6 +117,7 @@ class ToSql:
             measures=node.measures,
             filters=src.scan.filters,
             time_filters=src.scan.time_filters,
+            lod=src.lod,
         )
         return _Grouped(branch, src.mode)
 
