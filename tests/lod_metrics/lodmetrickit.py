@@ -79,11 +79,20 @@ def lod(name: str, expr: str, text: str) -> dict[str, Any]:
     return metric(name, expr, {"v": "1.10", "derive": {"type": "lod", "expr": text}})
 
 
+# a fixed field (the D-LOD field carrier): each user's whole-history revenue
+USER_REVENUE = {
+    "name": "user_revenue",
+    "expression": {"dialects": [{"dialect": "ANSI_SQL", "expression": "SUM(amount)"}]},
+    "datatype": "Decimal",
+    "custom_extensions": ext({"v": "1.10", "lod": {"expr": "fixed(revenue, orders.user_id)"}}),
+}
+
 PLAIN = [
     metric("revenue", "SUM(orders.amount)"),
     metric("order_count", "COUNT(orders.order_id)"),
     metric("buyers", "COUNT(DISTINCT orders.user_id)"),
     metric("refunds", "SUM(refunds.refund_amount)"),
+    metric("avg_user_revenue", "AVG(orders.user_revenue)"),
 ]
 LOD = [
     lod("revenue_per_user", "AVG(SUM(orders.amount))", "avg(include(revenue, orders.user_id))"),
@@ -104,7 +113,9 @@ LOD = [
 ]
 
 
-def model_dict(metrics: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def model_dict(
+    metrics: list[dict[str, Any]] | None = None, lod_field: bool = True
+) -> dict[str, Any]:
     return {
         "version": "0.2.0.dev0",
         "semantic_model": [
@@ -121,6 +132,7 @@ def model_dict(metrics: list[dict[str, Any]] | None = None) -> dict[str, Any]:
                             field("channel_id", "Integer"),
                             field("event_date", "Date", time=True),
                             field("amount", "Decimal"),
+                            *([USER_REVENUE] if lod_field else []),
                         ],
                     },
                     {
@@ -158,11 +170,15 @@ def model_dict(metrics: list[dict[str, Any]] | None = None) -> dict[str, Any]:
                         "to_columns": ["channel_id"],
                     },
                 ],
-                "metrics": metrics if metrics is not None else [*PLAIN, *LOD],
+                "metrics": [
+                    m
+                    for m in (metrics if metrics is not None else [*PLAIN, *LOD])
+                    if lod_field or m["name"] != "avg_user_revenue"
+                ],
             }
         ],
     }
 
 
-def model_text(metrics: list[dict[str, Any]] | None = None) -> str:
-    return yaml.safe_dump(model_dict(metrics), sort_keys=False)
+def model_text(metrics: list[dict[str, Any]] | None = None, lod_field: bool = True) -> str:
+    return yaml.safe_dump(model_dict(metrics, lod_field), sort_keys=False)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dosi.errors import QueryError
+from dosi.ir.lod import lod_refs
 from dosi.ir.model import MetricIr, ModelIr
 from dosi.plan.builder.dag import build_dag, merge_strategy
 from dosi.plan.joins import JoinGraph
@@ -47,7 +48,7 @@ def plan_lod_query(
     metrics = rq.planned_metrics
     lods = [m for m in metrics if m.lod is not None]
     plain = [m for m in metrics if m.lod is None]
-    _check_common(rq, lods, plain)
+    _check_common(model, rq, lods, plain)
     planner = Planner(model, graph)
     includes = [m for m in lods if m.lod is not None and m.lod.kind == "include"]
     if includes:
@@ -67,7 +68,23 @@ def plan_lod_query(
 
 
 # -- checks -----------------------------------------------------------------------------------
-def _check_common(rq: ResolvedQuery, lods: list[MetricIr], plain: list[MetricIr]) -> None:
+def _lod_field_read(model: ModelIr, rq: ResolvedQuery, plain: list[MetricIr]) -> str | None:
+    """The first D-LOD field the query reads: a group-by item, a row filter, or a plain
+    metric's measure (all carry the field's placeholder column, dosi.ir.lod)."""
+    exprs = [d.field.expr for d in rq.dims if d.field is not None]
+    if rq.where is not None:
+        exprs.append(rq.where.expr)
+    exprs.extend(model.measures[n].expr for m in plain for n in m.measures)
+    for e in exprs:
+        refs = lod_refs(e)
+        if refs:
+            return refs[0]
+    return None
+
+
+def _check_common(
+    model: ModelIr, rq: ResolvedQuery, lods: list[MetricIr], plain: list[MetricIr]
+) -> None:
     kinds = {m.lod.kind for m in lods if m.lod is not None}
     names = [m.name for m in lods]
     windowed = [m.name for m in [*lods, *plain] if m.window is not None]
@@ -85,6 +102,16 @@ def _check_common(rq: ResolvedQuery, lods: list[MetricIr], plain: list[MetricIr]
             + " (D-LOD not-yet table)",
             metrics=[windowed[0], names[0]],
             hint="query the window metric and the level-of-detail metric separately",
+        )
+    field = _lod_field_read(model, rq, plain)
+    if field is not None:  # LOD-NI-04 / LOD-NI-10
+        raise QueryError(
+            "not_implemented",
+            f"metric `{names[0]}` is a level-of-detail derivation and this query also reads "
+            f"the D-LOD field `{field}`: the field's rollup and the metric's grain relative "
+            "to the view would have to nest (D-LOD not-yet table)",
+            metrics=[names[0]],
+            hint=f"query `{names[0]}` without `{field}`, or the field's metrics separately",
         )
     if getattr(rq.query, "time_ranges", None):  # D-PARAM's tagged windows (LOD-NI-06/09)
         raise QueryError(
