@@ -17,6 +17,7 @@ from dosi.errors import Diagnostic
 
 if TYPE_CHECKING:
     from dosi.ext import WindowSpec
+    from dosi.ir.derive import DeriveIr
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
@@ -106,6 +107,12 @@ class MetricIr:
         return self.kind == "aggregate" and self._pure_count
 
     _pure_count: bool = False
+    # D-DERIVE (dosi.compiler.derive): the declaration read from the payload, the metadata
+    # it compiles to, the `window.base` metric, and the resolved expression the gate reads
+    derive_decl: Any = None
+    derive: DeriveIr | None = None
+    window_base: str | None = None
+    expr_tree: exp.Expression | None = None
 
 
 @dataclass(frozen=True)
