@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dosi.errors import QueryError, closest
+from dosi.ir.derive import EMPTY_CATALOG
 from dosi.ir.model import GRAINS, MetricIr, ModelIr
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
@@ -53,6 +54,8 @@ class Catalog:
             "params": [],
             "attributable": listed_attributable(m, strategy),
             "attribution_strategy": strategy.name,
+            # D-DERIVE metadata (DRV-META-01)
+            **(m.derive.catalog() if m.derive is not None else EMPTY_CATALOG),
         }
 
     def metrics(self) -> list[dict[str, Any]]:

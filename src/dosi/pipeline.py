@@ -16,6 +16,7 @@ from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
 from dosi.plan.windows import plan_windows
+from dosi.query.derive_checks import check_conformed
 from dosi.query.resolve import ResolvedQuery, resolve_query
 from dosi.query.spec import Query, parse_query
 from dosi.sql.dialects import Dialect, get_dialect
@@ -82,5 +83,6 @@ def plan_dag(
     """Resolve and plan one parsed query: the plan records and the node tree built on them."""
     rq = resolve_query(model, query)
     check_window_gates(rq, dia)
+    check_conformed(rq)
     plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
     return rq, plan, build_dag(model, plan, dia)

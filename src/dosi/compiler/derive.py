@@ -50,8 +50,12 @@ class _Exp:
 def canonical(tree: exp.Expression) -> exp.Expression:
     """Parentheses dropped (the tree holds the precedence), a top-level ratio of two single
     aggregates with its numerator as DOUBLE, as a ratio metric compiles."""
-    out = tree.copy().transform(lambda n: n.this if isinstance(n, exp.Paren) else n)
-    out = strip_parens(out)
+    out = strip_parens(tree.copy())
+    for p in list(out.find_all(exp.Paren)):
+        inner = p.this
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        p.replace(inner)
     if infer_kind(out) == "ratio" and not isinstance(out.this, exp.Cast):
         out = exp.Div(
             this=exp.Cast(this=out.this, to=exp.DataType.build("DOUBLE")),
@@ -95,6 +99,7 @@ class DeriveCompiler:
             try:
                 self.compile_one(name)
             except _Failed:
+                self.failed.add(name)
                 self.metrics.pop(name, None)
         for name in self.failed:
             self.metrics.pop(name, None)
@@ -141,6 +146,8 @@ class DeriveCompiler:
         hit = self.cache.get(key)
         if hit is not None:
             return hit
+        if name in self.failed:
+            raise _Failed()  # reported already
         if name in self.stack:
             start = self.stack.index(name)
             cycle = [*self.stack[start:], name]
@@ -153,7 +160,6 @@ class DeriveCompiler:
                 "metric_reference_cycle",
                 "metric reference cycle: " + " -> ".join(path),
                 hint="break the cycle: a derived metric cannot reach itself through its members",
-                candidates=tuple(dict.fromkeys(path)),
             )
         m = self.metrics.get(name)
         if m is None:  # dropped after its own error
