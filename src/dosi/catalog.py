@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dosi.errors import QueryError, closest
+from dosi.ir.derive import EMPTY_CATALOG
 from dosi.ir.lod_catalog import lod_summary
 from dosi.ir.model import GRAINS, MetricIr, ModelIr
 from dosi.plan.attribution import attribution_strategy, listed_attributable
@@ -54,6 +55,8 @@ class Catalog:
             "params": [],
             "attributable": listed_attributable(m, strategy),
             "attribution_strategy": strategy.name,
+            # D-DERIVE metadata (DRV-META-01)
+            **(m.derive.catalog() if m.derive is not None else EMPTY_CATALOG),
             **lod_summary(m),
         }
 

@@ -124,6 +124,11 @@ def compile_lod_metric(
         datatype=m.datatype,
         source_sql=pick_expression(m.expression)[1],
         fill_nulls_with=None,
+        # D-DERIVE reads the declaration only: a LOD metric is opaque there (derive.py)
+        derive_decl=None,
+        derive=None,
+        window_base=None,
+        expr_tree=None,
         lod=LodMetric(spec.kind, spec.base, spec.dims, spec.outer, spec.text),
     )
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import DiagnosticSink, closest
+from dosi.ext.derive import read_derive
 from dosi.ext.derive_lod import LodSpec
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
@@ -68,6 +69,8 @@ class MetricExt:
     window: WindowSpec | None = None
     lod: LodSpec | None = None  # D-DERIVE `lod` family (ext/derive_lod.py)
     lod_invalid: bool = False  # a lod declaration whose grammar was reported invalid
+    derive: Any = None  # D-DERIVE: the family's payload (ext/derive.py)
+    window_base: str | None = None  # D-DERIVE M2 `window.base`
 
 
 Payload = ModelExt | DatasetExt | FieldExt | RelationshipExt | MetricExt
@@ -92,6 +95,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "window"): "window",
     ("field", "is_dimension"): "is_dimension",
     ("field", "lod"): "lod",
+    ("metric", "derive"): "derive",
 }
 
 
@@ -250,9 +254,14 @@ def _lod(ctx: _Ctx, value: Any) -> KeyResult:
     """D-LOD on a field: see `lod_field.py`."""
     parsed = validate_field_lod(value, ctx.path, ctx.sink)
     return KeyResult(parsed is not None, parsed)
+def _derive(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-DERIVE: see `derive.py`."""
+    ok, payload = read_derive(value, ctx.path, ctx.sink)
+    return KeyResult(ok, payload)
 
 
 _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
+    "derive": _derive,
     "join_type": _join_type,
     "fill_nulls_with": _fill_nulls_with,
     "time_dimension": _time_dimension,

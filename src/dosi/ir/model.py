@@ -18,6 +18,7 @@ from dosi.ir.lod_metric import LodMetric
 
 if TYPE_CHECKING:
     from dosi.ext import WindowSpec
+    from dosi.ir.derive import DeriveIr
     from dosi.ir.lod import LodFieldIr
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
@@ -110,6 +111,12 @@ class MetricIr:
 
     _pure_count: bool = False
     lod: LodMetric | None = None  # D-LOD: the derive `lod` family (ir/lod_metric.py)
+    # D-DERIVE (dosi.compiler.derive): the declaration read from the payload, the metadata
+    # it compiles to, the `window.base` metric, and the resolved expression the gate reads
+    derive_decl: Any = None
+    derive: DeriveIr | None = None
+    window_base: str | None = None
+    expr_tree: exp.Expression | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dosi.errors import QueryError
 from dosi.ext import FrameWindow, OffsetWindow
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
+from dosi.plan.derive_series import needs_series, series_metric, series_name
 from dosi.plan.joins import JoinGraph
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
@@ -76,7 +77,8 @@ class _WindowPlanner:
         self._check_grains(grain)
         self._check_restrictions()
         seconds = self._second_metrics()
-        base = self.planner.plan(rq, extra_metrics=seconds)
+        series = tuple(series_metric(m) for m in self.windowed if needs_series(m))
+        base = self.planner.plan(rq, extra_metrics=(*seconds, *series))
         self._check_series(base)
         time_key = time_dim.output if time_dim is not None else None
         trim = None
@@ -109,6 +111,8 @@ class _WindowPlanner:
         over the merge, which the stage does not window."""
         sources = {m.name: m.sources for m in base.metrics}
         for m in self.windowed:
+            if needs_series(m):
+                continue  # computed after the merge (dosi.plan.derive_series)
             names = [m.name]
             second = m.window.second_metric if m.window is not None else None
             if second is not None:
@@ -136,6 +140,16 @@ class _WindowPlanner:
             return None, None
         axes: dict[str, list[str]] = {}
         for m in needing:
+            if m.time_axis is None and m.window_base is not None and len(m.datasets) > 1:
+                raise QueryError(
+                    "no_primary_time_dimension",
+                    f"window metric `{m.name}` reads `{m.window_base}`, which spans datasets "
+                    f"({', '.join(sorted(m.datasets))}) with their own time axes; a window "
+                    "that orders or shifts along time needs one time axis (WIN-BASE-06)",
+                    metrics=[m.name],
+                    hint="window a base of one dataset, or use a family that does not need the "
+                    "time axis (rank / value ordered by value)",
+                )
             if m.time_axis is None:
                 times = [
                     f.qualified
@@ -401,7 +415,7 @@ class _WindowPlanner:
             second_col = self.model.metrics[second].measures[0]
         return WindowMetric(
             name=m.name,
-            base_column=m.measures[0],
+            base_column=series_name(m) if needs_series(m) else m.measures[0],
             spec=w,
             partition=tuple(partition),
             tiebreak=tuple(tiebreak),

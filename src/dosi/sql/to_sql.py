@@ -127,6 +127,10 @@ class ToSql:
     def visit_compute_metrics(self, node: ComputeMetrics) -> exp.Select:
         below = node.parent.accept(self)
         if isinstance(below, _Grouped):
+            if node.passed:  # a window.base series beside measure-column series
+                return self.r.flat_passing(
+                    below.branch, node.metrics, tuple(n for n, _ in node.passed), below.mode
+                )
             return self.r.flat(below.branch, node.metrics, below.mode)
         assert isinstance(below, _Merged)
         return self._merge_sql(below, node)

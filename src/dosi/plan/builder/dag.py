@@ -67,7 +67,9 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     having = plan.result_filter
     top: PlanNode
     stage = plan.window
-    if stage is not None and len(aggs) == 1:
+    series = {c.name for c in plan.metrics}
+    computed_base = stage is not None and any(wm.base_column in series for wm in stage.metrics)
+    if stage is not None and len(aggs) == 1 and not computed_base:
         windowed = {wm.name for wm in stage.metrics}
         shown = {*plan.outputs, *(having.metrics if having is not None else ())}
         carried = tuple(m for m in plan.metrics if m.name not in windowed and m.name in shown)
@@ -85,8 +87,13 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
                 if meas in bases:
                     passed.setdefault(meas, agg.branch_id)
         plain = tuple(m for m in plan.metrics if m.name not in windowed)
+        below: PlanNode = (
+            aggs[0]
+            if len(aggs) == 1  # a window.base series computed first (plan/derive_series.py)
+            else Merge(tuple(aggs), plan.dims, merge_strategy(plan.dims, dialect))
+        )
         merged = ComputeMetrics(
-            Merge(tuple(aggs), plan.dims, merge_strategy(plan.dims, dialect)),
+            below,
             plan.dims,
             plain,
             tuple(passed.items()),
