@@ -16,8 +16,15 @@ from sqlglot import exp
 
 from dosi.compiler.context import Site
 from dosi.compiler.fields import pick_expression
+from dosi.compiler.measures import safe_division
 from dosi.compiler.metric_scope import MetricScope
-from dosi.compiler.sqlparse import OSI_READERS, SqlSnippetError, parse_scalar, strip_parens
+from dosi.compiler.sqlparse import (
+    OSI_READERS,
+    SqlSnippetError,
+    SqlTooComplex,
+    parse_scalar,
+    strip_parens,
+)
 from dosi.errors import closest
 from dosi.ext.derive_lod import LodSpec
 from dosi.ir.lod_metric import LodMetric
@@ -184,3 +191,148 @@ def _expression_matches(
 
 def _norm(tree: exp.Expression) -> str:
     return strip_parens(tree).sql(normalize=True, pretty=False).lower()
+
+
+def nests_aggregates(scope: MetricScope, m: MetricSpec) -> bool:
+    """Does the metric's expression nest aggregates (a compose over LOD members writes its
+    flat equivalent that way: SUM(x) / SUM(SUM(x)))?"""
+    dialect, text = pick_expression(m.expression)
+    try:
+        tree = parse_scalar(text, OSI_READERS.get(dialect))
+    except (SqlSnippetError, SqlTooComplex):
+        return False
+    return any(
+        isinstance(p, exp.AggFunc) for a in tree.find_all(exp.AggFunc) for p in _ancestors(a)
+    )
+
+
+def _ancestors(node: exp.Expression) -> list[exp.Expression]:
+    out = []
+    p = node.parent
+    while p is not None:
+        out.append(p)
+        p = p.parent
+    return out
+
+
+def compile_lod_compose(
+    scope: MetricScope,
+    m: MetricSpec,
+    expr: str,
+    fill: float | int | None,
+    site: Site,
+    metrics: Mapping[str, MetricIr],
+) -> MetricIr | None:
+    """A compose metric over LOD members is itself a LOD metric (LOD-REL-10): the engine
+    looks through the compose to find the declaration, never computes the denominator at
+    the view grain (which would make every share 1). None after its errors are reported; a
+    compose with no LOD member keeps the nested_aggregate its expression earns."""
+    sink = scope.cx.sink
+    try:
+        tree = strip_parens(parse_scalar(expr, None))
+    except (SqlSnippetError, SqlTooComplex) as err:
+        sink.error(
+            INVALID,
+            f"`derive.expr` of `{m.name}` is not a valid scalar expression: {err}",
+            path=site.path,
+            line=site.line,
+        )
+        return None
+    members: list[str] = []
+    for c in tree.find_all(exp.Column):
+        if c.table or c.name not in metrics:
+            sink.error(
+                INVALID,
+                f"`{c.sql()}` in `derive.expr` of `{m.name}` is not a metric of this model "
+                "(compose members are metric names)",
+                path=site.path,
+                line=site.line,
+                candidates=tuple(closest(c.name, list(metrics))),
+            )
+            return None
+        if c.name not in members:
+            members.append(c.name)
+    if not any(metrics[n].lod is not None for n in members):
+        text = pick_expression(m.expression)[1]
+        sink.error(
+            "nested_aggregate",
+            f"metric `{m.name}` nests aggregates (`{text}`) but composes no level-of-detail metric",
+            path=site.path,
+            line=site.line,
+            hint="write a compose's expression as its flat equivalent; nested aggregation "
+            "needs a D-LOD member",
+        )
+        return None
+    if any(isinstance(n, exp.AggFunc) for n in tree.walk()):
+        sink.error(
+            INVALID,
+            f"`derive.expr` of `{m.name}` calls an aggregate: compose expressions are scalar "
+            "arithmetic over metric names",
+            path=site.path,
+            line=site.line,
+        )
+        return None
+    if fill is not None:
+        from_fill = exp.Literal.number(str(fill))
+        tree = tree.transform(
+            lambda n: (
+                exp.Coalesce(this=n.copy(), expressions=[from_fill.copy()])
+                if isinstance(n, exp.Column)
+                else n
+            )
+        )
+    formula = safe_division(tree)
+    first = metrics[members[0]]
+    datasets = frozenset(d for n in members for d in metrics[n].datasets)
+    measures = tuple(dict.fromkeys(x for n in members for x in metrics[n].measures))
+    return MetricIr(
+        name=m.name,
+        kind="expression",
+        formula=formula,
+        measures=measures,
+        datasets=datasets,
+        time_axis=first.time_axis,
+        fill_nulls_with=None,
+        window=None,
+        description=m.description,
+        datatype=m.datatype,
+        source_sql=pick_expression(m.expression)[1],
+        lod=LodMetric("compose", "", (), None, expr, formula, tuple(members)),
+    )
+
+
+def compile_lod_pending(scope: MetricScope, metrics: dict[str, MetricIr]) -> None:
+    """The deferred metrics, once every plain one exists: LOD declarations first, then the
+    composes over them (a compose may name another, in any declaration order)."""
+    pending = scope.lod_pending
+    lod_names = frozenset(s.name for s, p, _ in pending if isinstance(p, LodSpec))
+    composes = []
+    for mspec, payload, site in pending:
+        if isinstance(payload, LodSpec):
+            ir = compile_lod_metric(scope, mspec, payload, site, metrics, lod_names)
+            if ir is not None:
+                metrics[mspec.name] = ir
+        else:
+            composes.append((mspec, payload, site))
+    names = {c[0].name for c in composes}
+    while composes:
+        ready = [
+            c
+            for c in composes
+            if not any(r in names and r not in metrics for r in _refs(c[1].expr))
+        ]
+        if not ready:
+            ready = composes  # a cycle or a failed member: report on each
+        for mspec, payload, site in ready:
+            ir = compile_lod_compose(scope, mspec, payload.expr, payload.fill, site, metrics)
+            if ir is not None:
+                metrics[mspec.name] = ir
+        composes = [c for c in composes if c not in ready]
+        names = {c[0].name for c in composes}
+
+
+def _refs(text: str) -> list[str]:
+    try:
+        return [c.name for c in parse_scalar(text, None).find_all(exp.Column)]
+    except (SqlSnippetError, SqlTooComplex):
+        return []

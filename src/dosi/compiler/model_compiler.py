@@ -14,7 +14,7 @@ from dosi.compiler.basic_mode import defer_basic_failure
 from dosi.compiler.context import CompileContext
 from dosi.compiler.datasets import compile_dataset
 from dosi.compiler.derive import compile_derives
-from dosi.compiler.derive_lod import compile_lod_metric
+from dosi.compiler.derive_lod import compile_lod_pending
 from dosi.compiler.lod_fields import check_lod_model
 from dosi.compiler.measure_names import MeasureRegistry
 from dosi.compiler.metric_scope import MetricScope
@@ -125,11 +125,7 @@ def _metrics(
             metrics[m.name] = ir
         elif cx.mode == "basic":
             defer_basic_failure(cx, m.name, mark, unavailable)
-    lod_names = frozenset(spec.name for spec, _, _ in scope.lod_pending)
-    for mspec, lod, site in scope.lod_pending:
-        ir = compile_lod_metric(scope, mspec, lod, site, metrics, lod_names)
-        if ir is not None:
-            metrics[mspec.name] = ir
+    compile_lod_pending(scope, metrics)  # D-LOD metrics, then composes over them
     order = {m.name: i for i, m in enumerate(specs)}
     return dict(sorted(metrics.items(), key=lambda kv: order[kv[0]])), unavailable
 

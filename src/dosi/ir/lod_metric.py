@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-LodKind = Literal["include", "exclude", "fixed"]
+from sqlglot import exp
+
+LodKind = Literal["include", "exclude", "fixed", "compose"]
 
 
 @dataclass(frozen=True)
@@ -20,8 +22,12 @@ class LodMetric:
     dims: tuple[str, ...]  # qualified fields of the base's dataset ("orders.user_id")
     outer: str | None  # include's outer aggregate: sum | avg | min | max | count
     text: str  # the declaration as authored
+    # compose over LOD metrics (LOD-REL-10): arithmetic over member metric names, members
+    # in order of first appearance; a compose member is itself LOD when any leaf is
+    formula: exp.Expression | None = None
+    members: tuple[str, ...] = ()
 
     @property
     def relative(self) -> bool:
         """include / exclude: the grain is relative to the query's group-by."""
-        return self.kind != "fixed"
+        return self.kind in ("include", "exclude")

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sqlglot import exp
+
 from dosi.errors import QueryError
 from dosi.ir.lod import lod_refs
 from dosi.ir.model import MetricIr, ModelIr
@@ -46,12 +48,20 @@ def plan_lod_query(
 ) -> tuple[QueryPlan, OrderLimit]:
     """The plan records (of the view) and the node tree of a query reading LOD metrics."""
     metrics = rq.planned_metrics
-    lods = [m for m in metrics if m.lod is not None]
-    plain = [m for m in metrics if m.lod is None]
+    lods, plain, composes = _leaves(model, metrics)
     _check_common(model, rq, lods, plain)
     planner = Planner(model, graph)
     includes = [m for m in lods if m.lod is not None and m.lod.kind == "include"]
     if includes:
+        if composes:
+            raise QueryError(
+                "not_implemented",
+                f"compose metric `{composes[0].name}` over the include metric "
+                f"`{includes[0].name}`: arithmetic over an include stage's folded values is "
+                "not implemented (D-LOD not-yet table)",
+                metrics=[composes[0].name],
+                hint=f"query `{includes[0].name}` and compute the arithmetic on its rows",
+            )
         view_plan, top = _include(model, graph, rq, dia, planner, lods, plain)
     else:
         view_plan, top = _attach(model, graph, rq, dia, planner, lods, plain)
@@ -65,6 +75,31 @@ def plan_lod_query(
     root = OrderLimit(top, outputs, order, rq.query.limit)
     plan = replace(view_plan, outputs=outputs, order=order, limit=rq.query.limit)
     return plan, root
+
+
+def _leaves(
+    model: ModelIr, metrics: list[MetricIr]
+) -> tuple[list[MetricIr], list[MetricIr], list[MetricIr]]:
+    """(LOD leaves, plain metrics, composes over LOD): a compose is looked through to its
+    members (LOD-REL-10), its plain members computed in the view, hidden."""
+    lods: dict[str, MetricIr] = {}
+    plain: dict[str, MetricIr] = {}
+    composes: dict[str, MetricIr] = {}
+
+    def visit(m: MetricIr) -> None:
+        if m.lod is None:
+            plain.setdefault(m.name, m)
+        elif m.lod.kind == "compose":
+            if m.name not in composes:
+                composes[m.name] = m
+                for n in m.lod.members:
+                    visit(model.metrics[n])
+        else:
+            lods.setdefault(m.name, m)
+
+    for m in metrics:
+        visit(m)
+    return list(lods.values()), list(plain.values()), list(composes.values())
 
 
 # -- checks -----------------------------------------------------------------------------------
@@ -266,8 +301,16 @@ def _attach(
     view_rq = replace(rq, metrics=carriers, result_filter=None, order=[])
     view_plan = plan_windows(model, graph, view_rq, planner, dia)
     view = _computed(model, view_plan, dia)
-    columns = tuple(m.name for m in rq.planned_metrics)
-    node = LodAttach(view, tuple(sides), tuple(d.output for d in rq.dims), columns)
+    columns = tuple(
+        (m.name, m.lod.formula if m.lod is not None and m.lod.formula is not None else None)
+        for m in rq.planned_metrics
+    )
+    node = LodAttach(
+        view,
+        tuple(sides),
+        tuple(d.output for d in rq.dims),
+        tuple((n, f if f is not None else exp.column(n)) for n, f in columns),
+    )
     return view_plan, node
 
 

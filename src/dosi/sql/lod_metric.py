@@ -12,7 +12,7 @@ from sqlglot import exp
 from dosi.compiler.fields import ident
 from dosi.plan.nodes.lod_metric import LodAttach, LodInclude
 from dosi.sql.render import Renderer
-from dosi.sql.util import and_all, col, join, table
+from dosi.sql.util import and_all, clone, col, join, table
 
 VIEW = "lod_view"
 INNER = "lod_rows"
@@ -59,12 +59,17 @@ def attach_sql(node: LodAttach, view: exp.Select, sides: list[exp.Select]) -> ex
     for d in node.dims:
         sel = sel.select(exp.alias_(col(d, VIEW), ident(d), copy=False), copy=False)
     side_of = {s.name: (f"lod_s{i}", s) for i, s in enumerate(node.sides)}
-    for name in node.columns:
-        if name in side_of:
-            alias, s = side_of[name]
-            value: exp.Expression = col(s.column, alias)
-        else:
-            value = col(name, VIEW)
+
+    def ref(n: exp.Expression) -> exp.Expression:
+        if not isinstance(n, exp.Column) or n.table:
+            return n
+        if n.name in side_of:
+            alias, s = side_of[n.name]
+            return col(s.column, alias)
+        return col(n.name, VIEW)
+
+    for name, formula in node.columns:
+        value = clone(formula).transform(ref, copy=False)
         sel = sel.select(exp.alias_(value, ident(name), copy=False), copy=False)
     sel = sel.from_(table(VIEW), copy=False)
     for (alias, s), body in zip(side_of.values(), sides, strict=True):

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from sqlglot import exp
+
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes.merge import MergeStrategy
 
@@ -79,7 +81,9 @@ class LodAttach(PlanNode):
     view: PlanNode  # the view rows: dims and the plain metrics
     sides: tuple[LodSide, ...]
     dims: tuple[str, ...]
-    columns: tuple[str, ...]  # the metric columns out, in order (view ones and side ones)
+    # the metric columns out, in order: each a formula over view metric names and side
+    # names (a bare name for itself; a compose over LOD members its arithmetic, LOD-REL-10)
+    columns: tuple[tuple[str, exp.Expression], ...]
 
     def __post_init__(self) -> None:
         if not self.sides:
@@ -93,7 +97,12 @@ class LodAttach(PlanNode):
         return f"LodAttach by=[{', '.join(self.dims)}]"
 
     def details(self) -> tuple[str, ...]:
-        return tuple(s.describe() for s in self.sides)
+        formulas = tuple(
+            f"{n} = {f.sql()}"
+            for n, f in self.columns
+            if not (isinstance(f, exp.Column) and f.name == n)
+        )
+        return (*(s.describe() for s in self.sides), *formulas)
 
     def accept(self, visitor: Any) -> Any:
         return visitor.visit_lod_attach(self)
