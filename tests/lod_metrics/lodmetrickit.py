@@ -113,6 +113,27 @@ LOD = [
 ]
 
 
+def compose(name: str, expr: str, text: str) -> dict[str, Any]:
+    return metric(name, expr, {"v": "1.10", "derive": {"type": "compose", "expr": text}})
+
+
+SHARES = [
+    compose(
+        "revenue_share", "SUM(orders.amount) / SUM(SUM(orders.amount))", "revenue / revenue_grand"
+    ),
+    compose(
+        "revenue_share_of_all",
+        "SUM(orders.amount) / SUM(SUM(orders.amount))",
+        "revenue / revenue_fixed_all",
+    ),
+    compose(
+        "channel_share_of_user",
+        "SUM(orders.amount) / SUM(SUM(orders.amount))",
+        "revenue / revenue_excl_channel",
+    ),
+]
+
+
 def model_dict(
     metrics: list[dict[str, Any]] | None = None, lod_field: bool = True
 ) -> dict[str, Any]:
@@ -172,7 +193,7 @@ def model_dict(
                 ],
                 "metrics": [
                     m
-                    for m in (metrics if metrics is not None else [*PLAIN, *LOD])
+                    for m in (metrics if metrics is not None else [*PLAIN, *LOD, *SHARES])
                     if lod_field or m["name"] != "avg_user_revenue"
                 ],
             }

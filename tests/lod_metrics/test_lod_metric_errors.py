@@ -244,3 +244,30 @@ def test_lod_metrics_are_not_attributable(lod_engine) -> None:
     assert res["attributable"] is False
     assert res["unsupported_reason"]["code"] == "level_of_detail"
     assert res["comparison_metadata"]["queries_executed"] == 0
+
+
+def test_basic_mode_fails_closed_on_a_compose_over_lod() -> None:
+    """LOD-REL-10 / LOD-BAS-02: the share's own expression is a nested aggregate too."""
+    codes = _model_codes([*lodmetrickit.LOD, *lodmetrickit.SHARES], "basic")
+    assert ("nested_aggregate", "metrics[revenue_share]") in codes
+    assert ("nested_aggregate", "metrics[revenue_grand]") in codes
+
+
+def test_a_nested_compose_without_lod_members_stays_nested_aggregate() -> None:
+    bad = lodmetrickit.compose(
+        "not_lod", "SUM(orders.amount) / SUM(SUM(orders.amount))", "revenue / order_count"
+    )
+    assert _model_codes([bad]) == [("nested_aggregate", "metrics[not_lod]")]
+
+
+def test_compose_over_include_is_not_implemented(lod_engine) -> None:
+    with pytest.raises(QueryError) as err:
+        lod_engine.compile(
+            {"metrics": ["revenue_per_user", "revenue_share"], "group_by": ["orders.channel_id"]}
+        )
+    assert err.value.code == "not_implemented"
+
+
+def test_compose_over_lod_is_not_attributable(lod_engine) -> None:
+    by_name = {m["name"]: m for m in lod_engine.metrics()}
+    assert by_name["revenue_share"]["attributable"] is False

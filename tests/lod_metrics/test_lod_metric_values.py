@@ -291,3 +291,49 @@ def test_lod_metrics_compile_for_other_dialects(lod_engine, dialect: str) -> Non
     ):
         sql = lod_engine.compile(q, dialect=dialect)["sql"]
         assert "lod_" in sql
+
+
+def test_share_of_total_versus_share_of_all(lod_engine, lod_db) -> None:
+    """The spec's three-metric example (LOD-FXM-04, LOD-REL-10): revenue / exclude(revenue)
+    divides by the filtered total, revenue / fixed(revenue) by the unfiltered one; the
+    compose looks through to the declaration, so no share is 1."""
+    q = {
+        "metrics": ["revenue", "revenue_share_of_all", "revenue_share"],
+        "group_by": [CH],
+        "where_sql": "orders.user_id <> 'A'",
+    }
+    got = _rows(lod_engine, q)
+    assert got == [
+        (1, 25.0, pytest.approx(25 / 107), pytest.approx(25 / 60)),
+        (2, 35.0, pytest.approx(35 / 107), pytest.approx(35 / 60)),
+    ]
+    want = _sql(
+        lod_db,
+        "WITH v AS (SELECT channel_id, SUM(amount) r FROM lod_order WHERE user_id <> 'A' "
+        "GROUP BY 1) SELECT channel_id, r, r / (SELECT SUM(amount) FROM lod_order), "
+        "r / (SELECT SUM(r) FROM v) FROM v",
+    )
+    _close(got, want)
+
+
+def test_share_of_the_users_total(lod_engine, lod_db) -> None:
+    """revenue / exclude(revenue, channel_id) by (channel, user): each channel's share of the
+    user's own total (a keyed attach, LEFT JOIN on user_id)."""
+    q = {"metrics": ["channel_share_of_user"], "group_by": [CH, USER]}
+    want = _sql(
+        lod_db,
+        "SELECT o.channel_id, o.user_id, SUM(o.amount) / ANY_VALUE(t.total) FROM lod_order o "
+        "JOIN (SELECT user_id, SUM(amount) total FROM lod_order GROUP BY 1) t USING (user_id) "
+        "GROUP BY 1, 2",
+    )
+    _close(_rows(lod_engine, q), want)
+
+
+def test_share_without_its_members_in_the_query(lod_engine) -> None:
+    """A compose's members are computed hidden: only the share is output."""
+    res = lod_engine.execute({"metrics": ["revenue_share"], "group_by": [CH]})
+    assert list(res["columns"]) == ["channel_id", "revenue_share"]
+    assert [r["revenue_share"] for r in res["rows"]] == [
+        pytest.approx(25 / 107),
+        pytest.approx(82 / 107),
+    ]

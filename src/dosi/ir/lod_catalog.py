@@ -14,6 +14,15 @@ def lod_summary(m: MetricIr) -> dict[str, Any]:
     lod = m.lod
     if lod is None:
         return {}
+    if lod.kind == "compose":  # a compose over LOD members (LOD-REL-10)
+        return {
+            "derive_family": "compose",
+            "derive_base": None,
+            "derive_expr": lod.text,
+            "derive_members": [{"metric": n} for n in lod.members],
+            "lod_kind": "compose",
+            "required_dimensions": [],
+        }
     return {
         "derive_family": "lod",
         "derive_base": lod.base,
