@@ -6,6 +6,7 @@ from pathlib import Path
 
 import lodmetrickit
 import pytest
+from enginekit import shop, shop_db, shop_ref, shop_run  # noqa: F401 - fixtures
 
 import dosi
 
