@@ -6,7 +6,7 @@ from pathlib import Path
 
 import lodmetrickit
 import pytest
-from enginekit import shop, shop_db, shop_ref, shop_run  # noqa: F401 - fixtures
+from enginekit import shop_db, shop_ref  # noqa: F401 - fixtures
 
 import dosi
 
