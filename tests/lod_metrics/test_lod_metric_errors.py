@@ -271,3 +271,18 @@ def test_compose_over_include_is_not_implemented(lod_engine) -> None:
 def test_compose_over_lod_is_not_attributable(lod_engine) -> None:
     by_name = {m["name"]: m for m in lod_engine.metrics()}
     assert by_name["revenue_share"]["attributable"] is False
+
+
+@pytest.mark.parametrize("base", ["revenue_grand", "revenue_share", "revenue_per_user"])
+def test_window_base_naming_a_lod_metric_is_not_implemented(base: str) -> None:
+    """WIN-BASE-04 / LOD-NI-15: no window over a level of detail (a compose over one too)."""
+    w = metric(
+        "w",
+        "SUM(orders.amount)",
+        {
+            "v": "1.10",
+            "window": {"base": base, "type": "pop", "offset": "1 month", "calculation": "delta"},
+        },
+    )
+    codes = _model_codes([*lodmetrickit.LOD, *lodmetrickit.SHARES, w])
+    assert codes == [("not_implemented", "metrics[w]")]

@@ -482,6 +482,14 @@ class DeriveCompiler:
                 "has no stage of its own to land on",
                 hint=f"wrap `{bname}` in a compose metric and name that as the base",
             )
+        if base.lod is not None:  # WIN-BASE-04 / LOD-NI-15
+            raise self.error(
+                name,
+                "not_implemented",
+                f"`window.base` of `{name}` names `{bname}`, a level-of-detail metric: a window "
+                "over a level of detail is not implemented",
+                hint="window the plain metric it is based on, and query the LOD metric apart",
+            )
         decl = base.derive_decl
         if decl is not None and not isinstance(decl, FilterDerive | ComposeDerive):
             raise self.error(
