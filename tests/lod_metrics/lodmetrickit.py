@@ -104,6 +104,7 @@ LOD = [
         "SUM(COUNT(DISTINCT orders.user_id))",
         "exclude(buyers, orders.channel_id)",
     ),
+    lod("revenue_excl_date", "SUM(SUM(orders.amount))", "exclude(revenue, orders.event_date)"),
     lod("revenue_fixed_all", "SUM(SUM(orders.amount))", "fixed(revenue)"),
     lod(
         "revenue_fixed_by_channel",

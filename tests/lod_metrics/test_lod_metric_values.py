@@ -337,3 +337,23 @@ def test_share_without_its_members_in_the_query(lod_engine) -> None:
         pytest.approx(25 / 107),
         pytest.approx(82 / 107),
     ]
+
+
+@pytest.mark.parametrize(
+    "time_dim", ["metric_time:month", "orders.event_date:month", "orders.event_date"]
+)
+def test_excluding_a_time_field_drops_it_at_any_grain(lod_engine, lod_db, time_dim) -> None:
+    """exclude(revenue, orders.event_date) removes the time dim however it is grouped
+    (a grain, or metric_time on that axis): each row carries its channel's total."""
+    q = {"metrics": ["revenue_excl_date"], "group_by": [time_dim, CH]}
+    got = _rows(lod_engine, q)
+    totals = dict(_sql(lod_db, "SELECT channel_id, SUM(amount) FROM lod_order GROUP BY 1"))
+    assert got and all(v == totals[c] for _, c, v in got)
+    assert len(got) == len(
+        _sql(
+            lod_db,
+            "SELECT DISTINCT "
+            + ("event_date" if ":" not in time_dim else "DATE_TRUNC('month', event_date)")
+            + ", channel_id FROM lod_order",
+        )
+    )

@@ -274,21 +274,24 @@ def _attach(
     for m in lods:
         lod = m.lod
         assert lod is not None
-        for q in lod.dims:
-            if q not in view_dims:
-                raise _not_grouped(m, q, rq)
         if lod.kind == "exclude":
-            # no dims: every view dim is excluded -- the grand total (LOD-REL-08)
-            dropped = set(lod.dims)
-            side_dims = [
-                d
-                for d in rq.dims
-                if lod.dims and (d.field is None or d.field.qualified not in dropped)
-            ]
+            # a dim is excluded whatever its grain; metric_time when it is the base's axis;
+            # no dims: every view dim is -- the grand total (LOD-REL-08)
+            axis = _axis(model, model.metrics[lod.base])
+            hit = {q: [d for d in rq.dims if _names(d, axis) == q] for q in lod.dims}
+            for q, ds in hit.items():
+                if not ds:
+                    raise _not_grouped(m, q, rq)
+            dropped = {id(d) for ds in hit.values() for d in ds}
+            side_dims = [d for d in rq.dims if lod.dims and id(d) not in dropped]
             side_rq = replace(rq, dims=side_dims)
         else:
+            for q in lod.dims:
+                if q not in view_dims:
+                    raise _not_grouped(m, q, rq)
             side_dims = [view_dims[q] for q in lod.dims]
-            # fixed: the context layer (time_range) feeds it; dimension filters never do
+            # fixed: the context layer (time_range, context_filter) feeds it; dimension
+            # filters never do (LOD-FXM-04)
             side_rq = replace(rq, dims=side_dims, where=None)
         side_rq = replace(side_rq, metrics=_bases(model, [m]), result_filter=None, order=[])
         side_plan = plan_windows(model, graph, side_rq, planner, dia)
@@ -312,6 +315,22 @@ def _attach(
         tuple((n, f if f is not None else exp.column(n)) for n, f in columns),
     )
     return view_plan, node
+
+
+def _axis(model: ModelIr, base: MetricIr) -> str | None:
+    """The field metric_time means for the base: its D-TIME axis, else its dataset's."""
+    if base.time_axis is not None:
+        return base.time_axis
+    ds = next(iter(base.datasets), None)
+    own = model.datasets[ds].primary_time if ds is not None else None
+    return f"{ds}.{own}" if own is not None else None
+
+
+def _names(d: ResolvedDim, axis: str | None) -> str | None:
+    """The field a view dim groups by, at any grain (metric_time: the base's axis)."""
+    if d.window is not None:
+        return None
+    return d.field.qualified if d.field is not None else axis
 
 
 def _not_grouped(m: MetricIr, key: str, rq: ResolvedQuery) -> QueryError:
