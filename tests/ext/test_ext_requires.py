@@ -67,7 +67,6 @@ def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
         ("metric", "params", [{"name": "n", "type": "int", "default": 3}]),
         ("field", "time", {"format": "%Y%m%d"}),
         ("relationship", "cardinality", "many_to_many"),
-        ("field", "lod", {"expr": "fixed(active_days, sessions.user_id)"}),
     ],
 )
 def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
@@ -176,7 +175,6 @@ def test_env_req_05_basic_mode_does_not_read_requires() -> None:
     [
         ("metric", "derive", {"type": "filter", "base": "x", "where": "y = 1"}, "derivation"),
         ("metric", "params", [], "parameters"),
-        ("field", "lod", {"expr": "fixed(x)"}, "aggregate_field_dropped"),
     ],
 )
 def test_not_implemented_key_warns_with_impact_and_fallback(

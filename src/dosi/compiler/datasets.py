@@ -19,8 +19,9 @@ from dosi.compiler.lod_fields import (
 )
 from dosi.compiler.sources import compile_source
 from dosi.compiler.sqlparse import OSI_READERS
+from dosi.ext.lod_field import dropped_in_basic_mode
 from dosi.ir.model import DatasetIr, FieldIr
-from dosi.model.schema import TEMPORAL_DATATYPES, DatasetSpec
+from dosi.model.schema import TEMPORAL_DATATYPES, DatasetSpec, raw_extensions
 
 
 def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> DatasetIr:
@@ -42,7 +43,14 @@ def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> Datas
         line_map[fpath] = cx.line([("datasets", ds.name), ("fields", f.name)])
         fexts[f.name] = cx.read_ext("field", fpath, f.custom_extensions, line_map[fpath])
     lod_names = lod_field_names(fexts)
-    exprs = qualify_dataset_fields(ds.name, raw, cx.sink, line_map, cx.trust_sql, lod_names)
+    dropped = frozenset(
+        f.name
+        for f in fields
+        if dropped_in_basic_mode(cx.mode, raw_extensions(f.custom_extensions))
+    )
+    exprs = qualify_dataset_fields(
+        ds.name, raw, cx.sink, line_map, cx.trust_sql, lod_names, dropped
+    )
     lods = compile_lod_fields(cx, ds, raw, exprs, fexts, line_map)
     field_irs: dict[str, FieldIr] = {}
     for f in fields:

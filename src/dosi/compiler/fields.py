@@ -55,6 +55,7 @@ def qualify_dataset_fields(
     lines: dict[str, int | None],
     trust_sql: bool = False,
     lod_fields: frozenset[str] = frozenset(),
+    basic_dropped: frozenset[str] = frozenset(),
 ) -> dict[str, exp.Expression]:
     """Resolve every field of one dataset to an expression over qualified physical columns.
 
@@ -86,6 +87,16 @@ def qualify_dataset_fields(
             f.tree = None
         elif f.name in lod_fields:
             resolved[f.name] = lod_placeholder(dataset, f.name, ident(f.name))
+        elif f.name in basic_dropped and f.tree.find(exp.AggFunc) is not None:
+            sink.warn(
+                "aggregate_field_dropped",
+                f"field `{dataset}.{f.name}` aggregates (`{f.text}`) and its D-LOD declaration "
+                "is not read in basic mode, so the field is dropped",
+                path=f.path,
+                line=lines.get(f.path),
+                hint="load the model in datus mode to compute it as a fixed level of detail",
+            )
+            f.tree = None
         elif f.tree.find(exp.AggFunc) is not None:
             sink.error(
                 "aggregate_in_field",

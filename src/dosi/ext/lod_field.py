@@ -16,7 +16,7 @@ from typing import Any
 
 from dosi.errors import DiagnosticSink
 from dosi.ext.derive_lod import LodSpec, parse_lod_expr
-from dosi.ext.envelope import json_type
+from dosi.ext.envelope import datus_entries, json_type
 from dosi.ext.envelope import show_json as _show
 
 INVALID = "invalid_datus_extension"
@@ -109,3 +109,11 @@ def parse_field_lod(
         )
         return None
     return spec
+
+
+def dropped_in_basic_mode(mode: str, custom_extensions: Any) -> bool:
+    """Basic mode (datus-extensions §5): a field carrying a DATUS entry whose expression is an
+    aggregate is dropped with `aggregate_field_dropped` (D-LOD is the one extension that
+    cannot degrade to a value: without its declaration the expression is a bare aggregate);
+    the payload is never read, so any DATUS entry counts."""
+    return mode == "basic" and bool(datus_entries(custom_extensions))
