@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from dosi.compiler.context import Site
 from dosi.compiler.fields import field_reference
-from dosi.compiler.measures import infer_kind
+from dosi.compiler.measures import infer_kind, safe_division
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.sqlparse import SqlSnippetError, SqlTooComplex, parse_scalar, strip_parens
 from dosi.errors import closest
@@ -129,13 +129,8 @@ class DeriveCompiler:
         elif isinstance(decl, ComposeDerive):
             e = self.expand(name, None)
             if e.stage:
-                raise self.error(
-                    name,
-                    "not_implemented",
-                    f"compose metric `{name}` has a window metric among its members: arithmetic "
-                    "over window outputs (the stage tier) is not implemented in this engine",
-                    hint="window the compose instead: a metric with window.base naming it",
-                )
+                self.metrics[name] = replace(m, derive=self.stage_meta(name, decl, e))
+                return
             self.gate(m, e)
             self.metrics[name] = replace(m, derive=self.compose_meta(name, decl, e))
         # other families (lod) are compiled by their own modules
@@ -454,6 +449,30 @@ class DeriveCompiler:
             attribution="exact" if exact else "approximate",
             conformed_dimensions=tuple(sorted(conformed)),
             leaf_dimensions=leaf_dims,
+        )
+
+    def stage_meta(self, name: str, decl: ComposeDerive, e: _Exp) -> DeriveIr:
+        """DRV-CMP-10/12, DRV-NEST-08: members stay members (the direct ones), the arithmetic
+        runs over their output columns after the window stage; attribution approximate."""
+        tree = parse_scalar(decl.expr, None)
+        direct = list(dict.fromkeys(c.name for c in tree.find_all(exp.Column)))
+        for c in list(tree.find_all(exp.Column)):
+            ref: exp.Expression = exp.column(c.name)
+            if decl.fill is not None:
+                ref = exp.Coalesce(this=ref, expressions=[_number(decl.fill)])
+            c.replace(ref)
+        formula = safe_division(strip_parens(tree))
+        leaf_dims = tuple((leaf, self.leaf_dims(leaf)) for leaf in e.leaves)
+        conformed = frozenset.intersection(*(d for _, d in leaf_dims)) if leaf_dims else frozenset()
+        return DeriveIr(
+            "compose",
+            "stage",
+            expr=decl.expr,
+            members=tuple(DeriveMember(x) for x in direct),
+            attribution="approximate",
+            conformed_dimensions=tuple(sorted(conformed)),
+            leaf_dimensions=leaf_dims,
+            stage_formula=formula,
         )
 
     # -- window.base ----------------------------------------------------------------------------

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from sqlglot import exp
+
 Tier = Literal["flatten", "stage"]
 
 
@@ -39,6 +41,13 @@ class DeriveIr:
     # leaf metric -> the dimensions it reaches (unconformed_dimension names the leaf)
     leaf_dimensions: tuple[tuple[str, frozenset[str]], ...] = ()
     required_dimensions: tuple[str, ...] = ()
+    # stage tier compose (DRV-CMP-10): the arithmetic over the direct members' output columns,
+    # fill and safe division applied; the planner lowers it above the window stage
+    stage_formula: exp.Expression | None = None
+
+    @property
+    def is_stage_compose(self) -> bool:
+        return self.family == "compose" and self.tier == "stage"
 
     def catalog(self) -> dict[str, Any]:
         """The catalog fields (DRV-META-01)."""

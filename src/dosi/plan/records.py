@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot import exp
 
@@ -171,3 +172,5 @@ class QueryPlan:
     limit: int | None
     window: WindowStage | None = None
     result_filter: FilterResult | None = None
+    # D-DERIVE stage tier: composes over the window stage's columns (plan/derive_stage.py)
+    derived: tuple[Any, ...] = ()

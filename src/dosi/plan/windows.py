@@ -15,6 +15,7 @@ from dosi.ext import FrameWindow, OffsetWindow
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
 from dosi.plan.derive_series import needs_series, series_metric, series_name
+from dosi.plan.derive_stage import lower_stage
 from dosi.plan.joins import JoinGraph
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
@@ -48,9 +49,16 @@ def plan_windows(
     model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, planner: Planner, dialect: Dialect
 ) -> QueryPlan:
     windowed = [m for m in rq.planned_metrics if m.window is not None]
+    stage = lower_stage(model, rq.planned_metrics)  # D-DERIVE stage-tier composes
+    names = {m.name for m in windowed}
+    windowed += [m for m in stage.windows if m.name not in names]
     if not windowed:
         return planner.plan(rq)
-    return _WindowPlanner(model, rq, planner, dialect, windowed).plan()
+    hidden = tuple(m for m in stage.windows if m.name not in names)
+    plan = _WindowPlanner(model, rq, planner, dialect, windowed, (*stage.plain, *hidden)).plan()
+    if stage.derived:
+        plan = replace(plan, derived=tuple(stage.derived))
+    return plan
 
 
 class _WindowPlanner:
@@ -61,12 +69,14 @@ class _WindowPlanner:
         planner: Planner,
         dialect: Dialect,
         windowed: list[MetricIr],
+        members: tuple[MetricIr, ...] = (),
     ) -> None:
         self.model = model
         self.rq = rq
         self.planner = planner
         self.dialect = dialect
         self.windowed = windowed
+        self.members = members  # carried members of stage-tier composes
         self.axis: str | None = None
 
     def plan(self) -> QueryPlan:
@@ -78,7 +88,7 @@ class _WindowPlanner:
         self._check_restrictions()
         seconds = self._second_metrics()
         series = tuple(series_metric(m) for m in self.windowed if needs_series(m))
-        base = self.planner.plan(rq, extra_metrics=(*seconds, *series))
+        base = self.planner.plan(rq, extra_metrics=(*seconds, *series, *self.members))
         self._check_series(base)
         time_key = time_dim.output if time_dim is not None else None
         trim = None

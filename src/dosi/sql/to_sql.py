@@ -21,6 +21,7 @@ from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
+    DeriveCompute,
     FilterResult,
     Join,
     Merge,
@@ -133,6 +134,19 @@ class ToSql:
             return _Windowed(node, self.r.branch_cte(below.branch, below.mode))
         assert isinstance(below, exp.Select)  # the merged metrics
         return _Windowed(node, below)
+
+    def visit_derive_compute(self, node: DeriveCompute) -> _Rows:
+        """Stage-tier composes over the window rows: the window CTE renamed, the composes in
+        a SELECT over it that takes its name (the trim and filters stay outside)."""
+        rows = self._rows(node.parent.accept(self))
+        name, body = rows.ctes[-1]
+        below = f"{name}_{len(rows.ctes)}"
+        rows.ctes[-1] = (below, body)
+        sel = exp.Select().select(exp.Star(), copy=False)
+        for c in node.columns:
+            sel = sel.select(exp.alias_(clone(c.formula), c.name, quoted=True), copy=False)
+        rows.ctes.append((name, sel.from_(table(below), copy=False)))
+        return rows
 
     def visit_trim(self, node: Trim) -> _Rows:
         rows = self._rows(node.parent.accept(self))

@@ -4,11 +4,14 @@ window stage, its trim and the metric filter."""
 
 from __future__ import annotations
 
+from sqlglot import exp
+
 from dosi.ir.model import ModelIr
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
+    DeriveCompute,
     FilterResult,
     Join,
     Merge,
@@ -68,10 +71,10 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     computed_base = stage is not None and any(wm.base_column in series for wm in stage.metrics)
     if stage is not None and len(aggs) == 1 and not computed_base:
         windowed = {wm.name for wm in stage.metrics}
-        shown = {*plan.outputs, *(having.metrics if having is not None else ())}
+        shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
         carried = tuple(m for m in plan.metrics if m.name not in windowed and m.name in shown)
         top = Window(aggs[0], stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
-        top = _trimmed(top, stage)
+        top = _trimmed(_derived(top, plan), stage)
     elif stage is not None:
         # a window metric beside metrics of another fact dataset: the branches merge first
         # and the window stage reads the merged series (as the reference engine does: a month
@@ -95,10 +98,10 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
             plain,
             tuple(passed.items()),
         )
-        shown = {*plan.outputs, *(having.metrics if having is not None else ())}
+        shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
         carried = tuple(m.name for m in plain if m.name in shown)
         top = Window(merged, stage.time_key, stage.grain, plan.dims, (), stage.metrics, carried)
-        top = _trimmed(top, stage)
+        top = _trimmed(_derived(top, plan), stage)
     else:
         top = (
             aggs[0]
@@ -109,6 +112,16 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     if having is not None:
         top = FilterResult(top, having.predicate, having.metrics, plan.outputs)
     return OrderLimit(top, plan.outputs, plan.order, plan.limit)
+
+
+def _read(plan: QueryPlan) -> set[str]:
+    """Columns the stage-tier composes read (their carried members)."""
+    return {c.name for d in plan.derived for c in d.formula.find_all(exp.Column) if not c.table}
+
+
+def _derived(top: PlanNode, plan: QueryPlan) -> PlanNode:
+    """D-DERIVE stage tier: the composes over the window outputs, before the trim."""
+    return DeriveCompute(top, tuple(plan.derived)) if plan.derived else top
 
 
 def _trimmed(top: PlanNode, stage: WindowStage) -> PlanNode:
