@@ -23,10 +23,18 @@ from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.sqlparse import SqlSnippetError, SqlTooComplex, parse_scalar, strip_parens
 from dosi.errors import closest
 from dosi.ext.derive import ComposeDerive, FilterDerive
+from dosi.ext.window import (
+    FRAME_DEFAULT_PARTITION,
+    RANK_DEFAULT_PARTITION,
+    VALUE_DEFAULT_PARTITION,
+)
 from dosi.ir.derive import DeriveIr, DeriveMember, LeafMeasure
 from dosi.ir.model import MetricIr
 
 MAX_MEMBER_REFS = 256  # DRV-NEST-09: member references in one expansion
+MAX_WINDOW_LEVELS = 3  # WIN-19-06
+# the parser's defaults (identity): a partition the payload did not declare (WIN-19-07)
+_DEFAULT_PARTITIONS = (FRAME_DEFAULT_PARTITION, RANK_DEFAULT_PARTITION, VALUE_DEFAULT_PARTITION)
 EXACT_AGGS = frozenset({"sum", "count", "count_star"})  # DRV-CMP-08
 METRIC_TIME = "metric_time"
 
@@ -473,6 +481,7 @@ class DeriveCompiler:
             conformed_dimensions=tuple(sorted(conformed)),
             leaf_dimensions=leaf_dims,
             stage_formula=formula,
+            level=self.level(name),
         )
 
     # -- window.base ----------------------------------------------------------------------------
@@ -512,12 +521,25 @@ class DeriveCompiler:
             e = self.expand(bname, None)
         finally:
             self.stack.pop()
-        if e.stage:
+        level = 1 + self.level(bname) if e.stage else 1
+        if level > MAX_WINDOW_LEVELS:
             raise self.error(
                 name,
                 "not_implemented",
-                f"`window.base` of `{name}` names `{bname}`, a compose over window outputs: "
-                "nested windows are not implemented in this engine",
+                f"metric `{name}` stacks {level} window stages, past the limit of "
+                f"{MAX_WINDOW_LEVELS}",
+                hint="compute a lower level in its own query",
+            )
+        spec = m.window
+        implicit = spec is not None and any(spec.partition_spec is d for d in _DEFAULT_PARTITIONS)
+        if level >= 2 and spec is not None and spec.family != "offset" and implicit:
+            raise self.error(
+                name,
+                "invalid_datus_extension",
+                f"`window` of `{name}` reads another window's output (level {level} over "
+                f"`{bname}`) and must declare `partition` explicitly: the default is only "
+                "unambiguous on a single stage",
+                hint=f'add "partition": {{"mode": "query_dimensions"}} to `{spec.family}`',
             )
         chain = [bname]
         subset = bname if isinstance(decl, FilterDerive) else None
@@ -535,8 +557,26 @@ class DeriveCompiler:
                 subset_of=subset,
                 base_chain=tuple(chain),
                 attribution="approximate",
+                level=level,
             ),
         )
+
+    def level(self, name: str) -> int:
+        """The window stage a metric's value exists after (0: an aggregate)."""
+        m = self.metrics.get(name)
+        if m is None:
+            return 0
+        if m.window is not None:
+            base = m.window_base
+            if base is not None and self.metrics.get(base) is not None:
+                inner = self.level(base)
+                return inner + 1 if inner >= 1 else 1
+            return 1
+        decl = m.derive_decl
+        if isinstance(decl, ComposeDerive):
+            tree = parse_scalar(decl.expr, None)
+            return max((self.level(c.name) for c in tree.find_all(exp.Column)), default=0)
+        return 0
 
 
 def _fold(agg: exp.AggFunc, pred: exp.Expression) -> exp.Expression:

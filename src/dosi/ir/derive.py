@@ -44,10 +44,18 @@ class DeriveIr:
     # stage tier compose (DRV-CMP-10): the arithmetic over the direct members' output columns,
     # fill and safe division applied; the planner lowers it above the window stage
     stage_formula: exp.Expression | None = None
+    # window.base: the stage this window lands on (1 = over aggregates; 2-3 = over a compose
+    # of window outputs, WIN-19-06); a stage compose: the stage it follows
+    level: int = 1
 
     @property
     def is_stage_compose(self) -> bool:
         return self.family == "compose" and self.tier == "stage"
+
+    @property
+    def above_stage(self) -> bool:
+        """Computed above the first window stage (never a branch metric)."""
+        return self.is_stage_compose or (self.family == "window" and self.level >= 2)
 
     def catalog(self) -> dict[str, Any]:
         """The catalog fields (DRV-META-01)."""

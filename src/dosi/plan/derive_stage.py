@@ -1,9 +1,12 @@
-"""D-DERIVE stage tier lowering: a compose with window members (DRV-CMP-10, DRV-NEST-08).
+"""D-DERIVE stage tier lowering: composes with window members (DRV-CMP-10, DRV-NEST-08) and
+windows over them (nested windows, WIN-19-06).
 
-The members stay members: every window member (direct, or inside a nested stage compose) is a
-(hidden when not requested) metric of the one window stage, every other member a (hidden)
-metric carried beside it, and the compose is arithmetic over their output columns above the
-stage. Nested stage composes are substituted inside-out, so one SELECT computes them all."""
+The members stay members: every level-1 window member (direct, or inside a nested stage
+compose) is a (hidden when not requested) metric of the first window stage, every other
+member a (hidden) metric carried beside it, and each compose is arithmetic over their output
+columns after the stage its members need. A window over such a compose is a further stage
+(level 2 or 3) reading that column. Nested stage composes are substituted inside-out, so one
+SELECT per level computes them all."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ class DerivedColumn:
 
     name: str
     formula: exp.Expression
+    level: int = 1  # computed after this window stage
 
     def describe(self) -> str:
         return f"{self.name} = {self.formula.sql()}"
@@ -29,23 +33,37 @@ class DerivedColumn:
 
 @dataclass
 class StageLowering:
-    windows: list[MetricIr] = field(default_factory=list)  # window members
+    windows: list[MetricIr] = field(default_factory=list)  # level-1 window members
     plain: list[MetricIr] = field(default_factory=list)  # carried members
-    derived: list[DerivedColumn] = field(default_factory=list)  # requested composes only
-
-    @property
-    def member_names(self) -> tuple[str, ...]:
-        return tuple(m.name for m in [*self.windows, *self.plain])
+    derived: list[DerivedColumn] = field(default_factory=list)
+    nested: list[MetricIr] = field(default_factory=list)  # windows of level 2 and 3
 
 
 def is_stage_compose(m: MetricIr) -> bool:
     return m.derive is not None and m.derive.is_stage_compose
 
 
+def is_nested_window(m: MetricIr) -> bool:
+    return m.window is not None and m.derive is not None and m.derive.level >= 2
+
+
 def lower_stage(model: ModelIr, metrics: Iterable[MetricIr]) -> StageLowering:
     out = StageLowering()
+    metrics = list(metrics)
     requested = {m.name for m in metrics}
     seen: set[str] = set()
+    done: set[str] = set()
+
+    def window(m: MetricIr) -> None:
+        if m.name in seen:
+            return
+        seen.add(m.name)
+        if is_nested_window(m):
+            assert m.derive is not None and m.derive.base is not None
+            compose(model.metrics[m.derive.base])  # the series it reads, computed first
+            out.nested.append(m)
+        else:
+            out.windows.append(m)
 
     def inline(m: MetricIr, depth: int) -> exp.Expression:
         assert m.derive is not None and m.derive.stage_formula is not None
@@ -55,19 +73,30 @@ def lower_stage(model: ModelIr, metrics: Iterable[MetricIr]) -> StageLowering:
         def repl(n: exp.Expression) -> exp.Expression:
             if isinstance(n, exp.Column) and not n.table:
                 member = model.metrics.get(n.name)
-                if member is not None and is_stage_compose(member):
+                if member is None:
+                    return n
+                if is_stage_compose(member):
                     return exp.Paren(this=inline(member, depth + 1))
-                if member is not None and n.name not in seen:
+                if member.window is not None:
+                    window(member)
+                elif n.name not in requested and n.name not in seen:
                     seen.add(n.name)
-                    if member.window is not None:
-                        out.windows.append(member)
-                    elif n.name not in requested:
-                        out.plain.append(member)
+                    out.plain.append(member)
             return n
 
         return m.derive.stage_formula.copy().transform(repl)
 
+    def compose(m: MetricIr) -> None:
+        if m.name in done:
+            return
+        done.add(m.name)
+        assert m.derive is not None
+        out.derived.append(DerivedColumn(m.name, inline(m, 0), m.derive.level))
+
     for m in metrics:
         if is_stage_compose(m):
-            out.derived.append(DerivedColumn(m.name, inline(m, 0)))
+            compose(m)
+        elif is_nested_window(m):
+            window(m)
+    out.derived.sort(key=lambda d: d.level)
     return out

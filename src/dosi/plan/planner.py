@@ -93,7 +93,7 @@ class Planner:
         all_metrics = [
             m
             for m in dict.fromkeys([*rq.planned_metrics, *extra_metrics])
-            if m.derive is None or not m.derive.is_stage_compose
+            if m.derive is None or not m.derive.above_stage
         ]
         required = self._required_datasets(rq)
         for m in all_metrics:

@@ -141,6 +141,8 @@ class WindowStage:
     grain: str | None
     metrics: tuple[WindowMetric, ...]
     trim: TimeBounds | None  # applied after the window stage
+    # D-DERIVE nested windows: the metrics of stages 2 and 3, above the first (WIN-19-06)
+    uppers: tuple[tuple[WindowMetric, ...], ...] = ()
 
     def describe(self) -> str:
         t = f" time={self.time_key}" if self.time_key else ""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
+from dosi.compiler.fields import ident
 from dosi.ir.model import ModelIr
 from dosi.plan.builder.dag import build_dag
 from dosi.plan.node import PlanNode
@@ -128,8 +129,14 @@ class ToSql:
         keyed = m.node.strategy == "union_keys"
         return self.r.merged(m.node.dims, ctes, node.metrics, keyed, taken=node.passed)
 
-    def visit_window(self, node: Window) -> _Windowed:
+    def visit_window(self, node: Window) -> _Windowed | _Rows:
         below = node.parent.accept(self)
+        if isinstance(below, _Rows):  # a nested window stage (D-DERIVE, WIN-19-06)
+            name, body = below.ctes[-1]
+            under = f"{name}_{len(below.ctes)}"
+            below.ctes[-1] = (under, body)
+            below.ctes.append((name, render_window(self.r, node, base=under)))
+            return below
         if isinstance(below, _Grouped):
             return _Windowed(node, self.r.branch_cte(below.branch, below.mode))
         assert isinstance(below, exp.Select)  # the merged metrics
@@ -144,7 +151,7 @@ class ToSql:
         rows.ctes[-1] = (below, body)
         sel = exp.Select().select(exp.Star(), copy=False)
         for c in node.columns:
-            sel = sel.select(exp.alias_(clone(c.formula), c.name, quoted=True), copy=False)
+            sel = sel.select(exp.alias_(clone(c.formula), ident(c.name), copy=False), copy=False)
         rows.ctes.append((name, sel.from_(table(below), copy=False)))
         return rows
 

@@ -119,9 +119,27 @@ def _read(plan: QueryPlan) -> set[str]:
     return {c.name for d in plan.derived for c in d.formula.find_all(exp.Column) if not c.table}
 
 
-def _derived(top: PlanNode, plan: QueryPlan) -> PlanNode:
-    """D-DERIVE stage tier: the composes over the window outputs, before the trim."""
-    return DeriveCompute(top, tuple(plan.derived)) if plan.derived else top
+def _derived(top: Window, plan: QueryPlan) -> PlanNode:
+    """D-DERIVE stage tier: the composes over the window outputs after the stage they need,
+    and the window stages above them (nested windows, WIN-19-06), before the trim."""
+    stage = plan.window
+    assert stage is not None
+    node: PlanNode = top
+    have = [
+        *top.passed,
+        *(m.name for m in top.carried),
+        *(wm.name for wm in top.metrics),
+    ]
+    for level in range(1, 2 + len(stage.uppers)):
+        if level > 1:
+            wms = stage.uppers[level - 2]
+            node = Window(node, stage.time_key, stage.grain, plan.dims, (), wms, tuple(have))
+            have.extend(wm.name for wm in wms)
+        cols = tuple(d for d in plan.derived if d.level == level)
+        if cols:
+            node = DeriveCompute(node, cols)
+            have.extend(d.name for d in cols)
+    return node
 
 
 def _trimmed(top: PlanNode, stage: WindowStage) -> PlanNode:
