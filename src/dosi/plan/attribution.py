@@ -42,7 +42,12 @@ def listed_attributable(m: MetricIr, s: Strategy) -> bool:
 
 
 def _strip(e: exp.Expression) -> exp.Expression:
-    while isinstance(e, (exp.Paren, exp.Cast, exp.Nullif)):
+    while isinstance(e, (exp.Paren, exp.Cast, exp.Nullif)) or (
+        # a D-DERIVE compose fill: COALESCE(x, <literal>) is still the measure x
+        isinstance(e, exp.Coalesce)
+        and len(e.expressions) == 1
+        and isinstance(e.expressions[0], exp.Literal)
+    ):
         e = e.this  # NULLIF(x, 0) guards a denominator: the measure is x
     return e
 
