@@ -505,3 +505,29 @@ def test_drv_cmp_07_no_conformed_dimension_warns() -> None:
     assert e.metric("x")["conformed_dimensions"] == []
     shared = dosi.Engine(model_text=model(extra))
     assert "compose_no_conformed_dimensions" not in [w["code"] for w in shared.warnings]
+
+
+def test_drv_nest_07_lineage_draws_members_as_written(engine: Any) -> None:
+    """DRV-NEST-07: member edges as written (quadrupled -> doubled, not the inlined leaf)."""
+    g = engine.lineage()
+    edges = {(e["source"], e["target"]) for e in g["edges"] if e["kind"] == "derives"}
+    assert ("metric:doubled", "metric:quadrupled") in edges
+    assert ("metric:revenue", "metric:quadrupled") not in edges
+    assert ("metric:revenue", "metric:completed_revenue") in edges
+    assert ("metric:close_rate", "metric:close_rate_rank") in edges
+    derived = {n["name"] for n in g["nodes"] if n["kind"] == "metric_derived"}
+    assert {"net_revenue", "completed_revenue"} <= derived and "revenue" not in derived
+
+
+def test_drv_tier_02_basic_mode_computes_the_expression(db: Path) -> None:
+    """DRV-TIER-02/03: basic mode ignores derive (one warning per metric) and computes the
+    flatten-tier expression, with the same numbers."""
+    conn = {"d": {"type": "duckdb", "uri": str(db)}}
+    basic = dosi.Engine(model_text=model(DERIVED), connections=conn, mode="basic")
+    datus = dosi.Engine(model_text=model(DERIVED), connections=conn)
+    q = {"metrics": ["net_revenue", "completed_revenue", "aov"], "group_by": [MONTH]}
+    a = sorted(map(str, basic.execute(q)["rows"]))
+    b = sorted(map(str, datus.execute(q)["rows"]))
+    assert a == b
+    assert "ignored_vendor_extension" in [w["code"] for w in basic.warnings]
+    assert basic.metric("net_revenue")["derive_family"] is None

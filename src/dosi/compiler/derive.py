@@ -132,15 +132,18 @@ class DeriveCompiler:
                     predicate=decl.where,
                     subset_of=decl.base,
                     attribution="exact" if agg in EXACT_AGGS else "approximate",
+                    written=(decl.base,),
                 ),
             )
         elif isinstance(decl, ComposeDerive):
             e = self.expand(name, None)
             if e.stage:
-                self.metrics[name] = replace(m, derive=self.stage_meta(name, decl, e))
+                meta = replace(self.stage_meta(name, decl, e), written=_written(decl))
+                self.metrics[name] = replace(m, derive=meta)
                 return
             self.gate(m, e)
-            self.metrics[name] = replace(m, derive=self.compose_meta(name, decl, e))
+            meta = replace(self.compose_meta(name, decl, e), written=_written(decl))
+            self.metrics[name] = replace(m, derive=meta)
         # other families (lod) are compiled by their own modules
 
     # -- expansion -----------------------------------------------------------------------------
@@ -558,6 +561,7 @@ class DeriveCompiler:
                 base_chain=tuple(chain),
                 attribution="approximate",
                 level=level,
+                written=(bname,),
             ),
         )
 
@@ -577,6 +581,11 @@ class DeriveCompiler:
             tree = parse_scalar(decl.expr, None)
             return max((self.level(c.name) for c in tree.find_all(exp.Column)), default=0)
         return 0
+
+
+def _written(decl: ComposeDerive) -> tuple[str, ...]:
+    tree = parse_scalar(decl.expr, None)
+    return tuple(dict.fromkeys(c.name for c in tree.find_all(exp.Column)))
 
 
 def _fold(agg: exp.AggFunc, pred: exp.Expression) -> exp.Expression:

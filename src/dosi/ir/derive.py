@@ -47,6 +47,7 @@ class DeriveIr:
     # window.base: the stage this window lands on (1 = over aggregates; 2-3 = over a compose
     # of window outputs, WIN-19-06); a stage compose: the stage it follows
     level: int = 1
+    written: tuple[str, ...] = ()  # the metrics the declaration names, as written (lineage)
 
     @property
     def is_stage_compose(self) -> bool:
