@@ -440,6 +440,23 @@ def _compile_error(extra: list[dict[str, Any]]) -> list[str]:
             ],
             "ambiguous_column",
         ),
+        # a D-PARAM bind marker no declared parameter fills
+        (
+            [
+                M(
+                    "x",
+                    "SUM(orders.amount)",
+                    {
+                        "derive": {
+                            "type": "filter",
+                            "base": "revenue",
+                            "where": "orders.amount > :t",
+                        }
+                    },
+                )
+            ],
+            "invalid_datus_extension",
+        ),
         # DRV-GEN-03: reserved family
         (
             [M("x", "SUM(orders.amount)", {"derive": {"type": "reagg", "base": "revenue"}})],

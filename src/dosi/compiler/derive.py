@@ -315,14 +315,31 @@ class DeriveCompiler:
             )
         dataset = self.scope.registry.measures[base.measures[0]].dataset
         pred = self.predicate(name, decl.where, dataset)
+        pred = self.bind(m, pred, _param_defaults(m))
         assert base.expr_tree is not None
         agg = strip_parens(canonical(base.expr_tree))
         assert isinstance(agg, exp.AggFunc)
         return _fold(agg, pred)
 
+    def bind(self, m: MetricIr, pred: exp.Expression, values: dict[str, object]) -> exp.Expression:
+        """D-PARAM filter.literal slots: each `:name` becomes its value as a literal (the
+        compiled model is the default instantiation; a query binding re-folds with its own)."""
+        for ph in list(pred.find_all(exp.Placeholder)):
+            key = ph.name
+            if key not in values:
+                raise self.error(
+                    m.name,
+                    "invalid_datus_extension",
+                    f"`derive.where` of `{m.name}` holds the bind marker :{key}, which no "
+                    "declared parameter of the metric fills",
+                    hint=f'declare it: "params": [{{"name": "{key}", ...}}]',
+                )
+            ph.replace(_literal(values[key]))
+        return pred
+
     def predicate(self, name: str, text: str, dataset: str) -> exp.Expression:
         try:
-            tree = parse_scalar(text, None)
+            tree = parse_scalar(text, None, bind_markers=True)
         except (SqlSnippetError, SqlTooComplex) as err:
             raise self.error(
                 name,
@@ -581,6 +598,20 @@ class DeriveCompiler:
             tree = parse_scalar(decl.expr, None)
             return max((self.level(c.name) for c in tree.find_all(exp.Column)), default=0)
         return 0
+
+
+def _param_defaults(m: MetricIr) -> dict[str, object]:
+    """The metric's D-PARAM defaults, when the params reader (ext/params.py) declared any."""
+    params = getattr(m, "params", None)
+    return dict(params.defaults()) if params is not None else {}
+
+
+def _literal(value: object) -> exp.Expression:
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int | float):
+        return exp.Literal.number(value)
+    return exp.Literal.string(str(value))
 
 
 def _written(decl: ComposeDerive) -> tuple[str, ...]:
