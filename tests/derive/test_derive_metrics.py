@@ -548,3 +548,35 @@ def test_drv_tier_02_basic_mode_computes_the_expression(db: Path) -> None:
     assert a == b
     assert "ignored_vendor_extension" in [w["code"] for w in basic.warnings]
     assert basic.metric("net_revenue")["derive_family"] is None
+
+
+def test_drv_meta_02_required_dimensions_along_the_chain() -> None:
+    """DRV-META-02: a window partition's exclude must be grouped, on the metric and on every
+    metric built on it."""
+    extra = [
+        M(
+            "region_rank",
+            "SUM(orders.amount)",
+            {
+                "v": "1.3",
+                "window": {
+                    "rank": {
+                        "function": "rank",
+                        "partition": {
+                            "mode": "query_dimensions_except",
+                            "exclude": ["orders.region"],
+                        },
+                    }
+                },
+            },
+        ),
+        M(
+            "twice",
+            "SUM(orders.amount)",
+            {"derive": {"type": "compose", "expr": "region_rank * 2"}},
+        ),
+    ]
+    e = dosi.Engine(model_text=model(extra))
+    assert e.metric("region_rank")["required_dimensions"] == ["orders.region"]
+    assert e.metric("twice")["required_dimensions"] == ["orders.region"]
+    assert e.metric("revenue")["required_dimensions"] == []
