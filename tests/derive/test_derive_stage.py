@@ -233,3 +233,9 @@ def test_nested_window_errors(extra: list[dict[str, Any]], code: str) -> None:
     with pytest.raises(ModelError) as err:
         dosi.Engine(model_text=model([*STAGE, *extra]))
     assert code in [d.code for d in err.value.issues]
+
+
+def test_drv_cmp_12_stage_tier_is_not_attributable(engine: Any) -> None:
+    flags = {m["name"]: m["attributable"] for m in engine.metrics()}
+    assert not flags["cum_aov"] and not flags["l2"] and not flags["c2"]
+    assert flags["revenue"]

@@ -81,6 +81,18 @@ def _linear(model: ModelIr, e: exp.Expression) -> bool:
 
 
 def attribution_strategy(model: ModelIr, m: MetricIr) -> Strategy:
+    if m.derive is not None and m.derive.above_stage:
+        # D-DERIVE stage tier (DRV-CMP-12): arithmetic over window outputs, or a window over
+        # one; no materialized aggregate decomposes it
+        return Strategy(
+            "unsupported",
+            None,
+            {
+                "code": "window_metric",
+                "message": f"`{m.name}` is computed over window outputs (D-DERIVE stage tier); "
+                "attribute its members over explicit baseline / current windows instead",
+            },
+        )
     w = m.window
     family = getattr(w, "family", None) if w is not None else None
     if family is not None and family != "offset":
