@@ -57,6 +57,7 @@ class Catalog:
             "attribution_strategy": strategy.name,
             # D-DERIVE metadata (DRV-META-01)
             **(m.derive.catalog() if m.derive is not None else EMPTY_CATALOG),
+            "required_dimensions": required_dimensions(self.model, m),
             **lod_summary(m),
         }
 
@@ -241,6 +242,27 @@ class Catalog:
         out.sort(key=lambda x: (not x["is_dimension"], rank.get(x["dataset"], 0), x["name"]))
         metrics = [m] if metric is not None else list(self.model.metrics.values())
         return [*self._metric_time(metrics), *out]
+
+
+def required_dimensions(model: ModelIr, m: MetricIr) -> list[str]:
+    """DRV-META-02: the dimensions a query must group by (a window partition's `exclude`),
+    collected along the whole dependency chain (window bases and derive members)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    stack = [m]
+    while stack:
+        cur = stack.pop()
+        if cur.name in seen:
+            continue
+        seen.add(cur.name)
+        part = cur.window.partition_spec if cur.window is not None else None
+        if part is not None and part.mode == "query_dimensions_except":
+            out.extend(x for x in part.exclude if x not in out)
+        refs = [*(cur.derive.written if cur.derive is not None else ())]
+        if cur.window_base is not None:
+            refs.append(cur.window_base)
+        stack.extend(model.metrics[r] for r in reversed(refs) if r in model.metrics)
+    return out
 
 
 def _window_function(w: object) -> str | None:

@@ -49,10 +49,9 @@ def test_env_reg_04_silent_keys_are_exactly_measure_time_cardinality() -> None:
 
 
 def test_registry_implemented_flags() -> None:
-    """This engine implements nine keys (lod since issue 13); derive, params, time,
-    cardinality are not yet."""
+    """This engine implements ten keys (derive since issue 11, lod since issue 13); params,
+    time and cardinality are not yet."""
     assert {k for k, i in REGISTRY.items() if not i.implemented} == {
-        "derive",
         "params",
         "time",
         "cardinality",

@@ -18,15 +18,23 @@ from sqlglot import exp
 
 from dosi.compiler.context import Site
 from dosi.compiler.fields import field_reference
-from dosi.compiler.measures import infer_kind
+from dosi.compiler.measures import infer_kind, safe_division
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.sqlparse import SqlSnippetError, SqlTooComplex, parse_scalar, strip_parens
 from dosi.errors import closest
 from dosi.ext.derive import ComposeDerive, FilterDerive
+from dosi.ext.window import (
+    FRAME_DEFAULT_PARTITION,
+    RANK_DEFAULT_PARTITION,
+    VALUE_DEFAULT_PARTITION,
+)
 from dosi.ir.derive import DeriveIr, DeriveMember, LeafMeasure
 from dosi.ir.model import MetricIr
 
 MAX_MEMBER_REFS = 256  # DRV-NEST-09: member references in one expansion
+MAX_WINDOW_LEVELS = 3  # WIN-19-06
+# the parser's defaults (identity): a partition the payload did not declare (WIN-19-07)
+_DEFAULT_PARTITIONS = (FRAME_DEFAULT_PARTITION, RANK_DEFAULT_PARTITION, VALUE_DEFAULT_PARTITION)
 EXACT_AGGS = frozenset({"sum", "count", "count_star"})  # DRV-CMP-08
 METRIC_TIME = "metric_time"
 
@@ -124,20 +132,18 @@ class DeriveCompiler:
                     predicate=decl.where,
                     subset_of=decl.base,
                     attribution="exact" if agg in EXACT_AGGS else "approximate",
+                    written=(decl.base,),
                 ),
             )
         elif isinstance(decl, ComposeDerive):
             e = self.expand(name, None)
             if e.stage:
-                raise self.error(
-                    name,
-                    "not_implemented",
-                    f"compose metric `{name}` has a window metric among its members: arithmetic "
-                    "over window outputs (the stage tier) is not implemented in this engine",
-                    hint="window the compose instead: a metric with window.base naming it",
-                )
+                meta = replace(self.stage_meta(name, decl, e), written=_written(decl))
+                self.metrics[name] = replace(m, derive=meta)
+                return
             self.gate(m, e)
-            self.metrics[name] = replace(m, derive=self.compose_meta(name, decl, e))
+            meta = replace(self.compose_meta(name, decl, e), written=_written(decl))
+            self.metrics[name] = replace(m, derive=meta)
         # other families (lod) are compiled by their own modules
 
     # -- expansion -----------------------------------------------------------------------------
@@ -311,14 +317,31 @@ class DeriveCompiler:
             )
         dataset = self.scope.registry.measures[base.measures[0]].dataset
         pred = self.predicate(name, decl.where, dataset)
+        pred = self.bind(m, pred, _param_defaults(m))
         assert base.expr_tree is not None
         agg = strip_parens(canonical(base.expr_tree))
         assert isinstance(agg, exp.AggFunc)
         return _fold(agg, pred)
 
+    def bind(self, m: MetricIr, pred: exp.Expression, values: dict[str, object]) -> exp.Expression:
+        """D-PARAM filter.literal slots: each `:name` becomes its value as a literal (the
+        compiled model is the default instantiation; a query binding re-folds with its own)."""
+        for ph in list(pred.find_all(exp.Placeholder)):
+            key = ph.name
+            if key not in values:
+                raise self.error(
+                    m.name,
+                    "invalid_datus_extension",
+                    f"`derive.where` of `{m.name}` holds the bind marker :{key}, which no "
+                    "declared parameter of the metric fills",
+                    hint=f'declare it: "params": [{{"name": "{key}", ...}}]',
+                )
+            ph.replace(_literal(values[key]))
+        return pred
+
     def predicate(self, name: str, text: str, dataset: str) -> exp.Expression:
         try:
-            tree = parse_scalar(text, None)
+            tree = parse_scalar(text, None, bind_markers=True)
         except (SqlSnippetError, SqlTooComplex) as err:
             raise self.error(
                 name,
@@ -458,6 +481,31 @@ class DeriveCompiler:
             leaf_dimensions=leaf_dims,
         )
 
+    def stage_meta(self, name: str, decl: ComposeDerive, e: _Exp) -> DeriveIr:
+        """DRV-CMP-10/12, DRV-NEST-08: members stay members (the direct ones), the arithmetic
+        runs over their output columns after the window stage; attribution approximate."""
+        tree = parse_scalar(decl.expr, None)
+        direct = list(dict.fromkeys(c.name for c in tree.find_all(exp.Column)))
+        for c in list(tree.find_all(exp.Column)):
+            ref: exp.Expression = exp.column(c.name)
+            if decl.fill is not None:
+                ref = exp.Coalesce(this=ref, expressions=[_number(decl.fill)])
+            c.replace(ref)
+        formula = safe_division(strip_parens(tree))
+        leaf_dims = tuple((leaf, self.leaf_dims(leaf)) for leaf in e.leaves)
+        conformed = frozenset.intersection(*(d for _, d in leaf_dims)) if leaf_dims else frozenset()
+        return DeriveIr(
+            "compose",
+            "stage",
+            expr=decl.expr,
+            members=tuple(DeriveMember(x) for x in direct),
+            attribution="approximate",
+            conformed_dimensions=tuple(sorted(conformed)),
+            leaf_dimensions=leaf_dims,
+            stage_formula=formula,
+            level=self.level(name),
+        )
+
     # -- window.base ----------------------------------------------------------------------------
     def window_base(self, m: MetricIr) -> MetricIr:
         name, bname = m.name, m.window_base
@@ -503,12 +551,25 @@ class DeriveCompiler:
             e = self.expand(bname, None)
         finally:
             self.stack.pop()
-        if e.stage:
+        level = 1 + self.level(bname) if e.stage else 1
+        if level > MAX_WINDOW_LEVELS:
             raise self.error(
                 name,
                 "not_implemented",
-                f"`window.base` of `{name}` names `{bname}`, a compose over window outputs: "
-                "nested windows are not implemented in this engine",
+                f"metric `{name}` stacks {level} window stages, past the limit of "
+                f"{MAX_WINDOW_LEVELS}",
+                hint="compute a lower level in its own query",
+            )
+        spec = m.window
+        implicit = spec is not None and any(spec.partition_spec is d for d in _DEFAULT_PARTITIONS)
+        if level >= 2 and spec is not None and spec.family != "offset" and implicit:
+            raise self.error(
+                name,
+                "invalid_datus_extension",
+                f"`window` of `{name}` reads another window's output (level {level} over "
+                f"`{bname}`) and must declare `partition` explicitly: the default is only "
+                "unambiguous on a single stage",
+                hint=f'add "partition": {{"mode": "query_dimensions"}} to `{spec.family}`',
             )
         chain = [bname]
         subset = bname if isinstance(decl, FilterDerive) else None
@@ -526,8 +587,46 @@ class DeriveCompiler:
                 subset_of=subset,
                 base_chain=tuple(chain),
                 attribution="approximate",
+                level=level,
+                written=(bname,),
             ),
         )
+
+    def level(self, name: str) -> int:
+        """The window stage a metric's value exists after (0: an aggregate)."""
+        m = self.metrics.get(name)
+        if m is None:
+            return 0
+        if m.window is not None:
+            base = m.window_base
+            if base is not None and self.metrics.get(base) is not None:
+                inner = self.level(base)
+                return inner + 1 if inner >= 1 else 1
+            return 1
+        decl = m.derive_decl
+        if isinstance(decl, ComposeDerive):
+            tree = parse_scalar(decl.expr, None)
+            return max((self.level(c.name) for c in tree.find_all(exp.Column)), default=0)
+        return 0
+
+
+def _param_defaults(m: MetricIr) -> dict[str, object]:
+    """The metric's D-PARAM defaults, when the params reader (ext/params.py) declared any."""
+    params = getattr(m, "params", None)
+    return dict(params.defaults()) if params is not None else {}
+
+
+def _literal(value: object) -> exp.Expression:
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int | float):
+        return exp.Literal.number(value)
+    return exp.Literal.string(str(value))
+
+
+def _written(decl: ComposeDerive) -> tuple[str, ...]:
+    tree = parse_scalar(decl.expr, None)
+    return tuple(dict.fromkeys(c.name for c in tree.find_all(exp.Column)))
 
 
 def _fold(agg: exp.AggFunc, pred: exp.Expression) -> exp.Expression:

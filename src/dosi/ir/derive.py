@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from sqlglot import exp
+
 Tier = Literal["flatten", "stage"]
 
 
@@ -39,6 +41,22 @@ class DeriveIr:
     # leaf metric -> the dimensions it reaches (unconformed_dimension names the leaf)
     leaf_dimensions: tuple[tuple[str, frozenset[str]], ...] = ()
     required_dimensions: tuple[str, ...] = ()
+    # stage tier compose (DRV-CMP-10): the arithmetic over the direct members' output columns,
+    # fill and safe division applied; the planner lowers it above the window stage
+    stage_formula: exp.Expression | None = None
+    # window.base: the stage this window lands on (1 = over aggregates; 2-3 = over a compose
+    # of window outputs, WIN-19-06); a stage compose: the stage it follows
+    level: int = 1
+    written: tuple[str, ...] = ()  # the metrics the declaration names, as written (lineage)
+
+    @property
+    def is_stage_compose(self) -> bool:
+        return self.family == "compose" and self.tier == "stage"
+
+    @property
+    def above_stage(self) -> bool:
+        """Computed above the first window stage (never a branch metric)."""
+        return self.is_stage_compose or (self.family == "window" and self.level >= 2)
 
     def catalog(self) -> dict[str, Any]:
         """The catalog fields (DRV-META-01)."""
