@@ -286,3 +286,13 @@ def test_window_base_naming_a_lod_metric_is_not_implemented(base: str) -> None:
     )
     codes = _model_codes([*lodmetrickit.LOD, *lodmetrickit.SHARES, w])
     assert codes == [("not_implemented", "metrics[w]")]
+
+
+def test_a_flat_expression_for_a_compose_over_lod_is_a_mismatch() -> None:
+    """LOD-REL-10: the compose's expression must be the nested aggregate; a flat one would
+    compute the denominator at the view's grain (every share 1)."""
+    flat = lodmetrickit.compose(
+        "flat_share", "SUM(orders.amount) / SUM(orders.amount)", "revenue / revenue_grand"
+    )
+    codes = _model_codes([*lodmetrickit.LOD, flat])
+    assert codes == [("derive_expression_mismatch", "metrics[flat_share]")]

@@ -357,3 +357,27 @@ def test_excluding_a_time_field_drops_it_at_any_grain(lod_engine, lod_db, time_d
             + ", channel_id FROM lod_order",
         )
     )
+
+
+def test_compose_over_a_compose_over_lod(lod_db) -> None:
+    """A compose naming a LOD compose is a LOD metric too: its formula reaches the leaves."""
+    import lodmetrickit
+
+    pct = lodmetrickit.compose(
+        "revenue_share_pct",
+        "SUM(orders.amount) / SUM(SUM(orders.amount)) * 100",
+        "revenue_share * 100",
+    )
+    eng = dosi.Engine(
+        model_text=lodmetrickit.model_text(
+            [*lodmetrickit.PLAIN, *lodmetrickit.LOD, *lodmetrickit.SHARES, pct]
+        ),
+        connections={"db": {"type": "duckdb", "uri": str(lod_db)}},
+    )
+    got = _rows(eng, {"metrics": ["revenue_share_pct"], "group_by": [CH]})
+    want = _sql(
+        lod_db,
+        "SELECT channel_id, SUM(amount) / (SELECT SUM(amount) FROM lod_order) * 100 "
+        "FROM lod_order GROUP BY 1",
+    )
+    _close(got, want)

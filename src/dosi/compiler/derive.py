@@ -137,6 +137,17 @@ class DeriveCompiler:
             )
         elif isinstance(decl, ComposeDerive):
             e = self.expand(name, None)
+            lod = [x for x in e.leaves if x in self.metrics and self.metrics[x].lod is not None]
+            if lod:  # D-LOD (LOD-REL-10): compiled by compiler/derive_lod.py when nested
+                raise self.error(
+                    name,
+                    "derive_expression_mismatch",
+                    f"compose metric `{name}` has the level-of-detail member `{lod[0]}`, so "
+                    "its expression must be the nested aggregate the expansion describes (e.g. "
+                    "SUM(orders.amount) / SUM(SUM(orders.amount)) for revenue / revenue_grand), "
+                    f"not `{m.source_sql}`",
+                    hint="write the LOD member's own nested aggregate in its place",
+                )
             if e.stage:
                 meta = replace(self.stage_meta(name, decl, e), written=_written(decl))
                 self.metrics[name] = replace(m, derive=meta)

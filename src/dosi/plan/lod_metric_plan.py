@@ -305,7 +305,7 @@ def _attach(
     view_plan = plan_windows(model, graph, view_rq, planner, dia)
     view = _computed(model, view_plan, dia)
     columns = tuple(
-        (m.name, m.lod.formula if m.lod is not None and m.lod.formula is not None else None)
+        (m.name, _inline(model, m.lod.formula) if m.lod is not None and m.lod.formula else None)
         for m in rq.planned_metrics
     )
     node = LodAttach(
@@ -315,6 +315,20 @@ def _attach(
         tuple((n, f if f is not None else exp.column(n)) for n, f in columns),
     )
     return view_plan, node
+
+
+def _inline(model: ModelIr, formula: exp.Expression) -> exp.Expression:
+    """A compose formula with its compose members replaced by their own formulas, down to
+    plain and LOD leaves (the columns the attach stage has)."""
+
+    def sub(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column) and not n.table:
+            m = model.metrics.get(n.name)
+            if m is not None and m.lod is not None and m.lod.formula is not None:
+                return exp.Paren(this=_inline(model, m.lod.formula))
+        return n
+
+    return formula.transform(sub)
 
 
 def _axis(model: ModelIr, base: MetricIr) -> str | None:
