@@ -47,6 +47,8 @@ def build_db(path: Path, with_null_channel: bool = False) -> None:
         "refund_date DATE, refund_amount DOUBLE)"
     )
     con.executemany("INSERT INTO lod_refund VALUES (?, ?, ?, ?, ?)", REFUNDS)
+    con.execute("CREATE TABLE lod_acct (user_id VARCHAR, acct_name VARCHAR)")
+    con.execute("INSERT INTO lod_acct SELECT DISTINCT user_id, 'acct ' || user_id FROM lod_order")
     con.close()
 
 
@@ -164,6 +166,12 @@ def model_dict(
                         "fields": [field("channel_id", "Integer"), field("channel_name", "String")],
                     },
                     {
+                        "name": "acct",
+                        "source": "main.lod_acct",
+                        "primary_key": ["user_id"],
+                        "fields": [field("user_id", "String"), field("acct_name", "String")],
+                    },
+                    {
                         "name": "refunds",
                         "source": "main.lod_refund",
                         "primary_key": ["refund_id"],
@@ -183,6 +191,13 @@ def model_dict(
                         "to": "channel",
                         "from_columns": ["channel_id"],
                         "to_columns": ["channel_id"],
+                    },
+                    {
+                        "name": "orders_acct",
+                        "from": "orders",
+                        "to": "acct",
+                        "from_columns": ["user_id"],
+                        "to_columns": ["user_id"],
                     },
                     {
                         "name": "refunds_channel",

@@ -166,6 +166,8 @@ USER = {"field": "orders.user_id"}
             },
             "not_implemented",
         ),
+        # LOD-NI-11: an include dimension and a group-by item of the same output name
+        ({"metrics": ["revenue_per_user"], "group_by": ["acct.user_id"]}, "duplicate_output_name"),
         # LOD-NI-07: grouping by a relative-view metric
         (
             {"metrics": ["revenue"], "group_by": [{"field": "revenue_per_user"}]},

@@ -381,3 +381,14 @@ def test_compose_over_a_compose_over_lod(lod_db) -> None:
         "FROM lod_order GROUP BY 1",
     )
     _close(got, want)
+
+
+def test_include_by_a_joined_attribute(lod_engine, lod_db) -> None:
+    """The view dim comes through a join (acct.acct_name): the inner grouping joins it too."""
+    q = {"metrics": ["revenue_per_user"], "group_by": ["acct.acct_name"]}
+    want = _sql(
+        lod_db,
+        "SELECT a.acct_name, AVG(s) FROM (SELECT user_id, SUM(amount) s FROM lod_order "
+        "GROUP BY 1) o JOIN lod_acct a USING (user_id) GROUP BY 1",
+    )
+    _close(_rows(lod_engine, q), want)

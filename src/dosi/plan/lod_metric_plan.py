@@ -229,6 +229,17 @@ def _include(
         if q in view:
             continue  # already a view dim: the inner grouping holds it
         f = find_field(model, rq.query, q)
+        clash = next((d for d in rq.dims if d.output == f.name), None)
+        if clash is not None:  # LOD-NI-11: the grid would read them as one column
+            raise QueryError(
+                "duplicate_output_name",
+                f"the level-of-detail dimension `{q}` of `{first.name}` and the group-by item "
+                f"`{clash.spelling}` would both be the column `{f.name}`, and they are not "
+                "the same field",
+                metrics=[first.name],
+                candidates=[q],
+                hint=f"group by `{q}` itself, or rename one of the fields in the model",
+            )
         out = f"__lod_{f.name}"
         while out in taken:
             out = "_" + out
