@@ -298,3 +298,13 @@ def test_a_flat_expression_for_a_compose_over_lod_is_a_mismatch() -> None:
     )
     codes = _model_codes([*lodmetrickit.LOD, flat])
     assert codes == [("derive_expression_mismatch", "metrics[flat_share]")]
+
+
+def test_lineage_draws_lod_members(lod_engine) -> None:
+    """SURF-CLI-05: a LOD metric derives from its base, a compose over one from its members."""
+    g = lod_engine.lineage()
+    edges = {(e["source"], e["target"], e["family"]) for e in g["edges"] if e["kind"] == "derives"}
+    assert ("metric:revenue", "metric:revenue_grand", "lod") in edges
+    assert ("metric:revenue_grand", "metric:revenue_share", "compose") in edges
+    node = next(n for n in g["nodes"] if n["id"] == "metric:revenue_per_user")
+    assert node["kind"] == "metric_derived"

@@ -30,3 +30,14 @@ def lod_summary(m: MetricIr) -> dict[str, Any]:
         "lod_kind": lod.kind,
         "required_dimensions": list(lod.dims) if lod.kind != "include" else [],
     }
+
+
+def lod_lineage(m: MetricIr) -> tuple[str | None, tuple[str, ...]]:
+    """(derive family, member metrics as written) of a LOD metric for `dosi lineage`: the
+    base of include / exclude / fixed, the members of a compose over LOD metrics."""
+    lod = m.lod
+    if lod is None:
+        return None, ()
+    if lod.kind == "compose":
+        return "compose", lod.members
+    return "lod", (lod.base,)
