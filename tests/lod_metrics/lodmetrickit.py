@@ -32,7 +32,9 @@ NULL_CHANNEL_ORDER = (8, "F", None, "2025-01-20", 5.0)
 REFUNDS = [(1, "A", 2, "2025-01-10", 5.0), (2, "B", 1, "2025-01-11", 3.0)]
 
 
-def build_db(path: Path, with_null_channel: bool = False) -> None:
+def build_db(path: Path, with_null_channel: bool = False, one_sided: bool = False) -> None:
+    """`one_sided`: a refund on channel 3 (no orders) and an order on channel 4 (no refunds),
+    for the merge of a LOD stage with another dataset's metric."""
     con = duckdb.connect(str(path))
     con.execute(
         "CREATE TABLE lod_order (order_id INTEGER, user_id VARCHAR, channel_id INTEGER, "
@@ -47,6 +49,10 @@ def build_db(path: Path, with_null_channel: bool = False) -> None:
         "refund_date DATE, refund_amount DOUBLE)"
     )
     con.executemany("INSERT INTO lod_refund VALUES (?, ?, ?, ?, ?)", REFUNDS)
+    if one_sided:
+        con.execute("INSERT INTO lod_channel VALUES (3, 'tv'), (4, 'fax')")
+        con.execute("INSERT INTO lod_refund VALUES (3, 'Z', 3, DATE '2025-01-12', 4)")
+        con.execute("INSERT INTO lod_order VALUES (9, 'Y', 4, DATE '2025-01-13', 6)")
     con.execute("CREATE TABLE lod_acct (user_id VARCHAR, acct_name VARCHAR)")
     con.execute("INSERT INTO lod_acct SELECT DISTINCT user_id, 'acct ' || user_id FROM lod_order")
     con.close()
@@ -94,6 +100,7 @@ PLAIN = [
     metric("order_count", "COUNT(orders.order_id)"),
     metric("buyers", "COUNT(DISTINCT orders.user_id)"),
     metric("refunds", "SUM(refunds.refund_amount)"),
+    metric("refund_count", "COUNT(refunds.refund_id)"),
     metric("avg_user_revenue", "AVG(orders.user_revenue)"),
 ]
 LOD = [

@@ -392,3 +392,51 @@ def test_include_by_a_joined_attribute(lod_engine, lod_db) -> None:
         "GROUP BY 1) o JOIN lod_acct a USING (user_id) GROUP BY 1",
     )
     _close(_rows(lod_engine, q), want)
+
+
+@pytest.fixture(scope="module")
+def one_sided(tmp_path_factory: pytest.TempPathFactory) -> tuple[dosi.Engine, Path]:
+    import lodmetrickit
+
+    db = tmp_path_factory.mktemp("onesided") / "o.duckdb"
+    lodmetrickit.build_db(db, one_sided=True)
+    eng = dosi.Engine(
+        model_text=lodmetrickit.model_text(),
+        connections={"db": {"type": "duckdb", "uri": str(db)}},
+    )
+    return eng, db
+
+
+def test_attach_beside_another_dataset_keeps_both_datasets_groups(one_sided) -> None:
+    """The view is the union of the LOD base's groups and the other dataset's (channel 3 has
+    only a refund, channel 4 only an order); every row meets the grand total, and the pure
+    count reads 0 where only the orders have the group (S-FAN-6)."""
+    eng, db = one_sided
+    q = {
+        "metrics": ["revenue_grand", "refunds", "refund_count"],
+        "group_by": [{"field": "channel.channel_id"}],
+    }
+    want = _sql(
+        db,
+        "WITH k AS (SELECT channel_id FROM lod_order UNION SELECT channel_id FROM lod_refund) "
+        "SELECT k.channel_id, (SELECT SUM(amount) FROM lod_order), r.s, COALESCE(r.n, 0) "
+        "FROM k LEFT JOIN (SELECT channel_id, SUM(refund_amount) s, COUNT(refund_id) n "
+        "FROM lod_refund GROUP BY 1) r USING (channel_id)",
+    )
+    _close(_rows(eng, q), want)
+
+
+def test_include_beside_another_dataset_fills_its_counts(one_sided) -> None:
+    eng, db = one_sided
+    q = {
+        "metrics": ["revenue_per_user", "refund_count"],
+        "group_by": [{"field": "channel.channel_id"}],
+    }
+    want = _sql(
+        db,
+        "WITH i AS (SELECT channel_id, AVG(s) v FROM (SELECT channel_id, user_id, SUM(amount) s "
+        "FROM lod_order GROUP BY 1, 2) GROUP BY 1), r AS (SELECT channel_id, COUNT(*) n FROM "
+        "lod_refund GROUP BY 1) SELECT COALESCE(i.channel_id, r.channel_id), i.v, "
+        "COALESCE(r.n, 0) FROM i FULL JOIN r USING (channel_id)",
+    )
+    _close(_rows(eng, q), want)

@@ -266,6 +266,11 @@ def _include(
         tuple(m.name for m in plain),
         merge_strategy(dims, dia),
         tuple(m.name for m in rq.planned_metrics),
+        tuple(
+            (m.name, m.fill_nulls_with if m.fill_nulls_with is not None else 0)
+            for m in plain
+            if m.window is None and (m.fill_nulls_with is not None or m.is_pure_count)
+        ),
     )
     return inner_plan, node
 
@@ -309,9 +314,16 @@ def _attach(
         on = tuple(d.output for d in side_dims)
         kind = "exclude" if lod.kind == "exclude" else "fixed"
         sides.append(LodSide(m.name, kind, _computed(model, side_plan, dia), on, lod.base))
-    # the view's rows: its plain metrics, else the first LOD metric's base (not output), so
-    # the rows are the base dataset's groups under the query's filters, as the reference has
-    carriers = plain or _bases(model, lods[:1])
+    # the view's rows: its plain metrics, plus a LOD base (not output) for every dataset
+    # they do not cover, so the rows are the base dataset's groups under the query's filters
+    # as the reference has them
+    # (and, beside metrics of other datasets, the union of both datasets' groups)
+    covered = {d for m in plain for d in m.datasets}
+    carriers = list(plain)
+    for b in _bases(model, lods):
+        if not b.datasets & covered:
+            carriers.append(b)
+            covered |= b.datasets
     view_rq = replace(rq, metrics=carriers, result_filter=None, order=[])
     view_plan = plan_windows(model, graph, view_rq, planner, dia)
     view = _computed(model, view_plan, dia)

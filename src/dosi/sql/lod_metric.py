@@ -12,7 +12,7 @@ from sqlglot import exp
 from dosi.compiler.fields import ident
 from dosi.plan.nodes.lod_metric import LodAttach, LodInclude
 from dosi.sql.render import Renderer
-from dosi.sql.util import and_all, clone, col, join, table
+from dosi.sql.util import and_all, clone, col, join, number, table
 
 VIEW = "lod_view"
 INNER = "lod_rows"
@@ -99,7 +99,7 @@ def include_sql(
     inputs += [*lift_prefixed(beside, VIEW), (VIEW, beside)]
     taken = {m.name: "lod_inc" for m in node.metrics}
     taken.update({n: VIEW for n in node.beside_metrics})
-    return r.merged(
+    sel = r.merged(
         node.dims,
         inputs,
         (),
@@ -107,6 +107,12 @@ def include_sql(
         ids=["lod_inc", VIEW],
         taken=tuple((n, taken[n]) for n in node.columns),
     )
+    fills = dict(node.beside_fill)
+    for proj in sel.expressions:
+        if isinstance(proj, exp.Alias) and proj.alias in fills:
+            value = number(fills[proj.alias])
+            proj.set("this", exp.Coalesce(this=proj.this, expressions=[value]))
+    return sel
 
 
 def _folded(node: LodInclude, inner: exp.Select) -> exp.Select:

@@ -37,6 +37,9 @@ class LodInclude(PlanNode):
     beside_metrics: tuple[str, ...] = ()
     strategy: MergeStrategy = "cross"
     columns: tuple[str, ...] = ()  # metric columns out, in order, when merged
+    # beside metrics' value for a group only the include stage has: D-FILL, else 0 for a
+    # pure count (S-FAN-6), as any merged branch reads it
+    beside_fill: tuple[tuple[str, float | int], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.metrics:
