@@ -440,3 +440,39 @@ def test_include_beside_another_dataset_fills_its_counts(one_sided) -> None:
         "COALESCE(r.n, 0) FROM i FULL JOIN r USING (channel_id)",
     )
     _close(_rows(eng, q), want)
+
+
+def test_context_filter_feeds_every_side_where_sql_only_the_view(lod_engine, lod_db) -> None:
+    """CORE-Q-10 / LOD-FLT-01 / LOD-FXM-04: context_filter is the context layer -- the fixed
+    sides see it; where_sql is a dimension filter -- they do not; exclude sees both."""
+    q = {
+        "metrics": ["revenue", "revenue_grand", "revenue_fixed_all", "revenue_fixed_by_channel"],
+        "group_by": [CH],
+        "context_filter": "orders.user_id <> 'B'",
+        "where_sql": "orders.user_id <> 'A'",
+    }
+    want = _sql(
+        lod_db,
+        "WITH ctx AS (SELECT * FROM lod_order WHERE user_id <> 'B'), "
+        "dim AS (SELECT * FROM ctx WHERE user_id <> 'A') "
+        "SELECT v.channel_id, v.r, (SELECT SUM(amount) FROM dim), (SELECT SUM(amount) FROM "
+        "ctx), f.r FROM (SELECT channel_id, SUM(amount) r FROM dim GROUP BY 1) v JOIN "
+        "(SELECT channel_id, SUM(amount) r FROM ctx GROUP BY 1) f USING (channel_id)",
+    )
+    _close(_rows(lod_engine, q), want)
+
+
+def test_context_filter_through_a_join_reaches_the_fixed_side(lod_engine, lod_db) -> None:
+    """LOD-FLT-09: a context condition on the far side of a join brings the join, and the
+    rows it drops, into the fixed side."""
+    q = {
+        "metrics": ["revenue_fixed_all"],
+        "group_by": [CH],
+        "context_filter": "channel.channel_name = 'mobile'",
+    }
+    want = _sql(
+        lod_db,
+        "SELECT 2, SUM(o.amount) FROM lod_order o JOIN lod_channel c USING (channel_id) "
+        "WHERE c.channel_name = 'mobile'",
+    )
+    _close(_rows(lod_engine, q), want)
