@@ -286,25 +286,27 @@ def _attach(
     plain: list[MetricIr],
 ) -> tuple[QueryPlan, PlanNode]:
     view_dims = _view_dim_fields(rq)
+    # a group-by item some metric cannot reach is reported before the LOD key rules, and
+    # those before any filter problem (the reference engine's order)
+    reach = replace(rq, metrics=[*plain, *_bases(model, lods)], where=None, context=None)
+    plan_windows(model, graph, replace(reach, result_filter=None, order=[]), planner, dia)
+    kept: dict[str, list[ResolvedDim]] = {}
+    for m in lods:
+        assert m.lod is not None
+        if m.lod.kind == "exclude":
+            kept[m.name] = _excluded(model, rq, m)
+        else:
+            for q in m.lod.dims:
+                if q not in view_dims:
+                    raise _not_grouped(m, q, rq)
     sides: list[LodSide] = []
     for m in lods:
         lod = m.lod
         assert lod is not None
         if lod.kind == "exclude":
-            # a dim is excluded whatever its grain; metric_time when it is the base's axis;
-            # no dims: every view dim is -- the grand total (LOD-REL-08)
-            axis = _axis(model, model.metrics[lod.base])
-            hit = {q: [d for d in rq.dims if _names(d, axis) == q] for q in lod.dims}
-            for q, ds in hit.items():
-                if not ds:
-                    raise _not_grouped(m, q, rq)
-            dropped = {id(d) for ds in hit.values() for d in ds}
-            side_dims = [d for d in rq.dims if lod.dims and id(d) not in dropped]
+            side_dims = kept[m.name]
             side_rq = replace(rq, dims=side_dims)
         else:
-            for q in lod.dims:
-                if q not in view_dims:
-                    raise _not_grouped(m, q, rq)
             side_dims = [view_dims[q] for q in lod.dims]
             # fixed: the context layer (time_range, context_filter) feeds it; dimension
             # filters never do (LOD-FXM-04)
@@ -338,6 +340,21 @@ def _attach(
         tuple((n, f if f is not None else exp.column(n)) for n, f in columns),
     )
     return view_plan, node
+
+
+def _excluded(model: ModelIr, rq: ResolvedQuery, m: MetricIr) -> list[ResolvedDim]:
+    """The view dims an exclude metric keeps: a dim is excluded whatever its grain, and
+    metric_time when it is the base's axis; no dims: every view dim is -- the grand total
+    (LOD-REL-08). A dim the view does not carry is lod_dimension_not_grouped."""
+    lod = m.lod
+    assert lod is not None
+    axis = _axis(model, model.metrics[lod.base])
+    hit = {q: [d for d in rq.dims if _names(d, axis) == q] for q in lod.dims}
+    for q, ds in hit.items():
+        if not ds:
+            raise _not_grouped(m, q, rq)
+    dropped = {id(d) for ds in hit.values() for d in ds}
+    return [d for d in rq.dims if lod.dims and id(d) not in dropped]
 
 
 def _inline(model: ModelIr, formula: exp.Expression) -> exp.Expression:
