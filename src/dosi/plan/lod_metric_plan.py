@@ -6,13 +6,11 @@ LOD-FXM-*, LOD-NI-*).
   declared outer aggregate (LodInclude).
 * exclude / fixed: the view planned as usual; each LOD metric gets a side plan of its base
   (exclude: the view dims minus the excluded ones, filtered like the view; fixed: grouped by
-  its declared dims, with the context layer -- time_range -- but no dimension filter,
-  LOD-FXM-04), attached by a NULL-safe LEFT JOIN on the shared dims or a CROSS JOIN
+  its declared dims, with the context layer -- time_range, context_filter -- but no
+  dimension filter, LOD-FXM-04), attached by a NULL-safe LEFT JOIN on the shared dims or a CROSS JOIN
   (LodAttach). The coarser value is recomputed, never a window over the view (LOD-REL-09).
 
-Every combination the spec's not-yet table lists is a structured `not_implemented` naming
-what would lift it; a key the view does not carry is `lod_dimension_not_grouped` (as the
-reference engine says).
+The rules a query must pass first live in lod_metric_checks.py.
 """
 
 from __future__ import annotations
@@ -22,10 +20,15 @@ from dataclasses import replace
 from sqlglot import exp
 
 from dosi.errors import QueryError
-from dosi.ir.lod import lod_refs
 from dosi.ir.model import MetricIr, ModelIr
 from dosi.plan.builder.dag import build_dag, merge_strategy
 from dosi.plan.joins import JoinGraph
+from dosi.plan.lod_metric_checks import (
+    check_common,
+    excluded_dims,
+    not_grouped,
+    view_dim_fields,
+)
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import FilterResult, OrderLimit
 from dosi.plan.nodes.lod_metric import LodAttach, LodInclude, LodIncludeMetric, LodSide
@@ -34,8 +37,6 @@ from dosi.plan.records import QueryPlan
 from dosi.plan.windows import plan_windows
 from dosi.query.resolve import ResolvedDim, ResolvedQuery, find_field
 from dosi.sql.dialects import Dialect
-
-NOT_GROUPED = "lod_dimension_not_grouped"
 
 
 def reads_lod(rq: ResolvedQuery) -> bool:
@@ -49,7 +50,7 @@ def plan_lod_query(
     """The plan records (of the view) and the node tree of a query reading LOD metrics."""
     metrics = rq.planned_metrics
     lods, plain, composes = _leaves(model, metrics)
-    _check_common(model, rq, lods, plain)
+    check_common(model, rq, lods, plain)
     planner = Planner(model, graph)
     includes = [m for m in lods if m.lod is not None and m.lod.kind == "include"]
     if includes:
@@ -102,92 +103,6 @@ def _leaves(
     return list(lods.values()), list(plain.values()), list(composes.values())
 
 
-# -- checks -----------------------------------------------------------------------------------
-def _lod_field_read(model: ModelIr, rq: ResolvedQuery, plain: list[MetricIr]) -> str | None:
-    """The first D-LOD field the query reads: a group-by item, a row filter, or a plain
-    metric's measure (all carry the field's placeholder column, dosi.ir.lod)."""
-    exprs = [d.field.expr for d in rq.dims if d.field is not None]
-    if rq.where is not None:
-        exprs.append(rq.where.expr)
-    exprs.extend(model.measures[n].expr for m in plain for n in m.measures)
-    for e in exprs:
-        refs = lod_refs(e)
-        if refs:
-            return refs[0]
-    return None
-
-
-def _check_common(
-    model: ModelIr, rq: ResolvedQuery, lods: list[MetricIr], plain: list[MetricIr]
-) -> None:
-    kinds = {m.lod.kind for m in lods if m.lod is not None}
-    names = [m.name for m in lods]
-    windowed = [m.name for m in [*lods, *plain] if m.window is not None]
-    if windowed:
-        raise QueryError(
-            "not_implemented",
-            f"window metric `{windowed[0]}` beside level-of-detail metric `{names[0]}`: "
-            + (
-                "the outer stage reads only the finer include grouping, with no time series "
-                "left for a window"
-                if "include" in kinds
-                else "the attachment reads one aggregate at the view grain, not the window "
-                "stage's series"
-            )
-            + " (D-LOD not-yet table)",
-            metrics=[windowed[0], names[0]],
-            hint="query the window metric and the level-of-detail metric separately",
-        )
-    field = _lod_field_read(model, rq, plain)
-    if field is not None:  # LOD-NI-04 / LOD-NI-10
-        raise QueryError(
-            "not_implemented",
-            f"metric `{names[0]}` is a level-of-detail derivation and this query also reads "
-            f"the D-LOD field `{field}`: the field's rollup and the metric's grain relative "
-            "to the view would have to nest (D-LOD not-yet table)",
-            metrics=[names[0]],
-            hint=f"query `{names[0]}` without `{field}`, or the field's metrics separately",
-        )
-    if getattr(rq.query, "time_ranges", None):  # D-PARAM's tagged windows (LOD-NI-06/09)
-        raise QueryError(
-            "not_implemented",
-            f"level-of-detail metric `{names[0]}` under time_ranges: each tagged window would "
-            "need its own inner grouping or side branch, and a LOD stage reads one (D-LOD "
-            "not-yet table)",
-            metrics=[names[0]],
-            hint="query one window at a time with time_range",
-        )
-    if any(d.window is not None for d in rq.dims):
-        raise QueryError(
-            "not_implemented",
-            f"level-of-detail metric `{names[0]}` grouped by a streaming window: the window "
-            "buckets are not a grouping a level of detail is relative to",
-            metrics=[names[0]],
-            hint="group by metric_time with a grain instead",
-        )
-    if "include" in kinds and len(kinds) > 1:
-        inc = next(m.name for m in lods if m.lod is not None and m.lod.kind == "include")
-        other = next(m for m in lods if m.lod is not None and m.lod.kind != "include")
-        assert other.lod is not None
-        raise QueryError(
-            "not_implemented",
-            f"metric `{inc}` includes a level of detail and `{other.name}` is "
-            f"{other.lod.kind}: they pull the view's grouping in opposite directions (an "
-            "include stage reads only its finer grouping)",
-            metrics=[inc, other.name],
-            hint="query them separately",
-        )
-
-
-def _view_dim_fields(rq: ResolvedQuery) -> dict[str, ResolvedDim]:
-    """View dims a LOD key can match: a field grouped without a grain (qualified name)."""
-    return {
-        d.field.qualified: d
-        for d in rq.dims
-        if d.field is not None and d.grain is None and d.window is None
-    }
-
-
 # -- include ----------------------------------------------------------------------------------
 def _include(
     model: ModelIr,
@@ -222,7 +137,7 @@ def _include(
             metrics=[first.name, other.name],
             hint="query them separately",
         )
-    view = _view_dim_fields(rq)
+    view = view_dim_fields(rq)
     extra: list[ResolvedDim] = []
     taken = {d.output for d in rq.dims}
     for q in first.lod.dims:
@@ -285,7 +200,7 @@ def _attach(
     lods: list[MetricIr],
     plain: list[MetricIr],
 ) -> tuple[QueryPlan, PlanNode]:
-    view_dims = _view_dim_fields(rq)
+    view_dims = view_dim_fields(rq)
     # a group-by item some metric cannot reach is reported before the LOD key rules, and
     # those before any filter problem (the reference engine's order)
     reach = replace(rq, metrics=[*plain, *_bases(model, lods)], where=None, context=None)
@@ -294,11 +209,11 @@ def _attach(
     for m in lods:
         assert m.lod is not None
         if m.lod.kind == "exclude":
-            kept[m.name] = _excluded(model, rq, m)
+            kept[m.name] = excluded_dims(model, rq, m)
         else:
             for q in m.lod.dims:
                 if q not in view_dims:
-                    raise _not_grouped(m, q, rq)
+                    raise not_grouped(m, q, rq)
     sides: list[LodSide] = []
     for m in lods:
         lod = m.lod
@@ -342,21 +257,6 @@ def _attach(
     return view_plan, node
 
 
-def _excluded(model: ModelIr, rq: ResolvedQuery, m: MetricIr) -> list[ResolvedDim]:
-    """The view dims an exclude metric keeps: a dim is excluded whatever its grain, and
-    metric_time when it is the base's axis; no dims: every view dim is -- the grand total
-    (LOD-REL-08). A dim the view does not carry is lod_dimension_not_grouped."""
-    lod = m.lod
-    assert lod is not None
-    axis = _axis(model, model.metrics[lod.base])
-    hit = {q: [d for d in rq.dims if _names(d, axis) == q] for q in lod.dims}
-    for q, ds in hit.items():
-        if not ds:
-            raise _not_grouped(m, q, rq)
-    dropped = {id(d) for ds in hit.values() for d in ds}
-    return [d for d in rq.dims if lod.dims and id(d) not in dropped]
-
-
 def _inline(model: ModelIr, formula: exp.Expression) -> exp.Expression:
     """A compose formula with its compose members replaced by their own formulas, down to
     plain and LOD leaves (the columns the attach stage has)."""
@@ -369,50 +269,6 @@ def _inline(model: ModelIr, formula: exp.Expression) -> exp.Expression:
         return n
 
     return formula.transform(sub)
-
-
-def _axis(model: ModelIr, base: MetricIr) -> str | None:
-    """The field metric_time means for the base: its D-TIME axis, else its dataset's."""
-    if base.time_axis is not None:
-        return base.time_axis
-    ds = next(iter(base.datasets), None)
-    own = model.datasets[ds].primary_time if ds is not None else None
-    return f"{ds}.{own}" if own is not None else None
-
-
-def _names(d: ResolvedDim, axis: str | None) -> str | None:
-    """The field a view dim groups by, at any grain (metric_time: the base's axis)."""
-    if d.window is not None:
-        return None
-    return d.field.qualified if d.field is not None else axis
-
-
-def _not_grouped(m: MetricIr, key: str, rq: ResolvedQuery) -> QueryError:
-    lod = m.lod
-    assert lod is not None
-    by = [*(d.spelling for d in rq.dims)]
-    retry = {"metrics": list(rq.query.metrics), "group_by": [*by, key]}
-    if lod.kind == "exclude":
-        return QueryError(
-            NOT_GROUPED,
-            f"metric `{m.name}` excludes `{key}`, which the query does not group by: "
-            "excluding a dimension the view does not carry removes nothing",
-            metrics=[m.name],
-            candidates=[key],
-            hint=f"group by `{key}` (without a grain), or query the base `{lod.base}`",
-            suggested_retry=retry,
-        )
-    return QueryError(
-        NOT_GROUPED,
-        f"metric `{m.name}` is fixed by `{key}`, which the query does not group by (without "
-        "a grain): a fixed value attaches to a view row only when each of its keys is a view "
-        "dimension; re-aggregating FIXED values across keys is the field carrier's shape",
-        metrics=[m.name],
-        candidates=[key],
-        hint=f"group by `{key}`, or declare a fixed field (lod on a field of the dataset) and "
-        "aggregate it with an ordinary metric",
-        suggested_retry=retry,
-    )
 
 
 # -- helpers ----------------------------------------------------------------------------------
