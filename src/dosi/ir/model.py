@@ -17,6 +17,7 @@ from dosi.errors import Diagnostic
 
 if TYPE_CHECKING:
     from dosi.ext import WindowSpec
+    from dosi.ir.conformed import ConformedIr
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
@@ -67,6 +68,8 @@ class RelationshipIr:
     from_columns: tuple[str, ...]
     to_columns: tuple[str, ...]
     join_type: JoinType
+    # D-CONFORM: "many_to_many" pairs two facts (never joined; see dosi.ir.conformed)
+    kind: Literal["many_to_one", "many_to_many"] = "many_to_one"
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,9 @@ class ModelIr:
     unavailable_metrics: Mapping[str, Diagnostic] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    # D-CONFORM: many_to_many edges and their classes (read via dosi.ir.conformed.conformity);
+    # `relationships` holds only the edges joins may walk
+    conformed: ConformedIr | None = None
 
     def __post_init__(self) -> None:
         for name in ("datasets", "metrics", "measures", "dimension_roles", "unavailable_metrics"):
