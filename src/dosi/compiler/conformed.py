@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dosi.compiler.context import CompileContext
-from dosi.compiler.fields import physical_column
+from dosi.errors import closest
 from dosi.ext.conform import JOIN_TYPE_ON_CONFORMED_HINT, is_conformed
 from dosi.ir.conformed import ConformClass, ConformedIr
 from dosi.ir.model import DatasetIr, FieldIr, RelationshipIr
@@ -60,8 +60,10 @@ def compile_conformed(
         line = cx.line([("relationships", e.name)])
         _warn_not_unique(cx, e, datasets[e.to_dataset], path, line)
         for fc, tc in zip(e.from_columns, e.to_columns, strict=True):
-            a = _member(datasets[e.from_dataset], fc)
-            b = _member(datasets[e.to_dataset], tc)
+            a = _member(cx, e, "from", datasets[e.from_dataset], fc)
+            b = _member(cx, e, "to", datasets[e.to_dataset], tc)
+            if a is None or b is None:
+                continue
             _check_pair(cx, e, a, b, path, line)
             for m in (a, b):
                 key = (m.dataset, m.name)
@@ -88,22 +90,24 @@ def compile_conformed(
     return ConformedIr(edges=edges, classes=tuple(classes))
 
 
-def _member(ds: DatasetIr, column: str) -> FieldIr:
-    """The paired column as a field: the declared field of that name, else the physical
-    column (Ossie "Relationships": relationship columns are source columns), untyped and not
-    a time dimension."""
+def _member(
+    cx: CompileContext, e: RelationshipIr, side: str, ds: DatasetIr, column: str
+) -> FieldIr | None:
+    """The paired column's field. A conformed dimension is grouped and filtered by name, so
+    each spelling must be a declared field (an ordinary edge may name a bare key column)."""
     f = ds.fields.get(column)
-    if f is not None:
-        return f
-    return FieldIr(
-        dataset=ds.name,
-        name=column,
-        expr=physical_column(ds.name, column),
-        datatype=None,
-        is_time=False,
-        time_granularity=None,
-        is_dimension=None,
-    )
+    if f is None:
+        cx.sink.error(
+            "unknown_column",
+            f"relationship `{e.name}` pairs `{ds.name}.{column}`, which is not a declared "
+            f"field of `{ds.name}`: each spelling of a conformed dimension must be a field",
+            path=f"relationships[{e.name}].{side}_columns",
+            line=cx.line([("relationships", e.name)]),
+            candidates=tuple(closest(column, ds.fields)),
+            hint=f"declare `{column}` as a field of `{ds.name}`, or pair a declared field",
+            stage="invalid_model",
+        )
+    return f
 
 
 def _check_pair(

@@ -152,7 +152,9 @@ class _WindowPlanner:
                     candidates=times,
                     hint="declare time_dimension on the metric or its dataset (DATUS D-TIME)",
                 )
-            axes.setdefault(m.time_axis, []).append(m.name)
+            # D-CONFORM CONF-14: conformed spellings of one date are one axis
+            key = next((a for a in axes if same_dimension(self.model, a, m.time_axis)), None)
+            axes.setdefault(key or m.time_axis, []).append(m.name)
         if len(axes) > 1:
             raise QueryError(
                 "not_implemented",
