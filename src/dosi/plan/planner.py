@@ -25,6 +25,7 @@ from dosi.plan.records import (
     QueryPlan,
     TimeFilter,
 )
+from dosi.plan.where_reach import where_context_error
 from dosi.query.resolve import ResolvedQuery
 
 
@@ -218,6 +219,10 @@ class Planner:
                 paths.append(self.graph.path(ds, target, why))
             except QueryError as err:
                 err.metrics = list(draft.metrics)
+                if why.startswith("where_sql"):  # some other metric reads it: context
+                    ctx = where_context_error(model, rq, draft.metrics, spell.reaches)
+                    if ctx is not None:
+                        raise ctx from None
                 raise spell.unreachable(ds, err) from None
         joins = tuple(JoinStep(r) for r in join_order(paths))
         return Branch(
