@@ -64,6 +64,9 @@ class ConformedSpellings:
         if rq.where is None:
             return None
         swap = {f.qualified: self.field_in_branch(root, f) for f in rq.where.fields}
+        for q, f in swap.items():
+            if f.qualified != q:
+                _refuse_encoded_spelling(q, f)
         fields = tuple(dict.fromkeys(swap.values()))
         if all(k == v.qualified for k, v in swap.items()):
             return rq.where.expr, fields
@@ -99,3 +102,19 @@ class ConformedSpellings:
             + "), or express the one-sided condition as a D-DERIVE `filter` metric",
             metrics=err.metrics,
         )
+
+
+def _refuse_encoded_spelling(spelled: str, target: FieldIr) -> None:
+    """CONF-13: a where_sql comparison is never moved onto a D-FORMAT-encoded spelling (its
+    literals are not in the stored encoding); time_range converts bounds, where_sql cannot."""
+    # FieldIr.encoded comes with D-FORMAT (issue 12, D-FORMAT half); absent means native
+    if not getattr(target, "encoded", False):
+        return
+    raise QueryError(
+        "unsupported_filter",
+        f"where_sql names `{spelled}`, which is conformed to `{target.qualified}`, a "
+        "D-FORMAT encoded column: a comparison cannot be moved onto its stored encoding",
+        candidates=[spelled, target.qualified],
+        hint=f'filter the date with "time_range": {{"dimension": "{spelled}", "start": ..., '
+        '"end": ...}: its bounds are converted to each fact\'s own encoding',
+    )
