@@ -65,7 +65,6 @@ def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
     [
         ("metric", "params", [{"name": "n", "type": "int", "default": 3}]),
         ("field", "time", {"format": "%Y%m%d"}),
-        ("relationship", "cardinality", "many_to_many"),
     ],
 )
 def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
@@ -80,7 +79,7 @@ def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
 
 
 def test_env_req_02_required_key_absent_from_payload_still_errors_when_unimplemented() -> None:
-    res = read("relationship", {"requires": ["cardinality"]})
+    res = read("field", {"requires": ["lod"]})
     assert codes(res) == [(REQUIRED, "error")]
 
 
@@ -140,7 +139,7 @@ def test_env_req_04_silent_implemented_key_without_requires_warns(
 
 @pytest.mark.parametrize(
     ("carrier", "key", "value"),
-    [("field", "time", {"format": "%Y"}), ("relationship", "cardinality", "many_to_many")],
+    [("field", "time", {"format": "%Y"})],
 )
 def test_env_req_04_silent_unimplemented_key_warns_twice(
     carrier: Any, key: str, value: Any

@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from dosi.compiler.basic_mode import defer_basic_failure
+from dosi.compiler.conformed import compile_conformed
 from dosi.compiler.context import CompileContext
 from dosi.compiler.datasets import compile_dataset
 from dosi.compiler.derive import compile_derives
@@ -67,6 +68,11 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
     cx.read_ext("semantic_model", "semantic_model", spec.custom_extensions, None)
     datasets = _datasets(spec, cx)
     relationships = _relationships(spec, cx, datasets)
+    # D-CONFORM: many_to_many edges pair facts and are never joined; joins see the rest
+    conformed = compile_conformed(
+        cx, tuple(r for r in relationships if r.kind == "many_to_many"), datasets
+    )
+    relationships = tuple(r for r in relationships if r.kind != "many_to_many")
     scope = MetricScope(cx, datasets, RelationshipGraph(relationships), MeasureRegistry(cx))
     metrics, unavailable = _metrics(spec, scope)
     compile_derives(scope, metrics)  # D-DERIVE: after every metric exists
@@ -85,6 +91,7 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
         source_version=version,
         dimension_roles=MappingProxyType(roles),
         unavailable_metrics=MappingProxyType(unavailable),
+        conformed=conformed,
     )
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import DiagnosticSink, closest
+from dosi.ext.conform import CARDINALITIES, CARDINALITY_HINT, Cardinality, cardinality_value
 from dosi.ext.derive import read_derive
 from dosi.ext.derive_lod import LodSpec
 from dosi.ext.envelope import json_type
@@ -53,9 +54,11 @@ class FieldExt:
 
 @dataclass(frozen=True)
 class RelationshipExt:
-    """Relationship carrier: D-JOIN `join_type` (None = the LEFT default)."""
+    """Relationship carrier: D-JOIN `join_type` (None = the LEFT default), D-CONFORM
+    `cardinality` (None = the many_to_one default)."""
 
     join_type: Literal["left", "inner"] | None = None
+    cardinality: Cardinality | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("field", "is_dimension"): "is_dimension",
     ("field", "lod"): "lod",
     ("metric", "derive"): "derive",
+    ("relationship", "cardinality"): "cardinality",
 }
 
 
@@ -142,6 +146,20 @@ def _join_type(ctx: _Ctx, value: Any) -> KeyResult:
         "join_type",
         f'must be "left" or "inner" (got {json_type(value)} {_show(value)})',
         'write "join_type": "inner" to drop unmatched many-side rows, or "left" (the default)',
+        cands,
+    )
+
+
+def _cardinality(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-CONFORM: `"many_to_one"` | `"many_to_many"` (CONF-01)."""
+    found = cardinality_value(value)
+    if found is not None:
+        return KeyResult(True, found)
+    cands = closest(value, CARDINALITIES) if isinstance(value, str) else []
+    return ctx.bad(
+        "cardinality",
+        f'must be "many_to_one" or "many_to_many" (got {json_type(value)} {_show(value)})',
+        CARDINALITY_HINT,
         cands,
     )
 
@@ -271,6 +289,7 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "is_dimension": _is_dimension,
     "window": _window,
     "lod": _lod,
+    "cardinality": _cardinality,
 }
 
 

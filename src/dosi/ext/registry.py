@@ -181,7 +181,7 @@ _KEYS: tuple[KeyInfo, ...] = (
         "silent",
         "the edge is an ordinary many-to-one join: the facts are joined row by row and "
         "duplicate-sensitive aggregates fan out",
-        False,
+        True,
     ),
     KeyInfo(
         "lod",

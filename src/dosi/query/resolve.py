@@ -20,6 +20,7 @@ from dosi.compiler.sqlparse import (
 )
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
+from dosi.query.conformed_paths import check_not_conformed_path
 from dosi.query.context_filter import check_context_filter, names_only_outputs
 from dosi.query.filters import (
     ResultFilter,
@@ -169,6 +170,8 @@ def find_field(
         d = model.datasets.get(ds)
         if d is not None and fname in d.fields:
             return d.fields[fname]
+        if d is None:
+            check_not_conformed_path(model, name)  # D-CONFORM CONF-11
         _unknown(model, query, name, role)
     hits = [d.fields[name] for d in model.datasets.values() if name in d.fields]
     if len(hits) == 1:
