@@ -79,7 +79,7 @@ def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
 
 
 def test_env_req_02_required_key_absent_from_payload_still_errors_when_unimplemented() -> None:
-    res = read("field", {"requires": ["lod"]})
+    res = read("field", {"requires": ["time"]})
     assert codes(res) == [(REQUIRED, "error")]
 
 

@@ -7,6 +7,7 @@ an excluded dimension the view does not carry is `lod_dimension_not_grouped`.
 from __future__ import annotations
 
 from dosi.errors import QueryError
+from dosi.ir.conformed import same_dimension
 from dosi.ir.lod import lod_refs
 from dosi.ir.model import MetricIr, ModelIr
 from dosi.query.resolve import ResolvedDim, ResolvedQuery
@@ -90,13 +91,15 @@ def check_common(
         )
 
 
-def view_dim_fields(rq: ResolvedQuery) -> dict[str, ResolvedDim]:
-    """View dims a LOD key can match: a field grouped without a grain (qualified name)."""
-    return {
-        d.field.qualified: d
-        for d in rq.dims
-        if d.field is not None and d.grain is None and d.window is None
-    }
+def view_dim_for(model: ModelIr, rq: ResolvedQuery, key: str) -> ResolvedDim | None:
+    """The view dim a fixed key (or an include dim) is: a field grouped without a grain,
+    that field or a conformed spelling of it (D-CONFORM: one dimension, two facts)."""
+    for d in rq.dims:
+        if d.field is None or d.grain is not None or d.window is not None:
+            continue
+        if same_dimension(model, key, d.field.qualified):
+            return d
+    return None
 
 
 def excluded_dims(model: ModelIr, rq: ResolvedQuery, m: MetricIr) -> list[ResolvedDim]:
@@ -106,7 +109,7 @@ def excluded_dims(model: ModelIr, rq: ResolvedQuery, m: MetricIr) -> list[Resolv
     lod = m.lod
     assert lod is not None
     axis = _axis(model, model.metrics[lod.base])
-    hit = {q: [d for d in rq.dims if _names(d, axis) == q] for q in lod.dims}
+    hit = {q: [d for d in rq.dims if _same(model, _names(d, axis), q)] for q in lod.dims}
     for q, ds in hit.items():
         if not ds:
             raise not_grouped(m, q, rq)
@@ -121,6 +124,10 @@ def _axis(model: ModelIr, base: MetricIr) -> str | None:
     ds = next(iter(base.datasets), None)
     own = model.datasets[ds].primary_time if ds is not None else None
     return f"{ds}.{own}" if own is not None else None
+
+
+def _same(model: ModelIr, name: str | None, key: str) -> bool:
+    return name is not None and same_dimension(model, name, key)
 
 
 def _names(d: ResolvedDim, axis: str | None) -> str | None:

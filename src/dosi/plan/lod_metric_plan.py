@@ -27,7 +27,7 @@ from dosi.plan.lod_metric_checks import (
     check_common,
     excluded_dims,
     not_grouped,
-    view_dim_fields,
+    view_dim_for,
 )
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import FilterResult, OrderLimit
@@ -137,11 +137,10 @@ def _include(
             metrics=[first.name, other.name],
             hint="query them separately",
         )
-    view = view_dim_fields(rq)
     extra: list[ResolvedDim] = []
     taken = {d.output for d in rq.dims}
     for q in first.lod.dims:
-        if q in view:
+        if view_dim_for(model, rq, q) is not None:
             continue  # already a view dim: the inner grouping holds it
         f = find_field(model, rq.query, q)
         clash = next((d for d in rq.dims if d.output == f.name), None)
@@ -200,7 +199,6 @@ def _attach(
     lods: list[MetricIr],
     plain: list[MetricIr],
 ) -> tuple[QueryPlan, PlanNode]:
-    view_dims = view_dim_fields(rq)
     # a group-by item some metric cannot reach is reported before the LOD key rules, and
     # those before any filter problem (the reference engine's order)
     reach = replace(rq, metrics=[*plain, *_bases(model, lods)], where=None, context=None)
@@ -212,7 +210,7 @@ def _attach(
             kept[m.name] = excluded_dims(model, rq, m)
         else:
             for q in m.lod.dims:
-                if q not in view_dims:
+                if view_dim_for(model, rq, q) is None:
                     raise not_grouped(m, q, rq)
     sides: list[LodSide] = []
     for m in lods:
@@ -222,7 +220,7 @@ def _attach(
             side_dims = kept[m.name]
             side_rq = replace(rq, dims=side_dims)
         else:
-            side_dims = [view_dims[q] for q in lod.dims]
+            side_dims = [d for q in lod.dims if (d := view_dim_for(model, rq, q)) is not None]
             # fixed: the context layer (time_range, context_filter) feeds it; dimension
             # filters never do (LOD-FXM-04)
             side_rq = replace(rq, dims=side_dims, where=None)
