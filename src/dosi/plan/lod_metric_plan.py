@@ -165,7 +165,9 @@ def _include(
     inner = _computed(model, inner_plan, dia)
     dims = tuple(d.output for d in rq.dims)
     beside = None
-    if plain:  # other datasets' metrics: their branches merge beside the include stage
+    if plain:  # a where_sql field some metric cannot read, as over the whole query
+        reach = replace(rq, metrics=[*plain, *_bases(model, lods)], context=None)
+        plan_windows(model, graph, replace(reach, result_filter=None, order=[]), planner, dia)  # other datasets' metrics: their branches merge beside the include stage
         beside_rq = replace(rq, metrics=plain, result_filter=None, order=[])
         beside = _computed(model, plan_windows(model, graph, beside_rq, planner, dia), dia)
     node = LodInclude(
@@ -199,19 +201,15 @@ def _attach(
     lods: list[MetricIr],
     plain: list[MetricIr],
 ) -> tuple[QueryPlan, PlanNode]:
-    # a group-by item some metric cannot reach is reported before the LOD key rules, and
-    # those before any filter problem (the reference engine's order)
-    reach = replace(rq, metrics=[*plain, *_bases(model, lods)], where=None, context=None)
+    # the reference engine's order: with no group-by a LOD key is reported first; else a
+    # group-by item or where_sql field some metric cannot read comes before the LOD key
+    # rules, and those before a context_filter problem
+    if not rq.dims:
+        kept = _keys(model, rq, lods)
+    reach = replace(rq, metrics=[*plain, *_bases(model, lods)], context=None)
     plan_windows(model, graph, replace(reach, result_filter=None, order=[]), planner, dia)
-    kept: dict[str, list[ResolvedDim]] = {}
-    for m in lods:
-        assert m.lod is not None
-        if m.lod.kind == "exclude":
-            kept[m.name] = excluded_dims(model, rq, m)
-        else:
-            for q in m.lod.dims:
-                if view_dim_for(model, rq, q) is None:
-                    raise not_grouped(m, q, rq)
+    if rq.dims:
+        kept = _keys(model, rq, lods)
     sides: list[LodSide] = []
     for m in lods:
         lod = m.lod
@@ -267,6 +265,23 @@ def _inline(model: ModelIr, formula: exp.Expression) -> exp.Expression:
         return n
 
     return formula.transform(sub)
+
+
+def _keys(
+    model: ModelIr, rq: ResolvedQuery, lods: list[MetricIr]
+) -> dict[str, list[ResolvedDim]]:
+    """Every fixed key a view dim, every excluded dim one the view carries; the view dims
+    each exclude metric keeps."""
+    kept: dict[str, list[ResolvedDim]] = {}
+    for m in lods:
+        assert m.lod is not None
+        if m.lod.kind == "exclude":
+            kept[m.name] = excluded_dims(model, rq, m)
+        else:
+            for q in m.lod.dims:
+                if view_dim_for(model, rq, q) is None:
+                    raise not_grouped(m, q, rq)
+    return kept
 
 
 # -- helpers ----------------------------------------------------------------------------------
