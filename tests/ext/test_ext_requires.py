@@ -64,7 +64,6 @@ def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
     ("carrier", "key", "value"),
     [
         ("metric", "params", [{"name": "n", "type": "int", "default": 3}]),
-        ("field", "time", {"format": "%Y%m%d"}),
     ],
 )
 def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
@@ -79,7 +78,7 @@ def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
 
 
 def test_env_req_02_required_key_absent_from_payload_still_errors_when_unimplemented() -> None:
-    res = read("field", {"requires": ["time"]})
+    res = read("metric", {"requires": ["params"]})
     assert codes(res) == [(REQUIRED, "error")]
 
 
@@ -135,19 +134,6 @@ def test_env_req_04_silent_implemented_key_without_requires_warns(
     assert f"`{key}`" in res.diagnostics[0].message
     assert res.diagnostics[0].hint == f'add it to the entry: "requires": ["{key}"]'
     assert res.payload == MetricExt(measure_name="m")
-
-
-@pytest.mark.parametrize(
-    ("carrier", "key", "value"),
-    [("field", "time", {"format": "%Y"})],
-)
-def test_env_req_04_silent_unimplemented_key_warns_twice(
-    carrier: Any, key: str, value: Any
-) -> None:
-    """Unimplemented silent key, not required: not_implemented + requires_missing warnings."""
-    res = read(carrier, {key: value})
-    assert codes(res) == [(NOT_IMPL, "warning"), (MISSING, "warning")]
-    assert all(f"`{key}`" in d.message for d in res.diagnostics)
 
 
 @pytest.mark.parametrize("value", [None, {}, [], ""])

@@ -22,6 +22,7 @@ from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
 from dosi.ext.lod_field import FieldLodPayload, validate_field_lod
 from dosi.ext.registry import Carrier
+from dosi.ext.time_format import TimeSpec, read_time
 from dosi.ext.window import GRAINS, Grain, WindowSpec
 from dosi.ext.window_payload import parse_window
 
@@ -45,11 +46,12 @@ class DatasetExt:
 
 @dataclass(frozen=True)
 class FieldExt:
-    """Field carrier: D-GRAIN `time_granularity`, D-DIM `is_dimension`."""
+    """Field carrier: D-GRAIN `time_granularity`, D-DIM `is_dimension`, D-FORMAT `time`."""
 
     time_granularity: Grain | None = None
     is_dimension: bool | None = None
     lod: FieldLodPayload | None = None  # D-LOD fixed field (ext/lod_field.py)
+    time: TimeSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("field", "lod"): "lod",
     ("metric", "derive"): "derive",
     ("relationship", "cardinality"): "cardinality",
+    ("field", "time"): "time",
 }
 
 
@@ -262,6 +265,19 @@ def _is_dimension(ctx: _Ctx, value: Any) -> KeyResult:
     )
 
 
+def _time(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-FORMAT: the `time` block's shape (FMT-DEC-01..18; datatype checks in the compiler)."""
+    spec, problems = read_time(value, GRAINS)
+    for problem in problems:
+        ctx.sink.error(
+            INVALID,
+            problem,
+            path=ctx.path,
+            hint='e.g. "time": {"format": "%Y%m%d"} for a string like \'20260907\'',
+        )
+    return KeyResult(spec is not None, spec)
+
+
 def _window(ctx: _Ctx, value: Any) -> KeyResult:
     """D-WINDOW: see `window.py`."""
     parsed = parse_window(value, path=ctx.path, sink=ctx.sink)
@@ -290,6 +306,7 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "window": _window,
     "lod": _lod,
     "cardinality": _cardinality,
+    "time": _time,
 }
 
 

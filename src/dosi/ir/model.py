@@ -17,7 +17,7 @@ from dosi.errors import Diagnostic
 from dosi.ir.lod_metric import LodMetric
 
 if TYPE_CHECKING:
-    from dosi.ext import WindowSpec
+    from dosi.ext import TimeFormat, WindowSpec
     from dosi.ir.derive import DeriveIr
     from dosi.ir.lod import LodFieldIr
 
@@ -41,10 +41,17 @@ class FieldIr:
     label: str | None = None
     source_sql: str = ""
     lod: LodFieldIr | None = None  # D-LOD fixed field (dosi.ir.lod)
+    # D-FORMAT: the stored encoding (None: a native date/time, FMT-DEC-03)
+    time_format: TimeFormat | None = None
 
     @property
     def qualified(self) -> str:
         return f"{self.dataset}.{self.name}"
+
+    @property
+    def encoded(self) -> bool:
+        """D-FORMAT string / integer layout: bounds are folded, where_sql may not read it."""
+        return self.time_format is not None and self.time_format.encoded
 
 
 @dataclass(frozen=True)
