@@ -45,11 +45,11 @@ def lod_refs(expr: exp.Expression | None) -> list[str]:
         return []
     out: dict[str, None] = {}
     for c in expr.find_all(exp.Column):
-        q = c.meta.get(LOD_META) if c.meta else None
+        q = c._meta.get(LOD_META) if c._meta else None
         if q is not None:
             out[q] = None
     return list(out)
 
 
 def is_lod_column(node: exp.Expression) -> bool:
-    return isinstance(node, exp.Column) and bool(node.meta) and LOD_META in node.meta
+    return isinstance(node, exp.Column) and bool(node._meta) and LOD_META in node._meta

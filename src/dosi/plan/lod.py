@@ -210,7 +210,7 @@ def _conjuncts(e: exp.Expression | None) -> list[exp.Expression]:
 
 
 def _is_lod(c: exp.Column) -> bool:
-    return bool(c.meta) and LOD_META in c.meta
+    return bool(c._meta) and LOD_META in c._meta
 
 
 def key_rewrite(e: exp.Expression, r: LodRollupSpec, alias: str | None = None) -> exp.Expression:

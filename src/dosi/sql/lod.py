@@ -119,7 +119,7 @@ def _values_rewrite(shape: LodShape) -> Callable[[exp.Expression], exp.Expressio
 
     def rw(e: exp.Expression) -> exp.Expression:
         def repl(n: exp.Expression) -> exp.Expression:
-            if isinstance(n, exp.Column) and n.meta and LOD_META in n.meta:
+            if isinstance(n, exp.Column) and n._meta and LOD_META in n._meta:
                 alias, name = where[n.meta[LOD_META]]
                 return exp.Column(this=ident(name), table=exp.to_identifier(alias))
             return n
@@ -205,7 +205,7 @@ def _grid(
 
     def on_grid(e: exp.Expression) -> exp.Expression:
         def repl(n: exp.Expression) -> exp.Expression:
-            if isinstance(n, exp.Column) and n.meta and LOD_META in n.meta:
+            if isinstance(n, exp.Column) and n._meta and LOD_META in n._meta:
                 return exp.Column(
                     this=ident(grid_cols[n.meta[LOD_META]]), table=exp.to_identifier(GRID)
                 )
