@@ -607,7 +607,7 @@ def list_(
             _columns(
                 rows,
                 ["name", "kind", "datasets", "time_dimension"],
-                ["window", "attributable", "description"],
+                ["window", "derive_family", "attributable", "description"],
             ),
         )
     elif kind == "dimensions":
@@ -618,7 +618,15 @@ def list_(
         preferred = ["name", "is_time", "time_granularity", "grains", "datatype", "source"]
         if show_all:
             preferred.insert(1, "is_dimension")
-        optional = ["time_axis", "metrics", "time_format", "time_storage", "description"]
+        optional = [
+            "time_axis",
+            "metrics",
+            "time_format",
+            "time_storage",
+            "conformity_class",
+            "conformed_with",
+            "description",
+        ]
         _emit_rows(fmt, rows, _columns(rows, preferred, optional))
     else:
         if dataset_name is not None:

@@ -165,3 +165,14 @@ def parse_lod_expr(text: str, path: str | None, sink: DiagnosticSink) -> LodSpec
 def is_lod_derive(value: Any) -> bool:
     """True for a `derive` payload of the lod family (the other families read elsewhere)."""
     return isinstance(value, dict) and value.get("type") == "lod"
+
+
+def lod_shape_ok(value: Any) -> bool:
+    """The lod payload's shape is right (only `type` and a string `expr`): a failure is then
+    in the grammar, and the metric is not compiled from its nested-aggregate expression."""
+    return (
+        isinstance(value, dict)
+        and set(value) <= {"type", "expr"}
+        and isinstance(value.get("expr"), str)
+        and bool(value["expr"].strip())
+    )

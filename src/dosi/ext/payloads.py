@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import DiagnosticSink, closest
+from dosi.ext.conform import CARDINALITIES, CARDINALITY_HINT, Cardinality, cardinality_value
+from dosi.ext.derive import read_derive
+from dosi.ext.derive_lod import LodSpec
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
 from dosi.ext.lod_field import FieldLodPayload, validate_field_lod
@@ -53,9 +56,11 @@ class FieldExt:
 
 @dataclass(frozen=True)
 class RelationshipExt:
-    """Relationship carrier: D-JOIN `join_type` (None = the LEFT default)."""
+    """Relationship carrier: D-JOIN `join_type` (None = the LEFT default), D-CONFORM
+    `cardinality` (None = the many_to_one default)."""
 
     join_type: Literal["left", "inner"] | None = None
+    cardinality: Cardinality | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,10 @@ class MetricExt:
     dataset: str | None = None
     measure_name: str | None = None
     window: WindowSpec | None = None
+    lod: LodSpec | None = None  # D-DERIVE `lod` family (ext/derive_lod.py)
+    lod_invalid: bool = False  # a lod declaration whose grammar was reported invalid
+    derive: Any = None  # D-DERIVE: the family's payload (ext/derive.py)
+    window_base: str | None = None  # D-DERIVE M2 `window.base`
 
 
 Payload = ModelExt | DatasetExt | FieldExt | RelationshipExt | MetricExt
@@ -91,6 +100,8 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "window"): "window",
     ("field", "is_dimension"): "is_dimension",
     ("field", "lod"): "lod",
+    ("metric", "derive"): "derive",
+    ("relationship", "cardinality"): "cardinality",
     ("field", "time"): "time",
 }
 
@@ -138,6 +149,20 @@ def _join_type(ctx: _Ctx, value: Any) -> KeyResult:
         "join_type",
         f'must be "left" or "inner" (got {json_type(value)} {_show(value)})',
         'write "join_type": "inner" to drop unmatched many-side rows, or "left" (the default)',
+        cands,
+    )
+
+
+def _cardinality(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-CONFORM: `"many_to_one"` | `"many_to_many"` (CONF-01)."""
+    found = cardinality_value(value)
+    if found is not None:
+        return KeyResult(True, found)
+    cands = closest(value, CARDINALITIES) if isinstance(value, str) else []
+    return ctx.bad(
+        "cardinality",
+        f'must be "many_to_one" or "many_to_many" (got {json_type(value)} {_show(value)})',
+        CARDINALITY_HINT,
         cands,
     )
 
@@ -263,9 +288,14 @@ def _lod(ctx: _Ctx, value: Any) -> KeyResult:
     """D-LOD on a field: see `lod_field.py`."""
     parsed = validate_field_lod(value, ctx.path, ctx.sink)
     return KeyResult(parsed is not None, parsed)
+def _derive(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-DERIVE: see `derive.py`."""
+    ok, payload = read_derive(value, ctx.path, ctx.sink)
+    return KeyResult(ok, payload)
 
 
 _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
+    "derive": _derive,
     "join_type": _join_type,
     "fill_nulls_with": _fill_nulls_with,
     "time_dimension": _time_dimension,
@@ -275,6 +305,7 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "is_dimension": _is_dimension,
     "window": _window,
     "lod": _lod,
+    "cardinality": _cardinality,
     "time": _time,
 }
 

@@ -20,6 +20,7 @@ from dosi.compiler.sqlparse import (
 )
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
+from dosi.query.conformed_paths import check_not_conformed_path
 from dosi.query.context_filter import names_only_outputs, resolve_context
 from dosi.query.encoded_time import check_bounds, reject_in_where
 from dosi.query.filters import (
@@ -30,6 +31,7 @@ from dosi.query.filters import (
     names_metric,
     result_filter,
 )
+from dosi.query.lod_checks import lod_metric_as_dimension
 from dosi.query.predicate_allowlist import check_predicate
 from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
 from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
@@ -168,6 +170,8 @@ def find_field(
         d = model.datasets.get(ds)
         if d is not None and fname in d.fields:
             return d.fields[fname]
+        if d is None:
+            check_not_conformed_path(model, name)  # D-CONFORM CONF-11
         _unknown(model, query, name, role)
     hits = [d.fields[name] for d in model.datasets.values() if name in d.fields]
     if len(hits) == 1:
@@ -218,6 +222,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
         if g.window is not None:
             out = "window_start"  # and window_end (dosi.query.stream_windows)
         return ResolvedDim(out, g.spelling, None, g.grain, g.window)
+    lod_metric_as_dimension(model, g.field)  # D-LOD: LOD-NI-07
     f = find_field(model, query, g.field)
     if g.grain is not None:
         if not f.is_time:

@@ -3,6 +3,7 @@
 from dosi.plan.nodes.aggregate import Aggregate
 from dosi.plan.nodes.compute_metrics import ComputeMetrics
 from dosi.plan.nodes.decode_time import DecodeTime
+from dosi.plan.nodes.derive_compute import DeriveCompute
 from dosi.plan.nodes.filter_result import FilterResult
 from dosi.plan.nodes.join import Join
 from dosi.plan.nodes.lod_broadcast import LodBroadcast
@@ -19,6 +20,7 @@ __all__ = [
     "Aggregate",
     "ComputeMetrics",
     "DecodeTime",
+    "DeriveCompute",
     "FilterResult",
     "Join",
     "LodBroadcast",
