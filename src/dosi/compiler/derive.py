@@ -11,7 +11,6 @@ in the document; cycles are `metric_reference_cycle` with the full path.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from sqlglot import exp
@@ -698,7 +697,3 @@ def compile_derives(scope: MetricScope, metrics: dict[str, MetricIr]) -> None:
     """The D-DERIVE pass over compiled metrics (edits `metrics`: metadata added, failures
     dropped after their errors)."""
     DeriveCompiler(scope, metrics).run()
-
-
-def derived_names(metrics: dict[str, MetricIr]) -> Iterator[str]:
-    return (n for n, m in metrics.items() if m.derive is not None)
