@@ -429,6 +429,45 @@ def _compile_error(extra: list[dict[str, Any]]) -> list[str]:
             ],
             "not_implemented",
         ),
+        # derive references are single-hop: a derived base is invalid
+        (
+            [
+                DERIVED[0],
+                M(
+                    "x",
+                    "SUM(CASE WHEN orders.status = 'completed' AND orders.region = 'e' "
+                    "THEN orders.amount END)",
+                    {
+                        "derive": {
+                            "type": "filter",
+                            "base": "completed_revenue",
+                            "where": "orders.region = 'e'",
+                        }
+                    },
+                ),
+            ],
+            "invalid_datus_extension",
+        ),
+        (
+            [
+                M(
+                    "x",
+                    "SUM(orders.amount)",
+                    {"derive": {"type": "filter", "base": "revenue", "where": "nope = 1"}},
+                )
+            ],
+            "unknown_column",
+        ),
+        (
+            [
+                M(
+                    "x",
+                    "SUM(orders.amount)",
+                    {"derive": {"type": "filter", "base": "revenue", "where": "SUM(amount) > 1"}},
+                )
+            ],
+            "invalid_datus_extension",
+        ),
         # ambiguous unqualified predicate column
         (
             [
