@@ -572,7 +572,13 @@ class DeriveCompiler:
             formula=base.formula,
             measures=base.measures,
             datasets=base.datasets,
-            time_axis=base.time_axis if base.time_axis is not None else m.time_axis,
+            # the base's axis: a cross-fact base has none (each branch reads its own), never
+            # the axis the approximate expression happens to imply
+            time_axis=(
+                base.time_axis
+                if base.time_axis is not None or len(base.datasets) > 1
+                else m.time_axis
+            ),
             derive=DeriveIr(
                 "window",
                 "stage",
