@@ -6,7 +6,7 @@ from typing import Any
 
 from dosi.errors import QueryError, closest
 from dosi.ir.derive import EMPTY_CATALOG
-from dosi.ir.model import GRAINS, MetricIr, ModelIr
+from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
 from dosi.plan.windows import aligned_grains
@@ -122,6 +122,7 @@ class Catalog:
                     "time_granularity": f.time_granularity
                     or ("day" if f.datatype == "Date" else None),
                     "datatype": f.datatype,
+                    **time_format_columns(f),
                     "description": f"the metric's time axis, {axis}",
                     "time_axis": axis,
                     "grains": list(grains),
@@ -198,6 +199,7 @@ class Catalog:
                     "is_time": f.is_time,
                     "datatype": f.datatype,
                     "expression": f.source_sql,
+                    **({"time_format": f.time_format.format} if f.time_format else {}),
                     "description": f.description,
                 }
                 for f in d.fields.values()
@@ -234,6 +236,7 @@ class Catalog:
                         if f.is_time
                         else None,
                         "datatype": f.datatype,
+                        **time_format_columns(f),
                         "description": f.description,
                     }
                 )
@@ -287,3 +290,13 @@ def _jsonable(value: Any) -> Any:
 def window_summary(w: object) -> dict[str, Any] | None:
     """A window payload as JSON (lineage and catalog views)."""
     return _window_dict(w)
+
+
+def time_format_columns(f: FieldIr) -> dict[str, str | None]:
+    """D-FORMAT FMT-FLT-05: the declared `time.format` and the storage it reads (inferred from
+    the datatype when not declared); None for a field without a `time.format`."""
+    fmt = f.time_format
+    return {
+        "time_format": fmt.format if fmt is not None else None,
+        "time_storage": fmt.storage if fmt is not None else None,
+    }

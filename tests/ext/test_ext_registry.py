@@ -49,10 +49,10 @@ def test_env_reg_04_silent_keys_are_exactly_measure_time_cardinality() -> None:
 
 
 def test_registry_implemented_flags() -> None:
-    """This engine implements nine keys; params, time, cardinality, lod are not yet."""
+    """This engine implements ten keys (D-FORMAT `time` since issue 12, D-DERIVE `derive`);
+    params, cardinality, lod are not yet."""
     assert {k for k, i in REGISTRY.items() if not i.implemented} == {
         "params",
-        "time",
         "cardinality",
         "lod",
     }
