@@ -76,9 +76,7 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     top: PlanNode
     stage = plan.window
     metric_cols = {c.name for c in plan.metrics}
-    computed_base = stage is not None and any(
-        wm.base_column in metric_cols for wm in stage.metrics
-    )
+    computed_base = stage is not None and any(wm.base_column in metric_cols for wm in stage.metrics)
     if stage is not None and len(aggs) == 1 and not computed_base:
         windowed = {wm.name for wm in stage.metrics}
         shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
