@@ -429,6 +429,45 @@ def _compile_error(extra: list[dict[str, Any]]) -> list[str]:
             ],
             "not_implemented",
         ),
+        # derive references are single-hop: a derived base is invalid
+        (
+            [
+                DERIVED[0],
+                M(
+                    "x",
+                    "SUM(CASE WHEN orders.status = 'completed' AND orders.region = 'e' "
+                    "THEN orders.amount END)",
+                    {
+                        "derive": {
+                            "type": "filter",
+                            "base": "completed_revenue",
+                            "where": "orders.region = 'e'",
+                        }
+                    },
+                ),
+            ],
+            "invalid_datus_extension",
+        ),
+        (
+            [
+                M(
+                    "x",
+                    "SUM(orders.amount)",
+                    {"derive": {"type": "filter", "base": "revenue", "where": "nope = 1"}},
+                )
+            ],
+            "unknown_column",
+        ),
+        (
+            [
+                M(
+                    "x",
+                    "SUM(orders.amount)",
+                    {"derive": {"type": "filter", "base": "revenue", "where": "SUM(amount) > 1"}},
+                )
+            ],
+            "invalid_datus_extension",
+        ),
         # ambiguous unqualified predicate column
         (
             [
@@ -580,3 +619,51 @@ def test_drv_meta_02_required_dimensions_along_the_chain() -> None:
     assert e.metric("region_rank")["required_dimensions"] == ["orders.region"]
     assert e.metric("twice")["required_dimensions"] == ["orders.region"]
     assert e.metric("revenue")["required_dimensions"] == []
+
+
+def test_win_base_rank_over_a_cross_fact_ratio_with_gaps(db: Path) -> None:
+    """WIN-BASE-05, WIN-19-03: refunds per order by month; months only one fact has give a
+    NULL ratio (no fill on the members), ranked first with `nulls: first`."""
+    extra = [
+        M("refund_count", "COUNT(refunds.refund_id)"),
+        M(
+            "refund_ratio",
+            "COUNT(refunds.refund_id) / COUNT(orders.order_id)",
+            {"derive": {"type": "compose", "expr": "refund_count / order_count"}},
+        ),
+        M(
+            "refund_ratio_rank",
+            "COUNT(refunds.refund_id)",
+            {
+                "v": "1.9",
+                "window": {
+                    "base": "refund_ratio",
+                    "rank": {
+                        "function": "rank",
+                        "order": {"by": "value", "direction": "desc", "nulls": "first"},
+                    },
+                },
+            },
+        ),
+    ]
+    e = dosi.Engine(model_text=model(extra), connections={"d": {"type": "duckdb", "uri": str(db)}})
+    got = rows(
+        e.execute({"metrics": ["refund_ratio", "refund_ratio_rank"], "group_by": [MONTH]}),
+        "metric_time__month",
+    )
+    con = duckdb.connect(str(db), read_only=True)
+    want = {
+        r[0]: r[1:]
+        for r in con.execute(
+            "WITH o AS (SELECT date_trunc('month', order_date) m, COUNT(order_id) n FROM orders "
+            "GROUP BY 1), f AS (SELECT date_trunc('month', refund_date) m, COUNT(refund_id) n "
+            "FROM refunds GROUP BY 1), j AS (SELECT COALESCE(o.m, f.m) m, f.n::DOUBLE / o.n r "
+            "FROM o FULL JOIN f ON o.m = f.m) SELECT strftime(m, '%Y-%m-%d'), r, "
+            "RANK() OVER (ORDER BY r DESC NULLS FIRST) FROM j"
+        ).fetchall()
+    }
+    con.close()
+    assert set(got) == set(want) and len(want) == 6
+    for k, (ratio, rank) in want.items():
+        assert close(got[k]["refund_ratio"], ratio)
+        assert got[k]["refund_ratio_rank"] == rank

@@ -11,7 +11,6 @@ in the document; cycles are `metric_reference_cycle` with the full path.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from sqlglot import exp
@@ -310,15 +309,17 @@ class DeriveCompiler:
                 name, "metric_reference_cycle", f"metric reference cycle: {name} -> {name}"
             )
         self.expand(decl.base, None)  # cycles
-        if (
-            base.kind != "aggregate"
-            or base.derive_decl is not None
-            or base.window is not None
-            or len(base.measures) != 1
-        ):
-            what = {"ratio": "Ratio", "expression": "Expression"}.get(base.kind, "derived")
-            if base.derive_decl is not None or base.window is not None:
-                what = "derived"
+        if base.derive_decl is not None or base.window is not None:
+            raise self.error(
+                name,
+                "invalid_datus_extension",
+                f"the base of filter metric `{name}` must be a plain non-derived metric, but "
+                f"`{decl.base}` carries a derive / window declaration (derive references are "
+                "single-hop)",
+                hint="filter the plain aggregate, then compose or window the filter metric",
+            )
+        if base.kind != "aggregate" or len(base.measures) != 1:
+            what = {"ratio": "ratio", "expression": "expression"}.get(base.kind, base.kind)
             raise self.error(
                 name,
                 "not_implemented",
@@ -362,15 +363,16 @@ class DeriveCompiler:
         if any(isinstance(n, exp.AggFunc) for n in tree.walk()):
             raise self.error(
                 name,
-                "aggregate_in_where",
-                f"`derive.where` of `{name}` calls an aggregate; a filter tests row values",
+                "invalid_datus_extension",
+                f"`derive.where` of `{name}` must not contain aggregates; a filter tests row "
+                "values",
             )
         cols = list(tree.find_all(exp.Column))
-        if not cols:
+        if not cols and tree.find(exp.Placeholder) is not None:
             raise self.error(
                 name,
                 "invalid_datus_extension",
-                f"`derive.where` of `{name}` tests no column",
+                f"`derive.where` of `{name}` tests only parameters, no column",
                 hint="a filter predicate tests a field of the base metric's dataset",
             )
         datasets = self.scope.datasets
@@ -382,7 +384,7 @@ class DeriveCompiler:
                     everything = [f"{d}.{n}" for d, x in datasets.items() for n in x.fields]
                     raise self.error(
                         name,
-                        "unknown_field",
+                        "unknown_column",
                         f"`derive.where` of `{name}` reads `{c.sql()}`, which is not a field",
                         candidates=tuple(closest(c.sql(), everything)),
                     )
@@ -400,8 +402,9 @@ class DeriveCompiler:
                     everything = [n for x in datasets.values() for n in x.fields]
                     raise self.error(
                         name,
-                        "unknown_field",
-                        f"`derive.where` of `{name}` reads `{c.name}`, which matches no field",
+                        "unknown_column",
+                        f'column "{c.name}" in `derive.where` of `{name}` is not a field of any '
+                        "dataset",
                         candidates=tuple(closest(c.name, everything)),
                     )
                 f = found[0]
@@ -590,7 +593,13 @@ class DeriveCompiler:
             formula=base.formula,
             measures=base.measures,
             datasets=base.datasets,
-            time_axis=base.time_axis if base.time_axis is not None else m.time_axis,
+            # the base's axis: a cross-fact base has none (each branch reads its own), never
+            # the axis the approximate expression happens to imply
+            time_axis=(
+                base.time_axis
+                if base.time_axis is not None or len(base.datasets) > 1
+                else m.time_axis
+            ),
             derive=DeriveIr(
                 "window",
                 "stage",
@@ -719,7 +728,3 @@ def compile_derives(scope: MetricScope, metrics: dict[str, MetricIr]) -> None:
     """The D-DERIVE pass over compiled metrics (edits `metrics`: metadata added, failures
     dropped after their errors)."""
     DeriveCompiler(scope, metrics).run()
-
-
-def derived_names(metrics: dict[str, MetricIr]) -> Iterator[str]:
-    return (n for n, m in metrics.items() if m.derive is not None)

@@ -98,7 +98,7 @@ class Planner:
         # a stage-tier compose is computed above the window stage (plan/derive_stage.py)
         all_metrics = [
             m
-            for m in dict.fromkeys([*rq.planned_metrics, *extra_metrics])
+            for m in [*rq.planned_metrics, *extra_metrics]
             if m.derive is None or not m.derive.above_stage
         ]
         required = self._required_datasets(rq)

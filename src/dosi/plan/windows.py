@@ -60,6 +60,16 @@ def plan_windows(
     ).plan()
     if stage.derived:
         plan = replace(plan, derived=tuple(stage.derived))
+    if stage.nested:
+        # outputs of a later window stage come after the first stage's (as the reference
+        # engine orders them), each group in the requested order
+        def level(name: str) -> int:
+            m = model.metrics.get(name)
+            return m.derive.level if m is not None and m.derive is not None else 1
+
+        dims = plan.outputs[: len(plan.dims)]
+        rest = sorted(plan.outputs[len(plan.dims) :], key=lambda n: max(level(n), 1))
+        plan = replace(plan, outputs=(*dims, *rest))
     return plan
 
 
