@@ -17,6 +17,7 @@ from dosi.compiler.fields import pick_expression
 from dosi.compiler.measures import infer_kind
 from dosi.compiler.metric_columns import note_measured_fields, resolve_metric_columns
 from dosi.compiler.metric_measures import split_measures
+from dosi.compiler.metric_params import check_no_bind_markers
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.sqlparse import (
     OSI_READERS,
@@ -41,6 +42,8 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     assert isinstance(mext, ext.MetricExt)
     dialect, text = pick_expression(m.expression)
     site = Site(mpath, mline)
+    if not check_no_bind_markers(cx.sink, m.name, text, mpath, mline):
+        return None
     tree = _parse(scope, m.name, text, dialect, site)
     if tree is None:
         return None
@@ -89,6 +92,7 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
         datatype=m.datatype,
         source_sql=text,
         _pure_count=pure_count,
+        params=mext.params,
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from dosi.errors import DiagnosticSink, closest
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
+from dosi.ext.params import MetricParams
 from dosi.ext.registry import Carrier
 from dosi.ext.window import GRAINS, Grain, WindowSpec
 from dosi.ext.window_payload import parse_window
@@ -63,6 +64,7 @@ class MetricExt:
     dataset: str | None = None
     measure_name: str | None = None
     window: WindowSpec | None = None
+    params: MetricParams | None = None  # D-PARAM (read by dosi.ext.params)
 
 
 Payload = ModelExt | DatasetExt | FieldExt | RelationshipExt | MetricExt
@@ -85,6 +87,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "dataset"): "dataset",
     ("metric", "measure"): "measure_name",
     ("metric", "window"): "window",
+    ("metric", "params"): "params",
     ("field", "is_dimension"): "is_dimension",
 }
 

@@ -17,6 +17,7 @@ from dosi.errors import Diagnostic
 
 if TYPE_CHECKING:
     from dosi.ext import WindowSpec
+    from dosi.ext.params import MetricParams
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
@@ -106,6 +107,7 @@ class MetricIr:
         return self.kind == "aggregate" and self._pure_count
 
     _pure_count: bool = False
+    params: MetricParams | None = None  # D-PARAM declarations and slots (None: no params)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,330 @@
+"""D-PARAM binding: a query's `params` -> one metric instance per output column.
+
+datus-extensions §3 D-PARAM "绑定" / "输出" (PARAM-BIND-*, PARAM-OUT-*, PARAM-ORD-*):
+a binding applies to every queried metric that declares the name (directly, or through its
+derive members); an omitted param takes its default; a list expands the metric into one column
+per value (several lists: the cartesian product, the earlier-declared param outer), at most 64
+columns per query. A column under the default binding keeps the metric's name; otherwise it is
+`{metric}__{param}_{value}` (`dosi.ext.param_names`).
+
+An instance is the metric's IR with its slots filled at the bound values and the column as its
+name, added to a copy of the model (`dataclasses.replace`, never an edit: the IR is frozen), so
+the planner plans it like any metric: parameters fill typed holes, never SQL text.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from typing import Any
+
+from dosi.errors import QueryError, closest
+from dosi.ext.param_names import column_name
+from dosi.ext.params import FILTER_SLOT, MetricParams, ParamDecl, Scalar, show, typed_value
+from dosi.ext.window import FrameWindow, OffsetWindow, RankWindow, ValueWindow, WindowSpec
+from dosi.ext.window_payload import MAX_OFFSET_UNITS
+from dosi.ir.model import MetricIr, ModelIr
+from dosi.query.spec import OrderItem, Query, query_to_dict
+
+MAX_COLUMNS = 64
+
+
+@dataclass(frozen=True)
+class OutputColumn:
+    """One metric column of the result: its name, the model metric, the resolved params."""
+
+    column: str
+    metric: str
+    params: dict[str, Scalar] | None = None  # None: the metric declares no params
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"column": self.column, "metric": self.metric}
+        if self.params is not None:
+            out["params"] = dict(self.params)
+        return out
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """The query with metric columns for names, the model holding their instances."""
+
+    model: ModelIr
+    query: Query
+    outputs: tuple[OutputColumn, ...]
+
+
+def declared_params(model: ModelIr, metric: MetricIr) -> list[tuple[ParamDecl, str]]:
+    """Every param a query can bind for `metric`, with the metric declaring it: its own, then
+    its derive members' (PARAM-BIND-01: a compose inherits its members' params)."""
+    out: dict[str, tuple[ParamDecl, str]] = {}
+    for m in _with_members(model, metric, set()):
+        if m.params is not None:
+            for d in m.params.decls:
+                out.setdefault(d.name, (d, m.name))
+    return list(out.values())
+
+
+def _with_members(model: ModelIr, metric: MetricIr, seen: set[str]) -> list[MetricIr]:
+    """The metric, then (depth first) the metrics its derive declaration reads."""
+    if metric.name in seen:
+        return []
+    seen.add(metric.name)
+    out = [metric]
+    for name in getattr(metric, "derive_members", None) or ():
+        member = model.metrics.get(name if isinstance(name, str) else getattr(name, "metric", ""))
+        if member is not None:
+            out.extend(_with_members(model, member, seen))
+    return out
+
+
+def expand_params(model: ModelIr, query: Query) -> Expansion:
+    """Bind `query.params`; a query that binds nothing and names no param metric is returned
+    as is (the common case costs one pass over the metric names)."""
+    metrics = [model.metrics.get(n) for n in query.metrics]
+    declared = {
+        m.name: declared_params(model, m)
+        for m in metrics
+        if m is not None and _has_params(model, m)
+    }
+    if not declared and not query.params:
+        outputs = tuple(OutputColumn(n, n) for n in query.metrics)
+        return Expansion(model, query, outputs)
+    bound = dict(query.params)
+    _check_names(query, bound, declared)
+    for name, value in bound.items():
+        for decls in declared.values():
+            for d, owner in decls:
+                if d.name == name:
+                    _check_value(query, d, owner, value)
+    columns: list[OutputColumn] = []
+    instances: dict[str, MetricIr] = {}
+    per_metric: dict[str, list[str]] = {}
+    for name in query.metrics:
+        decls = declared.get(name)
+        if not decls:
+            columns.append(OutputColumn(name, name))
+            per_metric[name] = [name]
+            continue
+        cols = _metric_columns(model, model.metrics[name], decls, bound)
+        if len(cols) > MAX_COLUMNS:
+            raise _too_large(name, len(cols))
+        for col, binding, inst in cols:
+            columns.append(OutputColumn(col, name, binding))
+            if inst is not None:
+                instances[col] = inst
+        per_metric[name] = [c for c, _, _ in cols]
+    if len(columns) > MAX_COLUMNS:
+        raise _too_large(None, len(columns))
+    for col in instances:
+        if col in model.metrics:
+            raise QueryError(
+                "duplicate_output_name",
+                f"the bound column `{col}` has the name of the model metric `{col}`",
+                metrics=[col],
+                hint="rename the model metric, or bind another value",
+            )
+    new_model = model
+    if instances:
+        new_model = replace(model, metrics={**model.metrics, **instances})
+    new_query = replace(
+        query,
+        metrics=tuple(c.column for c in columns),
+        order_by=_order_keys(query, per_metric),
+        params=(),
+    )
+    return Expansion(new_model, new_query, tuple(columns))
+
+
+def _has_params(model: ModelIr, m: MetricIr) -> bool:
+    return any(x.params is not None and x.params.decls for x in _with_members(model, m, set()))
+
+
+def _check_names(
+    query: Query, bound: dict[str, Any], declared: dict[str, list[tuple[ParamDecl, str]]]
+) -> None:
+    """PARAM-BIND-03: a binding no queried metric declares is `unknown_metric_param`."""
+    names = list(dict.fromkeys(d.name for decls in declared.values() for d, _ in decls))
+    for name in bound:
+        if name not in names:
+            raise QueryError(
+                "unknown_metric_param",
+                f'no queried metric declares parameter "{name}"',
+                candidates=closest(name, names) or names,
+                hint=f'drop "{name}" from params',
+                suggested_retry=_retry(query, name, None),
+            )
+
+
+def _check_value(query: Query, d: ParamDecl, owner: str, value: Any) -> None:
+    """PARAM-BIND-04/05: type and domain of a scalar or of every listed value."""
+    values = value if isinstance(value, tuple) else (value,)
+    where = f'(declared on metric "{owner}")'
+    if isinstance(value, tuple) and not value:
+        raise _out_of_domain(query, d, owner, f"an empty list binds nothing {where}")
+    seen: list[Scalar] = []
+    for v in values:
+        typed = typed_value(d.type, v)
+        if typed is None:
+            raise _out_of_domain(
+                query,
+                d,
+                owner,
+                f'parameter "{d.name}" expects {d.type}, got {_json_type(v)} {where}',
+            )
+        if not d.admits(typed):
+            raise _out_of_domain(
+                query, d, owner, f'parameter "{d.name}" must be {d.domain_text()} {where}'
+            )
+        if typed in seen:
+            raise _out_of_domain(query, d, owner, f"value {show(typed)} is listed twice {where}")
+        seen.append(typed)
+
+
+def _json_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    return "string"
+
+
+def _out_of_domain(query: Query, d: ParamDecl, owner: str, message: str) -> QueryError:
+    return QueryError(
+        "param_out_of_domain",
+        message,
+        metrics=[owner],
+        hint=f'"params": {{"{d.name}": {_json(d.default)}}}',
+        suggested_retry=_retry(query, d.name, d.default),
+    )
+
+
+def _json(v: Scalar) -> str:
+    return f'"{v}"' if isinstance(v, str) else str(v)
+
+
+def _retry(query: Query, name: str, value: Scalar | None) -> dict[str, Any]:
+    """The query with `name` bound to `value` (None: dropped), ready to resend."""
+    params = tuple((k, v) for k, v in query.params if k != name)
+    if value is not None:
+        params = tuple((k, value if k == name else v) for k, v in query.params)
+    return query_to_dict(replace(query, params=params))
+
+
+def _too_large(metric: str | None, count: int) -> QueryError:
+    alone = f' (metric "{metric}" alone contributes {count})' if metric else ""
+    return QueryError(
+        "param_expansion_too_large",
+        f"the bindings expand to more than {MAX_COLUMNS} output columns{alone}",
+        metrics=[metric] if metric else [],
+        hint="bind fewer values per list, or query the metrics separately",
+    )
+
+
+def _metric_columns(
+    model: ModelIr,
+    metric: MetricIr,
+    decls: list[tuple[ParamDecl, str]],
+    bound: dict[str, Any],
+) -> list[tuple[str, dict[str, Scalar], MetricIr | None]]:
+    """(column, resolved binding, instance or None for the metric itself) per combination,
+    the earlier-declared param outermost (PARAM-BIND-07)."""
+    axes: list[list[tuple[Scalar, bool]]] = []  # per param: (value, suffixed)
+    for d, _ in decls:
+        raw = bound.get(d.name)
+        if raw is None:
+            axes.append([(d.default, False)])
+        elif isinstance(raw, tuple):
+            axes.append([(typed_value(d.type, v), True) for v in raw])  # type: ignore[misc]
+        else:
+            v = typed_value(d.type, raw)
+            assert v is not None
+            axes.append([(v, v != d.default)])
+    out: list[tuple[str, dict[str, Scalar], MetricIr | None]] = []
+    for combo in itertools.product(*axes):
+        binding = {d.name: v for (d, _), (v, _) in zip(decls, combo, strict=True)}
+        suffixed = [(d, v) for (d, _), (v, s) in zip(decls, combo, strict=True) if s]
+        if not suffixed:
+            out.append((metric.name, binding, None))
+            continue
+        col = column_name(metric.name, suffixed)
+        out.append((col, binding, instantiate(model, metric, col, binding)))
+    return out
+
+
+def instantiate(
+    model: ModelIr, metric: MetricIr, column: str, binding: dict[str, Scalar]
+) -> MetricIr:
+    """The metric's IR with every slot filled at `binding`, named `column`."""
+    params: MetricParams | None = metric.params
+    window = metric.window
+    if params is not None:
+        for slot in params.slots:
+            value = binding[slot.param]
+            if slot.slot == FILTER_SLOT:
+                if value != params.decl(slot.param).default:  # type: ignore[union-attr]
+                    raise QueryError(
+                        "not_implemented",
+                        f"metric `{metric.name}` fills a D-DERIVE filter literal with "
+                        f'"{slot.param}"; binding it needs the filter family (D-DERIVE), '
+                        "which this engine does not implement yet",
+                        metrics=[metric.name],
+                        hint=f'drop "{slot.param}" from params to query the default',
+                    )
+                continue
+            assert window is not None and isinstance(value, int)
+            window = fill_window_slot(metric.name, window, slot.slot, value)
+    return replace(metric, name=column, window=window)
+
+
+def fill_window_slot(metric: str, window: WindowSpec, slot: str, value: int) -> WindowSpec:
+    """A window spec with one slot at `value` (PARAM-SLOT-01..05)."""
+    if slot == "offset.count" and isinstance(window, OffsetWindow):
+        most = MAX_OFFSET_UNITS.get(window.granularity)
+        if most is not None and value > most:
+            raise QueryError(
+                "param_out_of_domain",
+                f"metric `{metric}`: an offset of {value} {window.granularity}s shifts more than "
+                "10,000 years",
+                metrics=[metric],
+            )
+        return replace(window, count=value)
+    if slot == "frame.preceding" and isinstance(window, FrameWindow):
+        return replace(window, preceding=value)
+    if slot == "rolling.periods" and isinstance(window, FrameWindow):
+        return replace(window, preceding=value - 1)
+    if slot == "rank.buckets" and isinstance(window, RankWindow):
+        return replace(window, buckets=value)
+    if slot == "value.n" and isinstance(window, ValueWindow):
+        return replace(window, n=value)
+    raise AssertionError(f"slot {slot} does not fit a {window.family} window")
+
+
+def _order_keys(query: Query, per_metric: dict[str, list[str]]) -> tuple[OrderItem, ...]:
+    """PARAM-ORD-02/03: a metric name sorts by its one column; spread over several columns it
+    is `unknown_order_key`, with a retry binding just the first value."""
+    out: list[OrderItem] = []
+    for o in query.order_by:
+        cols = per_metric.get(o.key)
+        if cols is None or cols == [o.key]:
+            out.append(o)
+            continue
+        if len(cols) == 1:
+            out.append(replace(o, key=cols[0]))
+            continue
+        raise QueryError(
+            "unknown_order_key",
+            f"order_by key `{o.key}` names a metric that a list binding spreads over "
+            f"{len(cols)} columns ({', '.join(cols[:4])}{', ...' if len(cols) > 4 else ''}); "
+            "no spelling picks one",
+            candidates=[o.key],
+            hint="to sort by one binding, bind just that one value",
+            suggested_retry=_single_value_retry(query),
+        )
+    return tuple(out)
+
+
+def _single_value_retry(query: Query) -> dict[str, Any]:
+    params = tuple((k, v[0] if isinstance(v, tuple) and v else v) for k, v in query.params)
+    return query_to_dict(replace(query, params=params))

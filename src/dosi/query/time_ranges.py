@@ -1,0 +1,234 @@
+"""`time_ranges`: several tagged time ranges in one query, one `<metric>__<tag>` column each.
+
+CORE-Q-11: each tag is a per-tag gate folded into every aggregate of the metric (conditional
+aggregation: `SUM(CASE WHEN <gate> THEN x END)`, `COUNT(*)` -> `COUNT(CASE WHEN <gate> THEN 1
+END)`, `COUNT(DISTINCT CASE ...)`), and the gates are OR-ed into the scan predicate so rows in
+no range are never read. Like `time_range` it is a context filter. The gated measures and the
+tagged metrics are IR added to a copy of the model, so the planner plans them as any measure:
+one scan, one aggregate, no renderer special case.
+
+Restrictions (as the reference engine has them): not combinable with `time_range`
+(`unsupported_filter`, checked in `dosi.query.spec`); window metrics are `not_implemented`;
+every tag gates the same time column (`time_range_needs_dimension` when tags name different
+dimensions or the metrics' own axes differ); a metric is spread over one column per tag, so a
+where_sql or order_by naming it is rejected (`unsupported_filter` / `unknown_order_key`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from sqlglot import exp
+
+from dosi.errors import QueryError
+from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
+from dosi.query.params import Expansion, OutputColumn
+from dosi.query.resolve import ResolvedQuery, ResolvedWhere
+from dosi.query.tagged_ranges import TaggedRange
+
+When = dt.date | dt.datetime
+# (time field, start, end) -> the predicates a range filter on it renders to (the dialect's)
+RangePredicates = Callable[[FieldIr, When | None, When | None], list[exp.Expression]]
+
+
+@dataclass(frozen=True)
+class RangeScan:
+    """The OR of every tag's gate: the scan predicate of a tagged-range query."""
+
+    predicate: exp.Expression
+    field: FieldIr
+
+
+def expand_time_ranges(
+    expanded: Expansion, predicates: RangePredicates
+) -> tuple[Expansion, RangeScan | None]:
+    query = expanded.query
+    if not query.time_ranges:
+        return expanded, None
+    model = expanded.model
+    metrics = [_metric(model, name) for name in query.metrics]
+    field = _gate_field(model, query.time_ranges, metrics)
+    gates = {r.tag: _and(predicates(field, r.start, r.end)) for r in query.time_ranges}
+    new_metrics: dict[str, MetricIr] = {}
+    new_measures: dict[str, MeasureIr] = {}
+    columns: list[OutputColumn] = []
+    by_column = {c.column: c for c in expanded.outputs}
+    for m in metrics:
+        for tag, gate in gates.items():
+            name = f"{m.name}__{tag}"
+            renames = {}
+            for meas_name in m.measures:
+                gated = f"{meas_name}__{tag}"
+                renames[meas_name] = gated
+                if gated not in new_measures:
+                    base = model.measures[meas_name]
+                    new_measures[gated] = replace(
+                        base,
+                        name=gated,
+                        expr=gate_aggregate(base.expr, gate),
+                        signature=f"{base.signature}|range:{tag}",
+                        datasets=base.datasets | {field.dataset},
+                    )
+            new_metrics[name] = replace(
+                m,
+                name=name,
+                formula=_rename(m.formula, renames),
+                measures=tuple(renames[x] for x in m.measures),
+            )
+            src = by_column.get(m.name, OutputColumn(m.name, m.name))
+            columns.append(replace(src, column=name))
+    for name in (*new_metrics, *new_measures):
+        if name in model.metrics or name in model.measures:
+            raise QueryError(
+                "duplicate_output_name",
+                f"the tagged column `{name}` has the name of a model metric or measure",
+                hint="pick another tag",
+            )
+    for o in query.order_by:
+        if o.key in query.metrics:
+            raise QueryError(
+                "unknown_order_key",
+                f"order_by key `{o.key}` names a metric that has one column per time range",
+                candidates=[f"{o.key}__{t}" for t in gates],
+                hint="order by a group_by item, or query one time range with time_range",
+            )
+    new_model = replace(
+        model,
+        metrics={**model.metrics, **new_metrics},
+        measures={**model.measures, **new_measures},
+    )
+    new_query = replace(query, metrics=tuple(new_metrics), time_ranges=())
+    scan = RangeScan(exp.or_(*(exp.paren(g, copy=False) for g in gates.values())), field)
+    return Expansion(new_model, new_query, tuple(columns)), scan
+
+
+def restrict_to_ranges(rq: ResolvedQuery, scan: RangeScan) -> None:
+    """AND the OR of the gates into the resolved row filter (the scan predicate); a where_sql
+    condition on a metric cannot say which tag's column it means."""
+    if rq.result_filter is not None:
+        names = [m.name for m in rq.result_filter.metrics]
+        raise QueryError(
+            "unsupported_filter",
+            f'metric "{names[0]}" has one column per time range; a where_sql condition on it '
+            "cannot name the range it filters",
+            metrics=names,
+            hint="filter on dataset fields, or query one range with time_range",
+        )
+    where = rq.where
+    if where is None:
+        rq.where = ResolvedWhere(scan.predicate, (scan.field,))
+        return
+    both = exp.and_(exp.paren(where.expr.copy()), exp.paren(scan.predicate.copy()))
+    rq.where = ResolvedWhere(both, tuple(dict.fromkeys((*where.fields, scan.field))))
+
+
+def _metric(model: ModelIr, name: str) -> MetricIr:
+    m = model.metrics.get(name)
+    if m is None:  # resolve_query reports it with candidates
+        raise QueryError("unknown_metric", f"unknown metric `{name}`", metrics=[name])
+    if m.window is not None:
+        raise QueryError(
+            "not_implemented",
+            f'metric "{name}" is a window metric; multi-range (time_ranges) queries support '
+            "plain metrics only",
+            metrics=[name],
+            hint="query each window separately via time_range",
+        )
+    return m
+
+
+def _gate_field(
+    model: ModelIr, ranges: tuple[TaggedRange, ...], metrics: list[MetricIr]
+) -> FieldIr:
+    """The one time column every tag gates (time_range_needs_dimension otherwise)."""
+    dims = {r.dimension for r in ranges}
+    if len(dims) > 1:
+        raise QueryError(
+            "time_range_needs_dimension",
+            "all tagged time ranges must target the same dimension",
+            hint="set the same `dimension` (or none) on every tagged range",
+        )
+    dim = dims.pop()
+    if dim is not None and dim != "metric_time":
+        ds, _, fname = dim.partition(".")
+        f = model.datasets.get(ds).fields.get(fname) if ds in model.datasets else None
+        if f is None or not f.is_time:
+            times = [
+                x.qualified for d in model.datasets.values() for x in d.fields.values() if x.is_time
+            ]
+            raise QueryError(
+                "time_range_needs_dimension",
+                f"time_ranges dimension `{dim}` is not a time field of the model",
+                candidates=times,
+                hint='name a time field as "dataset.field"',
+            )
+        return f
+    axes: dict[str, FieldIr] = {}
+    for m in metrics:
+        f = _axis(model, m)
+        axes[f.qualified] = f
+    if len(axes) != 1:
+        raise QueryError(
+            "time_range_needs_dimension",
+            "the queried metrics have different time axes ("
+            + ", ".join(axes)
+            + "), so tagged ranges without `dimension` gate different columns",
+            metrics=[m.name for m in metrics],
+            candidates=list(axes),
+            hint='set "dimension" on every tagged range, or query the metrics separately',
+        )
+    return next(iter(axes.values()))
+
+
+def _axis(model: ModelIr, m: MetricIr) -> FieldIr:
+    if m.time_axis is not None:
+        return model.field(m.time_axis)
+    for name in m.measures:
+        ds = model.datasets[model.measures[name].dataset]
+        if ds.primary_time is not None:
+            return ds.fields[ds.primary_time]
+    raise QueryError(
+        "time_range_needs_dimension",
+        f"metric `{m.name}` has no primary time dimension, so a tagged range without "
+        "`dimension` has no column to gate",
+        metrics=[m.name],
+        hint='name the time field: {"tag": ..., "dimension": "dataset.field", ...}',
+    )
+
+
+def gate_aggregate(agg: exp.Expression, gate: exp.Expression) -> exp.Expression:
+    """The aggregate with its argument under `CASE WHEN gate THEN arg END` (a COUNT(*) counts
+    THEN 1): rows outside the range reach the aggregate as NULL, which every aggregate skips."""
+    out = agg.copy()
+    call = out if isinstance(out, exp.AggFunc) else out.find(exp.AggFunc)
+    if call is None:  # pragma: no cover - a measure is an aggregate call
+        raise AssertionError(f"measure `{agg.sql()}` has no aggregate")
+    arg = call.this
+    if isinstance(arg, exp.Distinct):
+        arg.set("expressions", [_case(gate, e) for e in arg.expressions])
+    elif isinstance(arg, exp.Star) or arg is None:
+        call.set("this", _case(gate, exp.Literal.number(1)))
+    else:
+        call.set("this", _case(gate, arg))
+    return out
+
+
+def _case(gate: exp.Expression, value: exp.Expression) -> exp.Expression:
+    return exp.Case(ifs=[exp.If(this=gate.copy(), true=value)])
+
+
+def _rename(formula: exp.Expression, renames: dict[str, str]) -> exp.Expression:
+    def repl(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column) and not n.table and n.name in renames:
+            return exp.column(renames[n.name])
+        return n
+
+    return formula.copy().transform(repl, copy=False)
+
+
+def _and(parts: list[exp.Expression]) -> exp.Expression:
+    if not parts:
+        return exp.true()
+    return exp.and_(*parts, copy=False) if len(parts) > 1 else parts[0]
