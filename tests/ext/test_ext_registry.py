@@ -49,10 +49,10 @@ def test_env_reg_04_silent_keys_are_exactly_measure_time_cardinality() -> None:
 
 
 def test_registry_implemented_flags() -> None:
-    """This engine implements eight keys; derive, params, time, cardinality, lod are not yet."""
+    """This engine implements nine keys (params since issue 11); derive, time, cardinality,
+    lod are not yet."""
     assert {k for k, i in REGISTRY.items() if not i.implemented} == {
         "derive",
-        "params",
         "time",
         "cardinality",
         "lod",

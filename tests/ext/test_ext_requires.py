@@ -64,7 +64,6 @@ def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
     ("carrier", "key", "value"),
     [
         ("metric", "derive", {"type": "compose", "expr": "a - b"}),
-        ("metric", "params", [{"name": "n", "type": "int", "default": 3}]),
         ("field", "time", {"format": "%Y%m%d"}),
         ("relationship", "cardinality", "many_to_many"),
         ("field", "lod", {"expr": "fixed(active_days, sessions.user_id)"}),
@@ -175,7 +174,6 @@ def test_env_req_05_basic_mode_does_not_read_requires() -> None:
     ("carrier", "key", "value", "fallback_word"),
     [
         ("metric", "derive", {"type": "filter", "base": "x", "where": "y = 1"}, "derivation"),
-        ("metric", "params", [], "parameters"),
         ("field", "lod", {"expr": "fixed(x)"}, "aggregate_field_dropped"),
     ],
 )
