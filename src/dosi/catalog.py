@@ -6,6 +6,7 @@ from typing import Any
 
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAINS, MetricIr, ModelIr
+from dosi.param_catalog import metric_params, param_schema
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
 from dosi.plan.windows import aligned_grains
@@ -50,7 +51,7 @@ class Catalog:
             "description": m.description,
             "window_family": getattr(w, "family", None) if w is not None else None,
             "window_function": _window_function(w),
-            "params": [],
+            "params": metric_params(self.model, m),
             "attributable": listed_attributable(m, strategy),
             "attribution_strategy": strategy.name,
         }
@@ -67,6 +68,7 @@ class Catalog:
         grains = self._grains(m)
         out.update(
             {
+                "param_schema": param_schema(self.model, m),
                 "expr": m.source_sql,
                 "datatype": m.datatype,
                 "fill_nulls_with": m.fill_nulls_with,

@@ -140,7 +140,8 @@ def build_server(
             m = holder.current().metric(
                 _required(name if name is not None else metric, "name", str)
             )
-            m["param_schema"] = param_schema(m)
+            if m.get("param_schema") is None and m.get("params") is not None:
+                m["param_schema"] = param_schema(m)
             return m
 
         return _guard(run)
