@@ -477,3 +477,32 @@ def test_param_cat_01_02_params_with_slots_and_schema(eng: Engine) -> None:
     assert eng.metric("revenue")["params"] is None
     listed = {x["name"]: x["params"] for x in eng.metrics()}
     assert listed["growth"][0]["slots"] == ["offset.count"]
+
+
+def test_param_attr_01_one_value_per_param_and_echo(eng: Engine, db: Path) -> None:
+    """PARAM-ATTR-01: attribution binds one value per param (a list is param_out_of_domain
+    with a single-value retry) and echoes the binding in comparison_metadata.params."""
+    req = {
+        "metric": "moving_avg",
+        "dimensions": ["sales.region"],
+        "current": {"start": "2024-04-01", "end": "2024-05-01"},
+        "baseline": {"start": "2024-03-01", "end": "2024-04-01"},
+    }
+    with pytest.raises(QueryError) as info:
+        eng.attribute({**req, "params": {"n": [2, 6]}}, db_path=db)
+    assert info.value.code == "param_out_of_domain"
+    assert info.value.suggested_retry == {**req, "params": {"n": 2}}
+    out = eng.attribute({**req, "params": {"n": 6}}, db_path=db)
+    assert out["comparison_metadata"]["params"] == {"n": 6}
+    with pytest.raises(QueryError) as info:
+        eng.attribute({**req, "params": {"x": 6}}, db_path=db)
+    assert info.value.code == "unknown_metric_param"
+
+
+def test_param_slot_10_bind_marker_in_where_sql_is_rejected(eng: Engine) -> None:
+    """PARAM-SLOT-10 / CORE-Q-09: `:name` in a query's where_sql is an error."""
+    with pytest.raises(QueryError) as info:
+        eng.compile({"metrics": ["revenue"], "where_sql": "sales.amount > :n"})
+    assert info.value.code == "unsupported_filter"
+    assert ":n" in info.value.message
+    eng.compile({"metrics": ["revenue"], "where_sql": "sales.region = 'a:b'"})

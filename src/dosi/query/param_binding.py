@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dosi.errors import QueryShapeError, bounded
+from dosi.errors import QueryError, QueryShapeError, bounded
+from dosi.ext.params import bind_markers
 
 _SCALARS = (str, int, float, bool)
 
@@ -45,3 +46,15 @@ def parse_params(raw: Any) -> tuple[tuple[str, Any], ...]:
 
 def params_to_dict(params: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in params}
+
+
+def check_no_bind_marker(where_sql: str) -> None:
+    """PARAM-SLOT-10 / CORE-Q-09: a `:name` bind marker in a query's where_sql is an error,
+    never a silent literal: parameters fill declared slots of metrics only."""
+    names = bind_markers(where_sql)
+    if names:
+        raise QueryError(
+            "unsupported_filter",
+            f"bind parameter :{names[0]} is not allowed in a where filter",
+            hint="inline the value, or declare it as a metric parameter (D-PARAM)",
+        )

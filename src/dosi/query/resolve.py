@@ -28,6 +28,7 @@ from dosi.query.filters import (
     names_metric,
     result_filter,
 )
+from dosi.query.param_binding import check_no_bind_marker
 from dosi.query.predicate_allowlist import check_predicate
 from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
 from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
@@ -325,6 +326,7 @@ def _and(parts: list[exp.Expression]) -> exp.Expression:
 
 
 def _parse_where(text: str) -> exp.Expression:
+    check_no_bind_marker(text)
     try:
         return parse_scalar(text, limits=PREDICATE_LIMITS)
     except SqlTooComplex as err:
