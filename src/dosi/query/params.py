@@ -23,7 +23,8 @@ from dosi.ext.param_names import column_name
 from dosi.ext.params import FILTER_SLOT, MetricParams, ParamDecl, Scalar, show, typed_value
 from dosi.ext.window import FrameWindow, OffsetWindow, RankWindow, ValueWindow, WindowSpec
 from dosi.ext.window_payload import MAX_OFFSET_UNITS
-from dosi.ir.model import MetricIr, ModelIr
+from dosi.ir.model import MeasureIr, MetricIr, ModelIr
+from dosi.query.filter_params import instantiate_filter
 from dosi.query.spec import OrderItem, Query, query_to_dict
 
 MAX_COLUMNS = 64
@@ -98,6 +99,7 @@ def expand_params(model: ModelIr, query: Query) -> Expansion:
                     _check_value(query, d, owner, value)
     columns: list[OutputColumn] = []
     instances: dict[str, MetricIr] = {}
+    new_measures: dict[str, MeasureIr] = {}
     per_metric: dict[str, list[str]] = {}
     for name in query.metrics:
         decls = declared.get(name)
@@ -105,7 +107,7 @@ def expand_params(model: ModelIr, query: Query) -> Expansion:
             columns.append(OutputColumn(name, name))
             per_metric[name] = [name]
             continue
-        cols = _metric_columns(model, model.metrics[name], decls, bound)
+        cols = _metric_columns(model, model.metrics[name], decls, bound, new_measures)
         if len(cols) > MAX_COLUMNS:
             raise _too_large(name, len(cols))
         for col, binding, inst in cols:
@@ -126,6 +128,8 @@ def expand_params(model: ModelIr, query: Query) -> Expansion:
     new_model = model
     if instances:
         new_model = replace(model, metrics={**model.metrics, **instances})
+    if new_measures:
+        new_model = replace(new_model, measures={**model.measures, **new_measures})
     new_query = replace(
         query,
         metrics=tuple(c.column for c in columns),
@@ -227,6 +231,7 @@ def _metric_columns(
     metric: MetricIr,
     decls: list[tuple[ParamDecl, str]],
     bound: dict[str, Any],
+    new_measures: dict[str, MeasureIr],
 ) -> list[tuple[str, dict[str, Scalar], MetricIr | None]]:
     """(column, resolved binding, instance or None for the metric itself) per combination,
     the earlier-declared param outermost (PARAM-BIND-07)."""
@@ -249,33 +254,34 @@ def _metric_columns(
             out.append((metric.name, binding, None))
             continue
         col = column_name(metric.name, suffixed)
-        out.append((col, binding, instantiate(model, metric, col, binding)))
+        inst, measure = instantiate(model, metric, col, binding)
+        if measure is not None:
+            new_measures[measure.name] = measure
+        out.append((col, binding, inst))
     return out
 
 
 def instantiate(
     model: ModelIr, metric: MetricIr, column: str, binding: dict[str, Scalar]
-) -> MetricIr:
-    """The metric's IR with every slot filled at `binding`, named `column`."""
+) -> tuple[MetricIr, MeasureIr | None]:
+    """The metric's IR with every slot filled at `binding`, named `column`, and the new
+    measure a re-folded filter literal reads (None: none, or an existing one is shared)."""
     params: MetricParams | None = metric.params
     window = metric.window
+    inst, measure = replace(metric, name=column), None
     if params is not None:
+        literal = any(
+            s.slot == FILTER_SLOT and binding[s.param] != params.decl(s.param).default  # type: ignore[union-attr]
+            for s in params.slots
+        )
+        if literal:  # PARAM-SLOT-06: re-fold the filter predicate at the bound literals
+            inst, measure = instantiate_filter(model, metric, column, binding)
         for slot in params.slots:
-            value = binding[slot.param]
-            if slot.slot == FILTER_SLOT:
-                if value != params.decl(slot.param).default:  # type: ignore[union-attr]
-                    raise QueryError(
-                        "not_implemented",
-                        f"metric `{metric.name}` fills a D-DERIVE filter literal with "
-                        f'"{slot.param}"; binding it needs the filter family (D-DERIVE), '
-                        "which this engine does not implement yet",
-                        metrics=[metric.name],
-                        hint=f'drop "{slot.param}" from params to query the default',
-                    )
-                continue
-            assert window is not None and isinstance(value, int)
-            window = fill_window_slot(metric.name, window, slot.slot, value)
-    return replace(metric, name=column, window=window)
+            if slot.slot != FILTER_SLOT:
+                value = binding[slot.param]
+                assert window is not None and isinstance(value, int)
+                window = fill_window_slot(metric.name, window, slot.slot, value)
+    return replace(inst, window=window), measure
 
 
 def fill_window_slot(metric: str, window: WindowSpec, slot: str, value: int) -> WindowSpec:
