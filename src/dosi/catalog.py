@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dosi.errors import QueryError, closest
+from dosi.ir.derive import EMPTY_CATALOG
 from dosi.ir.model import GRAINS, MetricIr, ModelIr
 from dosi.param_catalog import metric_params, param_schema
 from dosi.plan.attribution import attribution_strategy, listed_attributable
@@ -54,6 +55,9 @@ class Catalog:
             "params": metric_params(self.model, m),
             "attributable": listed_attributable(m, strategy),
             "attribution_strategy": strategy.name,
+            # D-DERIVE metadata (DRV-META-01)
+            **(m.derive.catalog() if m.derive is not None else EMPTY_CATALOG),
+            "required_dimensions": required_dimensions(self.model, m),
         }
 
     def metrics(self) -> list[dict[str, Any]]:
@@ -238,6 +242,27 @@ class Catalog:
         out.sort(key=lambda x: (not x["is_dimension"], rank.get(x["dataset"], 0), x["name"]))
         metrics = [m] if metric is not None else list(self.model.metrics.values())
         return [*self._metric_time(metrics), *out]
+
+
+def required_dimensions(model: ModelIr, m: MetricIr) -> list[str]:
+    """DRV-META-02: the dimensions a query must group by (a window partition's `exclude`),
+    collected along the whole dependency chain (window bases and derive members)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    stack = [m]
+    while stack:
+        cur = stack.pop()
+        if cur.name in seen:
+            continue
+        seen.add(cur.name)
+        part = cur.window.partition_spec if cur.window is not None else None
+        if part is not None and part.mode == "query_dimensions_except":
+            out.extend(x for x in part.exclude if x not in out)
+        refs = [*(cur.derive.written if cur.derive is not None else ())]
+        if cur.window_base is not None:
+            refs.append(cur.window_base)
+        stack.extend(model.metrics[r] for r in reversed(refs) if r in model.metrics)
+    return out
 
 
 def _window_function(w: object) -> str | None:

@@ -617,7 +617,7 @@ def list_(
             _columns(
                 rows,
                 ["name", "kind", "datasets", "time_dimension"],
-                ["window", "attributable", "description"],
+                ["window", "derive_family", "attributable", "description"],
             ),
         )
     elif kind == "dimensions":

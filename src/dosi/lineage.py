@@ -152,8 +152,9 @@ def lineage_graph(
                     "cardinality": "many_to_one",
                 }
             )
+    shown = {m.name for m in keep_metrics}
     for m in keep_metrics:
-        derived = m.window is not None
+        derived = m.window is not None or m.derive is not None
         nodes.append(
             {
                 "id": f"metric:{m.name}",
@@ -169,9 +170,22 @@ def lineage_graph(
                     "datasets": sorted(m.datasets),
                     "measures": list(m.measures),
                     "window": window_summary(m.window),
+                    "derive_family": m.derive.family if m.derive is not None else None,
                 },
             }
         )
+        # D-DERIVE: the member edges as written (DRV-NEST-07)
+        for member in m.derive.written if m.derive is not None else ():
+            if member in shown:
+                edges.append(
+                    {
+                        "id": f"derives:metric:{member}->metric:{m.name}",
+                        "kind": "derives",
+                        "source": f"metric:{member}",
+                        "target": f"metric:{m.name}",
+                        "family": m.derive.family,  # type: ignore[union-attr]
+                    }
+                )
         for d in sorted(m.datasets):
             edges.append(
                 {

@@ -17,6 +17,7 @@ from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
 from dosi.plan.windows import plan_windows
 from dosi.query.params import OutputColumn, expand_params
+from dosi.query.derive_checks import check_conformed
 from dosi.query.resolve import ResolvedQuery, resolve_query
 from dosi.query.spec import Query, parse_query
 from dosi.query.time_ranges import (
@@ -98,6 +99,7 @@ def plan_dag(
     if scan is not None:
         restrict_to_ranges(rq, scan)
     check_window_gates(rq, dia)
+    check_conformed(rq)
     plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
     return rq, plan, build_dag(model, plan, dia)
 

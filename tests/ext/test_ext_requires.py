@@ -63,7 +63,6 @@ def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value"),
     [
-        ("metric", "derive", {"type": "compose", "expr": "a - b"}),
         ("field", "time", {"format": "%Y%m%d"}),
         ("relationship", "cardinality", "many_to_many"),
         ("field", "lod", {"expr": "fixed(active_days, sessions.user_id)"}),
@@ -173,7 +172,6 @@ def test_env_req_05_basic_mode_does_not_read_requires() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value", "fallback_word"),
     [
-        ("metric", "derive", {"type": "filter", "base": "x", "where": "y = 1"}, "derivation"),
         ("field", "lod", {"expr": "fixed(x)"}, "aggregate_field_dropped"),
     ],
 )

@@ -61,12 +61,13 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
             candidates=closest(pin, list(scope.datasets)),
         )
         pin = None
+    resolved = tree.copy()  # D-DERIVE's expression gate reads it (split_measures edits tree)
     formula, measure_names, owners = split_measures(scope, m.name, tree, pin, mext, site)
     if formula is None:
         return None
     time_axis = metric_time_axis(cx, scope.datasets, m.name, mext, owners, site)
     window = mext.window
-    if window is not None and kind != "aggregate":
+    if window is not None and kind != "aggregate" and mext.window_base is None:
         cx.sink.error(
             "invalid_datus_extension",
             f"metric `{m.name}` carries `window` but its expression is a {kind}; the base "
@@ -93,6 +94,9 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
         source_sql=text,
         _pure_count=pure_count,
         params=mext.params,
+        derive_decl=mext.derive,
+        window_base=mext.window_base,
+        expr_tree=resolved,
     )
 
 

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from dosi.compiler.basic_mode import defer_basic_failure
 from dosi.compiler.context import CompileContext
 from dosi.compiler.datasets import compile_dataset
+from dosi.compiler.derive import compile_derives
 from dosi.compiler.measure_names import MeasureRegistry
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.metrics import compile_metric
@@ -66,6 +67,7 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
     relationships = _relationships(spec, cx, datasets)
     scope = MetricScope(cx, datasets, RelationshipGraph(relationships), MeasureRegistry(cx))
     metrics, unavailable = _metrics(spec, scope)
+    compile_derives(scope, metrics)  # D-DERIVE: after every metric exists
     check_window_references(cx, metrics, datasets)
     roles = dimension_roles(datasets, relationships, metrics, scope.measured_fields)
     return ModelIr(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import DiagnosticSink, closest
+from dosi.ext.derive import read_derive
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
 from dosi.ext.params import MetricParams
@@ -65,6 +66,8 @@ class MetricExt:
     measure_name: str | None = None
     window: WindowSpec | None = None
     params: MetricParams | None = None  # D-PARAM (read by dosi.ext.params)
+    derive: Any = None  # D-DERIVE: the family's payload (ext/derive.py)
+    window_base: str | None = None  # D-DERIVE M2 `window.base`
 
 
 Payload = ModelExt | DatasetExt | FieldExt | RelationshipExt | MetricExt
@@ -89,6 +92,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "window"): "window",
     ("metric", "params"): "params",
     ("field", "is_dimension"): "is_dimension",
+    ("metric", "derive"): "derive",
 }
 
 
@@ -243,7 +247,14 @@ def _window(ctx: _Ctx, value: Any) -> KeyResult:
     return KeyResult(parsed.spec is not None, parsed.spec, parsed.features)
 
 
+def _derive(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-DERIVE: see `derive.py`."""
+    ok, payload = read_derive(value, ctx.path, ctx.sink)
+    return KeyResult(ok, payload)
+
+
 _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
+    "derive": _derive,
     "join_type": _join_type,
     "fill_nulls_with": _fill_nulls_with,
     "time_dimension": _time_dimension,

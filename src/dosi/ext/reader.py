@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import Diagnostic, DiagnosticSink
+from dosi.ext.derive import read_window_base
 from dosi.ext.envelope import Entry, PayloadDecodeError, datus_entries, decode_entry
 from dosi.ext.param_names import warn_opaque
 from dosi.ext.params import MetricParams, read_params
@@ -210,6 +211,10 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
             hint=f'declare "v": "{since}" (or newer) on this entry',
         )
 
+    if carrier == "metric" and "window" in values:
+        base = read_window_base(obj)  # D-DERIVE M2
+        if base is not None:
+            values["window_base"] = base
     _check_requires(carrier, obj, requires, sink, path)
     return ExtRead(
         True,

@@ -131,7 +131,7 @@ _KEYS: tuple[KeyInfo, ...] = (
         "degraded",
         "no derivation: the metric is its own expression as written (equal numbers on the "
         "flatten tier, an approximation on the stage tier, nested_aggregate for lod)",
-        False,
+        True,
     ),
     KeyInfo(
         "measure",

@@ -18,6 +18,7 @@ from dosi.errors import Diagnostic
 if TYPE_CHECKING:
     from dosi.ext import WindowSpec
     from dosi.ext.params import MetricParams
+    from dosi.ir.derive import DeriveIr
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
@@ -108,6 +109,12 @@ class MetricIr:
 
     _pure_count: bool = False
     params: MetricParams | None = None  # D-PARAM declarations and slots (None: no params)
+    # D-DERIVE (dosi.compiler.derive): the declaration read from the payload, the metadata
+    # it compiles to, the `window.base` metric, and the resolved expression the gate reads
+    derive_decl: Any = None
+    derive: DeriveIr | None = None
+    window_base: str | None = None
+    expr_tree: exp.Expression | None = None
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,12 @@ class Planner:
         )
         drafts: dict[tuple[str, str | None], _BranchDraft] = {}
         sources: dict[str, list[tuple[str, tuple[str, str | None]]]] = {}
-        all_metrics = [*rq.planned_metrics, *extra_metrics]
+        # a stage-tier compose is computed above the window stage (plan/derive_stage.py)
+        all_metrics = [
+            m
+            for m in dict.fromkeys([*rq.planned_metrics, *extra_metrics])
+            if m.derive is None or not m.derive.above_stage
+        ]
         required = self._required_datasets(rq)
         for m in all_metrics:
             srcs: list[tuple[str, tuple[str, str | None]]] = []

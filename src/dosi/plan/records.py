@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot import exp
 
@@ -140,6 +141,8 @@ class WindowStage:
     grain: str | None
     metrics: tuple[WindowMetric, ...]
     trim: TimeBounds | None  # applied after the window stage
+    # D-DERIVE nested windows: the metrics of stages 2 and 3, above the first (WIN-19-06)
+    uppers: tuple[tuple[WindowMetric, ...], ...] = ()
 
     def describe(self) -> str:
         t = f" time={self.time_key}" if self.time_key else ""
@@ -171,3 +174,5 @@ class QueryPlan:
     limit: int | None
     window: WindowStage | None = None
     result_filter: FilterResult | None = None
+    # D-DERIVE stage tier: composes over the window stage's columns (plan/derive_stage.py)
+    derived: tuple[Any, ...] = ()

@@ -107,6 +107,22 @@ class Renderer:
             mode,
         )
 
+    def flat_passing(
+        self, b: Branch, metrics: tuple[MetricColumn, ...], passed: tuple[str, ...], mode: str
+    ) -> exp.Select:
+        """`flat`, plus measure columns passed up as they are (a window stage's series)."""
+        return self.grouped(
+            b,
+            [
+                *(
+                    (m.name, lambda look, m=m: self.fill(self.substitute(m.formula, look), m))
+                    for m in metrics
+                ),
+                *((n, lambda look, n=n: look(n)) for n in passed),
+            ],
+            mode,
+        )
+
     def branch_cte(self, b: Branch, mode: str) -> exp.Select:
         """One branch of a merge or a window stage: dims + its measure columns."""
         return self.grouped(b, [(n, lambda look, n=n: look(n)) for n in b.measures], mode)

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
+from dosi.compiler.fields import ident
 from dosi.ir.model import ModelIr
 from dosi.plan.builder.dag import build_dag
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
+    DeriveCompute,
     FilterResult,
     Join,
     Merge,
@@ -114,6 +116,10 @@ class ToSql:
     def visit_compute_metrics(self, node: ComputeMetrics) -> exp.Select:
         below = node.parent.accept(self)
         if isinstance(below, _Grouped):
+            if node.passed:  # a window.base series beside measure-column series
+                return self.r.flat_passing(
+                    below.branch, node.metrics, tuple(n for n, _ in node.passed), below.mode
+                )
             return self.r.flat(below.branch, node.metrics, below.mode)
         assert isinstance(below, _Merged)
         return self._merge_sql(below, node)
@@ -123,12 +129,31 @@ class ToSql:
         keyed = m.node.strategy == "union_keys"
         return self.r.merged(m.node.dims, ctes, node.metrics, keyed, taken=node.passed)
 
-    def visit_window(self, node: Window) -> _Windowed:
+    def visit_window(self, node: Window) -> _Windowed | _Rows:
         below = node.parent.accept(self)
+        if isinstance(below, _Rows):  # a nested window stage (D-DERIVE, WIN-19-06)
+            name, body = below.ctes[-1]
+            under = f"{name}_{len(below.ctes)}"
+            below.ctes[-1] = (under, body)
+            below.ctes.append((name, render_window(self.r, node, base=under)))
+            return below
         if isinstance(below, _Grouped):
             return _Windowed(node, self.r.branch_cte(below.branch, below.mode))
         assert isinstance(below, exp.Select)  # the merged metrics
         return _Windowed(node, below)
+
+    def visit_derive_compute(self, node: DeriveCompute) -> _Rows:
+        """Stage-tier composes over the window rows: the window CTE renamed, the composes in
+        a SELECT over it that takes its name (the trim and filters stay outside)."""
+        rows = self._rows(node.parent.accept(self))
+        name, body = rows.ctes[-1]
+        below = f"{name}_{len(rows.ctes)}"
+        rows.ctes[-1] = (below, body)
+        sel = exp.Select().select(exp.Star(), copy=False)
+        for c in node.columns:
+            sel = sel.select(exp.alias_(clone(c.formula), ident(c.name), copy=False), copy=False)
+        rows.ctes.append((name, sel.from_(table(below), copy=False)))
+        return rows
 
     def visit_trim(self, node: Trim) -> _Rows:
         rows = self._rows(node.parent.accept(self))

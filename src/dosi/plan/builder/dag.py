@@ -4,11 +4,14 @@ window stage, its trim and the metric filter."""
 
 from __future__ import annotations
 
+from sqlglot import exp
+
 from dosi.ir.model import ModelIr
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
+    DeriveCompute,
     FilterResult,
     Join,
     Merge,
@@ -64,12 +67,14 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     having = plan.result_filter
     top: PlanNode
     stage = plan.window
-    if stage is not None and len(aggs) == 1:
+    series = {c.name for c in plan.metrics}
+    computed_base = stage is not None and any(wm.base_column in series for wm in stage.metrics)
+    if stage is not None and len(aggs) == 1 and not computed_base:
         windowed = {wm.name for wm in stage.metrics}
-        shown = {*plan.outputs, *(having.metrics if having is not None else ())}
+        shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
         carried = tuple(m for m in plan.metrics if m.name not in windowed and m.name in shown)
         top = Window(aggs[0], stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
-        top = _trimmed(top, stage)
+        top = _trimmed(_derived(top, plan), stage)
     elif stage is not None:
         # a window metric beside metrics of another fact dataset: the branches merge first
         # and the window stage reads the merged series (as the reference engine does: a month
@@ -82,16 +87,21 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
                 if meas in bases:
                     passed.setdefault(meas, agg.branch_id)
         plain = tuple(m for m in plan.metrics if m.name not in windowed)
+        below: PlanNode = (
+            aggs[0]
+            if len(aggs) == 1  # a window.base series computed first (plan/derive_series.py)
+            else Merge(tuple(aggs), plan.dims, merge_strategy(plan.dims, dialect))
+        )
         merged = ComputeMetrics(
-            Merge(tuple(aggs), plan.dims, merge_strategy(plan.dims, dialect)),
+            below,
             plan.dims,
             plain,
             tuple(passed.items()),
         )
-        shown = {*plan.outputs, *(having.metrics if having is not None else ())}
+        shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
         carried = tuple(m.name for m in plain if m.name in shown)
         top = Window(merged, stage.time_key, stage.grain, plan.dims, (), stage.metrics, carried)
-        top = _trimmed(top, stage)
+        top = _trimmed(_derived(top, plan), stage)
     else:
         top = (
             aggs[0]
@@ -102,6 +112,34 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     if having is not None:
         top = FilterResult(top, having.predicate, having.metrics, plan.outputs)
     return OrderLimit(top, plan.outputs, plan.order, plan.limit)
+
+
+def _read(plan: QueryPlan) -> set[str]:
+    """Columns the stage-tier composes read (their carried members)."""
+    return {c.name for d in plan.derived for c in d.formula.find_all(exp.Column) if not c.table}
+
+
+def _derived(top: Window, plan: QueryPlan) -> PlanNode:
+    """D-DERIVE stage tier: the composes over the window outputs after the stage they need,
+    and the window stages above them (nested windows, WIN-19-06), before the trim."""
+    stage = plan.window
+    assert stage is not None
+    node: PlanNode = top
+    have = [
+        *top.passed,
+        *(m.name for m in top.carried),
+        *(wm.name for wm in top.metrics),
+    ]
+    for level in range(1, 2 + len(stage.uppers)):
+        if level > 1:
+            wms = stage.uppers[level - 2]
+            node = Window(node, stage.time_key, stage.grain, plan.dims, (), wms, tuple(have))
+            have.extend(wm.name for wm in wms)
+        cols = tuple(d for d in plan.derived if d.level == level)
+        if cols:
+            node = DeriveCompute(node, cols)
+            have.extend(d.name for d in cols)
+    return node
 
 
 def _trimmed(top: PlanNode, stage: WindowStage) -> PlanNode:
