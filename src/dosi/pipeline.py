@@ -16,8 +16,8 @@ from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
 from dosi.plan.windows import plan_windows
-from dosi.query.params import OutputColumn, expand_params
 from dosi.query.derive_checks import check_conformed
+from dosi.query.params import OutputColumn, expand_params
 from dosi.query.resolve import ResolvedQuery, resolve_query
 from dosi.query.spec import Query, parse_query
 from dosi.query.time_ranges import (

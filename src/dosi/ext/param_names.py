@@ -42,15 +42,19 @@ def stem(text: str) -> str:
     return _NOT_STEM.sub("_", lowered).strip("_")
 
 
+def plain_number(v: int | float) -> str:
+    """The shortest plain decimal of a number: `3.0` -> `3`, `1e-07` -> `0.0000001`."""
+    if not isinstance(v, float):
+        return str(v)
+    text = format(Decimal(repr(v)), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
 def number_text(v: int | float) -> str:
     """`-1.5` -> `neg1_5`, `1e-07` -> `0_0000001`, `3.0` -> `3` (PARAM-OUT-03)."""
-    if isinstance(v, float):
-        d = Decimal(repr(v))
-        text = format(d, "f")
-        if "." in text:
-            text = text.rstrip("0").rstrip(".")
-    else:
-        text = str(v)
+    text = plain_number(v)
     if text.startswith("-"):
         text = "neg" + text[1:]
     return text.replace(".", "_")

@@ -21,6 +21,7 @@ from dosi.compiler.fields import field_reference
 from dosi.compiler.measures import agg_name
 from dosi.compiler.sqlparse import parse_scalar
 from dosi.errors import QueryError
+from dosi.ext.param_names import plain_number
 from dosi.ext.params import Scalar
 from dosi.ir.model import MeasureIr, MetricIr, ModelIr
 
@@ -88,8 +89,8 @@ def _bind(tree: exp.Expression, binding: dict[str, Scalar]) -> exp.Expression:
         value = binding[ph.name]
         if isinstance(value, str):
             lit: exp.Expression = exp.Literal.string(value)
-        else:
-            lit = exp.Literal.number(value)
+        else:  # 2.0 renders as 2, as a hand-written literal would (shared measure)
+            lit = exp.Literal.number(plain_number(value))
         ph.replace(lit)
     return tree
 

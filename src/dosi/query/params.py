@@ -18,6 +18,8 @@ import itertools
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sqlglot import exp
+
 from dosi.errors import QueryError, closest
 from dosi.ext.param_names import column_name
 from dosi.ext.params import FILTER_SLOT, MetricParams, ParamDecl, Scalar, show, typed_value
@@ -71,11 +73,20 @@ def _with_members(model: ModelIr, metric: MetricIr, seen: set[str]) -> list[Metr
         return []
     seen.add(metric.name)
     out = [metric]
-    for name in getattr(metric, "derive_members", None) or ():
-        member = model.metrics.get(name if isinstance(name, str) else getattr(name, "metric", ""))
+    for name in member_names(metric):
+        member = model.metrics.get(name)
         if member is not None:
             out.extend(_with_members(model, member, seen))
     return out
+
+
+def member_names(metric: MetricIr) -> tuple[str, ...]:
+    """The metrics a D-DERIVE declaration reads: a compose's members (flattened leaves on the
+    flatten tier) and a filter's base is not one (a filter declares its own params)."""
+    derive = getattr(metric, "derive", None)
+    if derive is None or derive.family != "compose":
+        return ()
+    return tuple(m.metric for m in derive.members)
 
 
 def expand_params(model: ModelIr, query: Query) -> Expansion:
@@ -254,8 +265,8 @@ def _metric_columns(
             out.append((metric.name, binding, None))
             continue
         col = column_name(metric.name, suffixed)
-        inst, measure = instantiate(model, metric, col, binding)
-        if measure is not None:
+        inst, measures = instantiate(model, metric, col, binding)
+        for measure in measures:
             new_measures[measure.name] = measure
         out.append((col, binding, inst))
     return out
@@ -263,12 +274,13 @@ def _metric_columns(
 
 def instantiate(
     model: ModelIr, metric: MetricIr, column: str, binding: dict[str, Scalar]
-) -> tuple[MetricIr, MeasureIr | None]:
+) -> tuple[MetricIr, list[MeasureIr]]:
     """The metric's IR with every slot filled at `binding`, named `column`, and the new
     measure a re-folded filter literal reads (None: none, or an existing one is shared)."""
     params: MetricParams | None = metric.params
     window = metric.window
-    inst, measure = replace(metric, name=column), None
+    inst: MetricIr = replace(metric, name=column)
+    measure: MeasureIr | None = None
     if params is not None:
         literal = any(
             s.slot == FILTER_SLOT and binding[s.param] != params.decl(s.param).default  # type: ignore[union-attr]
@@ -281,7 +293,40 @@ def instantiate(
                 value = binding[slot.param]
                 assert window is not None and isinstance(value, int)
                 window = fill_window_slot(metric.name, window, slot.slot, value)
-    return replace(inst, window=window), measure
+    inst = replace(inst, window=window)
+    measures = [measure] if measure is not None else []
+    for member_name in member_names(metric):
+        member = model.metrics.get(member_name)
+        if member is None or member.params is None:
+            continue
+        own = {d.name: binding.get(d.name, d.default) for d in member.params.decls}
+        if own == member.params.defaults():
+            continue
+        if getattr(metric.derive, "tier", "flatten") != "flatten":  # type: ignore[attr-defined]
+            raise QueryError(
+                "not_implemented",
+                f"metric `{metric.name}` binds a parameter of its member `{member_name}`, a "
+                "stage-tier member (a window output); bind it by querying the member itself",
+                metrics=[metric.name],
+            )
+        bound, extra = instantiate(model, member, column, own)
+        measures.extend(extra)
+        inst = _swap_measures(inst, dict(zip(member.measures, bound.measures, strict=True)))
+    return inst, measures
+
+
+def _swap_measures(metric: MetricIr, renames: dict[str, str]) -> MetricIr:
+    """A flatten-tier compose reads its members' measures: point it at the bound ones."""
+
+    def repl(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column) and not n.table and n.name in renames:
+            return exp.column(renames[n.name])
+        return n
+
+    formula = metric.formula.copy().transform(repl, copy=False)
+    return replace(
+        metric, formula=formula, measures=tuple(renames.get(m, m) for m in metric.measures)
+    )
 
 
 def fill_window_slot(metric: str, window: WindowSpec, slot: str, value: int) -> WindowSpec:
