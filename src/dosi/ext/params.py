@@ -417,18 +417,18 @@ def read_params(
                 )
     used = {s.param for s in slots}
     for d in decls:
-        if d.name not in used:
-            sink.warn(
-                UNUSED,
-                f'parameter "{d.name}" is declared but fills no slot',
-                path=path,
-                hint="reference it from a slot, or remove it",
-            )
         if not d.bounded:
             sink.warn(
                 UNBOUNDED,
                 f'parameter "{d.name}" ({d.type}) declares no domain: any value binds',
                 path=path,
                 hint='declare "allowed" or "min"/"max": the domain is the governance boundary',
+            )
+        if d.name not in used:
+            sink.warn(
+                UNUSED,
+                f'parameter "{d.name}" is declared but fills no slot',
+                path=path,
+                hint="reference it from a slot, or remove it",
             )
     return out, MetricParams(decls, slots)
