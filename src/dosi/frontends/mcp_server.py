@@ -140,7 +140,7 @@ def build_server(
             m = holder.current().metric(
                 _required(name if name is not None else metric, "name", str)
             )
-            if m.get("param_schema") is None and m.get("params") is not None:
+            if m.get("param_schema") is None:  # no params: the schema of an empty map
                 m["param_schema"] = param_schema(m)
             return m
 
