@@ -6,7 +6,7 @@ from typing import Any
 
 from dosi.errors import QueryError, closest
 from dosi.ir.derive import EMPTY_CATALOG
-from dosi.ir.model import GRAINS, MetricIr, ModelIr
+from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.param_catalog import metric_params, param_schema
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
@@ -124,6 +124,7 @@ class Catalog:
                     "time_granularity": f.time_granularity
                     or ("day" if f.datatype == "Date" else None),
                     "datatype": f.datatype,
+                    **time_format_columns(f),
                     "description": f"the metric's time axis, {axis}",
                     "time_axis": axis,
                     "grains": list(grains),
@@ -200,6 +201,7 @@ class Catalog:
                     "is_time": f.is_time,
                     "datatype": f.datatype,
                     "expression": f.source_sql,
+                    **({"time_format": f.time_format.format} if f.time_format else {}),
                     "description": f.description,
                 }
                 for f in d.fields.values()
@@ -236,6 +238,7 @@ class Catalog:
                         if f.is_time
                         else None,
                         "datatype": f.datatype,
+                        **time_format_columns(f),
                         "description": f.description,
                     }
                 )
@@ -289,3 +292,13 @@ def _jsonable(value: Any) -> Any:
 def window_summary(w: object) -> dict[str, Any] | None:
     """A window payload as JSON (lineage and catalog views)."""
     return _window_dict(w)
+
+
+def time_format_columns(f: FieldIr) -> dict[str, str | None]:
+    """D-FORMAT FMT-FLT-05: the declared `time.format` and the storage it reads (inferred from
+    the datatype when not declared); None for a field without a `time.format`."""
+    fmt = f.time_format
+    return {
+        "time_format": fmt.format if fmt is not None else None,
+        "time_storage": fmt.storage if fmt is not None else None,
+    }

@@ -49,10 +49,9 @@ def test_env_reg_04_silent_keys_are_exactly_measure_time_cardinality() -> None:
 
 
 def test_registry_implemented_flags() -> None:
-    """This engine implements ten keys (derive and params since issue 11); time, cardinality,
-    lod are not yet."""
+    """This engine implements eleven keys (D-FORMAT `time` since issue 12, derive and params
+    since issue 11); cardinality, lod are not yet."""
     assert {k for k, i in REGISTRY.items() if not i.implemented} == {
-        "time",
         "cardinality",
         "lod",
     }

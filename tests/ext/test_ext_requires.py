@@ -63,7 +63,6 @@ def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value"),
     [
-        ("field", "time", {"format": "%Y%m%d"}),
         ("relationship", "cardinality", "many_to_many"),
         ("field", "lod", {"expr": "fixed(active_days, sessions.user_id)"}),
     ],
@@ -140,7 +139,7 @@ def test_env_req_04_silent_implemented_key_without_requires_warns(
 
 @pytest.mark.parametrize(
     ("carrier", "key", "value"),
-    [("field", "time", {"format": "%Y"}), ("relationship", "cardinality", "many_to_many")],
+    [("relationship", "cardinality", "many_to_many")],
 )
 def test_env_req_04_silent_unimplemented_key_warns_twice(
     carrier: Any, key: str, value: Any

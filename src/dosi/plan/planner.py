@@ -14,6 +14,7 @@ from sqlglot import exp
 from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.builder.stream import plan_stream
+from dosi.plan.encoded_time import branch_dim, time_filter
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.records import (
     Branch,
@@ -24,6 +25,7 @@ from dosi.plan.records import (
     QueryPlan,
     TimeFilter,
 )
+from dosi.query.encoded_time import check_bounds
 from dosi.query.resolve import ResolvedQuery
 
 
@@ -195,7 +197,7 @@ class Planner:
             if f is None:  # pragma: no cover - needs_axis guarantees an axis
                 raise AssertionError("metric_time without an axis")
             needed.setdefault(f.dataset, f"group_by `{d.spelling}`")
-            dims.append(BranchDim(d.output, f.expr, d.grain, d.window, f.datatype))
+            dims.append(branch_dim(d.output, f, d.grain, d.window))
         filters: list[exp.Expression] = []
         if rq.where is not None:
             for f in rq.where.fields:
@@ -207,7 +209,8 @@ class Planner:
             assert tf is not None  # time_field_for raised time_range_needs_dimension
             needed.setdefault(tf.dataset, f"time_range on `{tf.qualified}`")
             tr = rq.time_range.range
-            time_filters.append(TimeFilter(tf.expr, tr.start, tr.end, tf.datatype))
+            check_bounds(tf, tr)  # D-FORMAT: an encoded axis takes aligned dates only
+            time_filters.append(time_filter(tf, tr.start, tr.end))
         paths = []
         for target, why in needed.items():
             try:

@@ -11,6 +11,7 @@ from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
+    DecodeTime,
     DeriveCompute,
     FilterResult,
     Join,
@@ -61,19 +62,28 @@ def aggregate_node(model: ModelIr, b: Branch) -> Aggregate:
     return Aggregate(node, b.id, b.dataset, b.axis, b.dims, b.measures)
 
 
+def decoded(agg: Aggregate) -> PlanNode:
+    """D-FORMAT: the aggregate's encoded group keys parsed once per group (a DecodeTime)."""
+    dims = tuple(d for d in agg.dims if d.time_format is not None)
+    return DecodeTime(agg, dims) if dims else agg
+
+
 def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     """The plan as a DAG whose root is the result (OrderLimit)."""
     aggs = [aggregate_node(model, b) for b in plan.branches]
+    series = [decoded(a) for a in aggs]
     having = plan.result_filter
     top: PlanNode
     stage = plan.window
-    series = {c.name for c in plan.metrics}
-    computed_base = stage is not None and any(wm.base_column in series for wm in stage.metrics)
+    metric_names = {c.name for c in plan.metrics}
+    computed_base = stage is not None and any(
+        wm.base_column in metric_names for wm in stage.metrics
+    )
     if stage is not None and len(aggs) == 1 and not computed_base:
         windowed = {wm.name for wm in stage.metrics}
         shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
         carried = tuple(m for m in plan.metrics if m.name not in windowed and m.name in shown)
-        top = Window(aggs[0], stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
+        top = Window(series[0], stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
         top = _trimmed(_derived(top, plan), stage)
     elif stage is not None:
         # a window metric beside metrics of another fact dataset: the branches merge first
@@ -88,9 +98,9 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
                     passed.setdefault(meas, agg.branch_id)
         plain = tuple(m for m in plan.metrics if m.name not in windowed)
         below: PlanNode = (
-            aggs[0]
-            if len(aggs) == 1  # a window.base series computed first (plan/derive_series.py)
-            else Merge(tuple(aggs), plan.dims, merge_strategy(plan.dims, dialect))
+            series[0]
+            if len(series) == 1  # a window.base series computed first (plan/derive_series.py)
+            else Merge(tuple(series), plan.dims, merge_strategy(plan.dims, dialect))
         )
         merged = ComputeMetrics(
             below,
@@ -104,9 +114,9 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
         top = _trimmed(_derived(top, plan), stage)
     else:
         top = (
-            aggs[0]
-            if len(aggs) == 1
-            else Merge(tuple(aggs), plan.dims, merge_strategy(plan.dims, dialect))
+            series[0]
+            if len(series) == 1
+            else Merge(tuple(series), plan.dims, merge_strategy(plan.dims, dialect))
         )
         top = ComputeMetrics(top, plan.dims, plan.metrics)
     if having is not None:

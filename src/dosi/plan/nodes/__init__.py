@@ -2,6 +2,7 @@
 
 from dosi.plan.nodes.aggregate import Aggregate
 from dosi.plan.nodes.compute_metrics import ComputeMetrics
+from dosi.plan.nodes.decode_time import DecodeTime
 from dosi.plan.nodes.derive_compute import DeriveCompute
 from dosi.plan.nodes.filter_result import FilterResult
 from dosi.plan.nodes.join import Join
@@ -16,6 +17,7 @@ from dosi.plan.nodes.window import Window
 __all__ = [
     "Aggregate",
     "ComputeMetrics",
+    "DecodeTime",
     "DeriveCompute",
     "FilterResult",
     "Join",
