@@ -422,6 +422,10 @@ def test_param_ord_02_03_order_by_metric_name(eng: Engine, db: Path) -> None:
     e = err(eng, {**q, "params": {"n": [2, 6]}})
     assert e.code == "unknown_order_key"
     assert e.suggested_retry is not None and e.suggested_retry["params"] == {"n": 2}
+    assert e.candidates == ['{"n": 2}', '{"n": 6}']
+    # PARAM-ORD-01: an engine-generated column name is never a sort key
+    e = err(eng, {**q, "order_by": [{"key": "moving_avg__n_6"}]})
+    assert e.code == "unknown_order_key"
 
 
 # -- outputs on every surface -------------------------------------------------------------------

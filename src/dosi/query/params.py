@@ -15,6 +15,7 @@ the planner plans it like any metric: parameters fill typed holes, never SQL tex
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -144,7 +145,7 @@ def expand_params(model: ModelIr, query: Query) -> Expansion:
     new_query = replace(
         query,
         metrics=tuple(c.column for c in columns),
-        order_by=_order_keys(query, per_metric),
+        order_by=_order_keys(query, per_metric, columns),
         params=(),
     )
     return Expansion(new_model, new_query, tuple(columns))
@@ -352,11 +353,23 @@ def fill_window_slot(metric: str, window: WindowSpec, slot: str, value: int) -> 
     raise AssertionError(f"slot {slot} does not fit a {window.family} window")
 
 
-def _order_keys(query: Query, per_metric: dict[str, list[str]]) -> tuple[OrderItem, ...]:
-    """PARAM-ORD-02/03: a metric name sorts by its one column; spread over several columns it
-    is `unknown_order_key`, with a retry binding just the first value."""
+def _order_keys(
+    query: Query, per_metric: dict[str, list[str]], columns: list[OutputColumn]
+) -> tuple[OrderItem, ...]:
+    """PARAM-ORD-01..03: a metric name sorts by its one column; spread over several columns it
+    is `unknown_order_key`, with a retry binding just the first value; an engine-generated
+    column name is never a sort key."""
     out: list[OrderItem] = []
+    generated = {c.column for c in columns if c.column != c.metric}
     for o in query.order_by:
+        if o.key in generated:
+            raise QueryError(
+                "unknown_order_key",
+                f"order key `{o.key}` is an engine-generated column, not a metric or a group-by "
+                "item",
+                candidates=list(dict.fromkeys(c.metric for c in columns if c.column == o.key)),
+                hint="order by the metric's name (it resolves when it has one column)",
+            )
         cols = per_metric.get(o.key)
         if cols is None or cols == [o.key]:
             out.append(o)
@@ -369,7 +382,7 @@ def _order_keys(query: Query, per_metric: dict[str, list[str]]) -> tuple[OrderIt
             f"order_by key `{o.key}` names a metric that a list binding spreads over "
             f"{len(cols)} columns ({', '.join(cols[:4])}{', ...' if len(cols) > 4 else ''}); "
             "no spelling picks one",
-            candidates=[o.key],
+            candidates=[json.dumps(c.params) for c in columns if c.metric == o.key and c.params],
             hint="to sort by one binding, bind just that one value",
             suggested_retry=_single_value_retry(query),
         )
