@@ -4,10 +4,12 @@ DuckDB SQL over the test_params table."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
 import pytest
+from enginekit import SHOP_MODEL, build_shop
 from test_params import HEAD, METRICS, approx, db, sql_rows, values  # noqa: F401
 
 from dosi import Engine
@@ -122,3 +124,54 @@ def test_core_q_11_rejections(eng: Engine, q: dict[str, Any], code: str) -> None
     with pytest.raises(QueryError) as info:
         eng.compile({"metrics": ["revenue"], **q})
     assert info.value.code == code
+
+
+def test_core_q_11_two_fact_datasets_each_on_its_own_axis(tmp_path: Path) -> None:
+    """Without `dimension`, each fact dataset's tags gate its own date (orders by order_date,
+    refunds by refund_date), the OR on each branch's scan, merged by month."""
+    shop_db = build_shop(tmp_path / "shop.duckdb")
+    eng = Engine(model_path=SHOP_MODEL)
+    q = {
+        "metrics": ["revenue", "refund_total"],
+        "group_by": ["metric_time:month"],
+        "time_ranges": [H1, H2],
+    }
+    res = eng.execute(q, db_path=shop_db)
+    assert res["columns"] == [
+        "metric_time__month",
+        "revenue__h1",
+        "revenue__h2",
+        "refund_total__h1",
+        "refund_total__h2",
+    ]
+    o1, o2 = (
+        gate("order_date", "2024-01-01", "2024-07-01"),
+        gate("order_date", "2024-07-01", "2025-01-01"),
+    )
+    r1, r2 = (
+        gate("refund_date", "2024-01-01", "2024-07-01"),
+        gate("refund_date", "2024-07-01", "2025-01-01"),
+    )
+    want = sql_rows(
+        shop_db,
+        "WITH o AS (SELECT date_trunc('month', order_date)::DATE m, "
+        f"SUM(CASE WHEN {o1} THEN amount END) a1, SUM(CASE WHEN {o2} THEN amount END) a2 "
+        f"FROM orders WHERE ({o1}) OR ({o2}) GROUP BY 1), "
+        "r AS (SELECT date_trunc('month', refund_date)::DATE m, "
+        f"SUM(CASE WHEN {r1} THEN refund_amount END) b1, "
+        f"SUM(CASE WHEN {r2} THEN refund_amount END) b2 "
+        f"FROM refunds WHERE ({r1}) OR ({r2}) GROUP BY 1) "
+        "SELECT COALESCE(o.m, r.m) m, o.a1, o.a2, COALESCE(r.b1, 0), COALESCE(r.b2, 0) "
+        "FROM o FULL JOIN r ON o.m = r.m ORDER BY m",
+    )
+    got = [
+        tuple(float(v) if v is not None and not isinstance(v, dt.date) else v for v in r)
+        for r in values(res)
+    ]
+    assert got == approx(
+        [
+            tuple(float(v) if v is not None and not isinstance(v, dt.date) else v for v in r)
+            for r in want
+        ]
+    )
+    assert len(got) == 12

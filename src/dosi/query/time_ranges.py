@@ -2,16 +2,18 @@
 
 CORE-Q-11: each tag is a per-tag gate folded into every aggregate of the metric (conditional
 aggregation: `SUM(CASE WHEN <gate> THEN x END)`, `COUNT(*)` -> `COUNT(CASE WHEN <gate> THEN 1
-END)`, `COUNT(DISTINCT CASE ...)`), and the gates are OR-ed into the scan predicate so rows in
-no range are never read. Like `time_range` it is a context filter. The gated measures and the
+END)`, `COUNT(DISTINCT CASE ...)`), and the gates are OR-ed into the scan predicate of each branch
+(`ResolvedQuery.range_scans`, read by the planner) so rows in no range are never read. Like `time_range` it is a context filter. The gated measures and the
 tagged metrics are IR added to a copy of the model, so the planner plans them as any measure:
 one scan, one aggregate, no renderer special case.
 
 Restrictions (as the reference engine has them): not combinable with `time_range`
 (`unsupported_filter`, checked in `dosi.query.spec`); window metrics are `not_implemented`;
-every tag gates the same time column (`time_range_needs_dimension` when tags name different
-dimensions or the metrics' own axes differ); a metric is spread over one column per tag, so a
-where_sql or order_by naming it is rejected (`unsupported_filter` / `unknown_order_key`).
+the tags gate one column per metric: their shared `dimension`, else each metric's own axis, so
+two fact datasets are each gated on their own date and the OR filters each branch's scan
+(`time_range_needs_dimension` when tags name different dimensions); a metric is spread over
+one column per tag, so a where_sql or order_by naming it is rejected (`unsupported_filter` /
+`unknown_order_key`; the reference orders by a weight column instead).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from sqlglot import exp
 from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.query.params import Expansion, OutputColumn
-from dosi.query.resolve import ResolvedQuery, ResolvedWhere
+from dosi.query.resolve import ResolvedQuery
 from dosi.query.tagged_ranges import TaggedRange
 
 When = dt.date | dt.datetime
@@ -35,10 +37,10 @@ RangePredicates = Callable[[FieldIr, When | None, When | None], list[exp.Express
 
 @dataclass(frozen=True)
 class RangeScan:
-    """The OR of every tag's gate: the scan predicate of a tagged-range query."""
+    """Per tagged metric column, the OR of every tag's gate on its time field: the scan
+    predicate of the branch that computes it (each fact dataset on its own axis)."""
 
-    predicate: exp.Expression
-    field: FieldIr
+    by_metric: dict[str, tuple[exp.Expression, FieldIr]]
 
 
 def expand_time_ranges(
@@ -49,26 +51,36 @@ def expand_time_ranges(
         return expanded, None
     model = expanded.model
     metrics = [_metric(model, name) for name in query.metrics]
-    field = _gate_field(model, query.time_ranges, metrics)
-    gates = {r.tag: _and(predicates(field, r.start, r.end)) for r in query.time_ranges}
+    fields = _gate_fields(model, query.time_ranges, metrics)
     new_metrics: dict[str, MetricIr] = {}
     new_measures: dict[str, MeasureIr] = {}
+    by_metric: dict[str, tuple[exp.Expression, FieldIr]] = {}
     columns: list[OutputColumn] = []
     by_column = {c.column: c for c in expanded.outputs}
+    gate_cache: dict[str, dict[str, exp.Expression]] = {}
     for m in metrics:
+        field = fields[m.name]
+        gates = gate_cache.get(field.qualified)
+        if gates is None:
+            gates = {r.tag: _and(predicates(field, r.start, r.end)) for r in query.time_ranges}
+            gate_cache[field.qualified] = gates
+        scan = exp.or_(*(exp.paren(g.copy(), copy=False) for g in gates.values()))
         for tag, gate in gates.items():
             name = f"{m.name}__{tag}"
             renames = {}
             for meas_name in m.measures:
+                base = model.measures[meas_name]
                 gated = f"{meas_name}__{tag}"
+                signature = f"{base.signature}|range:{tag}@{field.qualified}"
+                if gated in new_measures and new_measures[gated].signature != signature:
+                    gated = f"{meas_name}__{tag}__{m.name}"  # one measure, two time axes
                 renames[meas_name] = gated
                 if gated not in new_measures:
-                    base = model.measures[meas_name]
                     new_measures[gated] = replace(
                         base,
                         name=gated,
                         expr=gate_aggregate(base.expr, gate),
-                        signature=f"{base.signature}|range:{tag}",
+                        signature=signature,
                         datasets=base.datasets | {field.dataset},
                     )
             new_metrics[name] = replace(
@@ -77,8 +89,10 @@ def expand_time_ranges(
                 formula=_rename(m.formula, renames),
                 measures=tuple(renames[x] for x in m.measures),
             )
+            by_metric[name] = (scan, field)
             src = by_column.get(m.name, OutputColumn(m.name, m.name))
             columns.append(replace(src, column=name))
+    tags = [r.tag for r in query.time_ranges]
     for name in (*new_metrics, *new_measures):
         if name in model.metrics or name in model.measures:
             raise QueryError(
@@ -91,7 +105,7 @@ def expand_time_ranges(
             raise QueryError(
                 "unknown_order_key",
                 f"order_by key `{o.key}` names a metric that has one column per time range",
-                candidates=[f"{o.key}__{t}" for t in gates],
+                candidates=[f"{o.key}__{t}" for t in tags],
                 hint="order by a group_by item, or query one time range with time_range",
             )
     new_model = replace(
@@ -100,8 +114,7 @@ def expand_time_ranges(
         measures={**model.measures, **new_measures},
     )
     new_query = replace(query, metrics=tuple(new_metrics), time_ranges=())
-    scan = RangeScan(exp.or_(*(exp.paren(g, copy=False) for g in gates.values())), field)
-    return Expansion(new_model, new_query, tuple(columns)), scan
+    return Expansion(new_model, new_query, tuple(columns)), RangeScan(by_metric)
 
 
 def restrict_to_ranges(rq: ResolvedQuery, scan: RangeScan) -> None:
@@ -116,12 +129,7 @@ def restrict_to_ranges(rq: ResolvedQuery, scan: RangeScan) -> None:
             metrics=names,
             hint="filter on dataset fields, or query one range with time_range",
         )
-    where = rq.where
-    if where is None:
-        rq.where = ResolvedWhere(scan.predicate, (scan.field,))
-        return
-    both = exp.and_(exp.paren(where.expr.copy()), exp.paren(scan.predicate.copy()))
-    rq.where = ResolvedWhere(both, tuple(dict.fromkeys((*where.fields, scan.field))))
+    rq.range_scans = dict(scan.by_metric)
 
 
 def _metric(model: ModelIr, name: str) -> MetricIr:
@@ -139,10 +147,12 @@ def _metric(model: ModelIr, name: str) -> MetricIr:
     return m
 
 
-def _gate_field(
+def _gate_fields(
     model: ModelIr, ranges: tuple[TaggedRange, ...], metrics: list[MetricIr]
-) -> FieldIr:
-    """The one time column every tag gates (time_range_needs_dimension otherwise)."""
+) -> dict[str, FieldIr]:
+    """metric -> the time column its tags gate: the ranges' one `dimension`, else each
+    metric's own axis (a fact dataset on its own time axis, as time_range does);
+    time_range_needs_dimension when the tags name different dimensions."""
     dims = {r.dimension for r in ranges}
     if len(dims) > 1:
         raise QueryError(
@@ -164,22 +174,8 @@ def _gate_field(
                 candidates=times,
                 hint='name a time field as "dataset.field"',
             )
-        return f
-    axes: dict[str, FieldIr] = {}
-    for m in metrics:
-        f = _axis(model, m)
-        axes[f.qualified] = f
-    if len(axes) != 1:
-        raise QueryError(
-            "time_range_needs_dimension",
-            "the queried metrics have different time axes ("
-            + ", ".join(axes)
-            + "), so tagged ranges without `dimension` gate different columns",
-            metrics=[m.name for m in metrics],
-            candidates=list(axes),
-            hint='set "dimension" on every tagged range, or query the metrics separately',
-        )
-    return next(iter(axes.values()))
+        return {m.name: f for m in metrics}
+    return {m.name: _axis(model, m) for m in metrics}
 
 
 def _axis(model: ModelIr, m: MetricIr) -> FieldIr:
