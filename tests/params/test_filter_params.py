@@ -43,6 +43,18 @@ FILTERS = (
 )
 
 
+BIG = "SUM(CASE WHEN sales.amount > 1.5 THEN sales.amount END)"
+FILTERS += metric(
+    "big",
+    {"params": [T], "derive": {"type": "filter", "base": "revenue", "where": "amount > :t"}},
+    expr=BIG,
+) + metric(
+    "big_mom",
+    {"window": {"base": "big", "type": "pop", "offset": "1 month", "calculation": "delta"}},
+    expr=BIG,
+)
+
+
 @pytest.fixture(scope="module")
 def eng() -> Engine:
     return Engine(model_text=HEAD + FILTERS)
@@ -117,3 +129,19 @@ def test_param_inst_02_expression_must_be_the_default_instantiation() -> None:
         expr="SUM(CASE WHEN sales.amount > 3 THEN sales.amount END)",
     )
     assert "derive_expression_mismatch" in model_issues(extra)
+
+
+def test_param_bind_01_window_base_inherits_the_filter_params(eng: Engine, db: Path) -> None:  # noqa: F811
+    """A window over a param filter series binds the filter's `t` (declared_on in the catalog)."""
+    q = {"metrics": ["big_mom"], "group_by": ["metric_time:month"], "params": {"t": [2, 30]}}
+    res = eng.execute(q, db_path=db)
+    assert res["columns"] == ["metric_time__month", "big_mom__t_2", "big_mom__t_30"]
+    want = sql_rows(
+        db,
+        "WITH b AS (SELECT date_trunc('month', sale_date)::DATE m, "
+        "SUM(CASE WHEN amount > 2 THEN amount END) v2, SUM(CASE WHEN amount > 30 THEN amount END) v30 "
+        "FROM sales GROUP BY 1) SELECT c.m, c.v2 - p.v2, c.v30 - p.v30 FROM b c "
+        "LEFT JOIN b p ON p.m = c.m - INTERVAL 1 MONTH ORDER BY c.m",
+    )
+    assert values(res) == approx(want)
+    assert eng.metric("big_mom")["params"][0]["declared_on"] == "big"

@@ -85,6 +85,8 @@ def member_names(metric: MetricIr) -> tuple[str, ...]:
     """The metrics a D-DERIVE declaration reads: a compose's members (flattened leaves on the
     flatten tier) and a filter's base is not one (a filter declares its own params)."""
     derive = getattr(metric, "derive", None)
+    if derive is not None and derive.family == "window" and derive.base:
+        return (derive.base,)  # window.base: the window reads its base's series
     if derive is None or derive.family != "compose":
         return ()
     return tuple(m.metric for m in derive.members)
@@ -303,7 +305,7 @@ def instantiate(
         own = {d.name: binding.get(d.name, d.default) for d in member.params.decls}
         if own == member.params.defaults():
             continue
-        if getattr(metric.derive, "tier", "flatten") != "flatten":  # type: ignore[attr-defined]
+        if not _reads_member_measures(metric, member):
             raise QueryError(
                 "not_implemented",
                 f"metric `{metric.name}` binds a parameter of its member `{member_name}`, a "
@@ -314,6 +316,17 @@ def instantiate(
         measures.extend(extra)
         inst = _swap_measures(inst, dict(zip(member.measures, bound.measures, strict=True)))
     return inst, measures
+
+
+def _reads_member_measures(metric: MetricIr, member: MetricIr) -> bool:
+    """The metric aggregates its member's measures itself (a flatten-tier compose, or a
+    window over a leaf or filter series), so a bound member is a measure swap."""
+    derive = getattr(metric, "derive", None)
+    if derive is None:
+        return False
+    if derive.family == "window":
+        return set(member.measures) <= set(metric.measures)
+    return bool(derive.tier == "flatten")
 
 
 def _swap_measures(metric: MetricIr, renames: dict[str, str]) -> MetricIr:
