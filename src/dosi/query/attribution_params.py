@@ -39,5 +39,7 @@ def bind_attribution_params(
     except QueryError as err:
         err.suggested_retry = None  # a query-shaped retry does not fit an attribution request
         raise
+    if not expansion.outputs:  # the metric declares no params
+        return model, metric, None
     [column] = expansion.outputs
     return expansion.model, expansion.model.metrics[column.column], column.params

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -54,7 +55,7 @@ class Expansion:
 
     model: ModelIr
     query: Query
-    outputs: tuple[OutputColumn, ...]
+    outputs: tuple[OutputColumn, ...]  # empty: each column is the metric of its name
 
 
 def declared_params(model: ModelIr, metric: MetricIr) -> list[tuple[ParamDecl, str]]:
@@ -95,15 +96,15 @@ def member_names(metric: MetricIr) -> tuple[str, ...]:
 def expand_params(model: ModelIr, query: Query) -> Expansion:
     """Bind `query.params`; a query that binds nothing and names no param metric is returned
     as is (the common case costs one pass over the metric names)."""
+    with_params = _param_metrics(model)
+    if not query.params and not any(n in with_params for n in query.metrics):
+        return Expansion(model, query, ())  # no outputs: every column is its metric
     metrics = [model.metrics.get(n) for n in query.metrics]
     declared = {
         m.name: declared_params(model, m)
         for m in metrics
-        if m is not None and _has_params(model, m)
+        if m is not None and m.name in with_params
     }
-    if not declared and not query.params:
-        outputs = tuple(OutputColumn(n, n) for n in query.metrics)
-        return Expansion(model, query, outputs)
     bound = dict(query.params)
     _check_names(query, bound, declared)
     for name, value in bound.items():
@@ -153,8 +154,23 @@ def expand_params(model: ModelIr, query: Query) -> Expansion:
     return Expansion(new_model, new_query, tuple(columns))
 
 
-def _has_params(model: ModelIr, m: MetricIr) -> bool:
-    return any(x.params is not None and x.params.decls for x in _with_members(model, m, set()))
+_PARAM_METRICS: dict[int, frozenset[str]] = {}
+
+
+def _param_metrics(model: ModelIr) -> frozenset[str]:
+    """The metrics a query can bind params of, once per compiled model (a query without
+    params costs a set lookup per metric: compile latency, PERFORMANCE.md)."""
+    key = id(model)
+    found = _PARAM_METRICS.get(key)
+    if found is None:
+        found = frozenset(
+            m.name
+            for m in model.metrics.values()
+            if any(x.params is not None and x.params.decls for x in _with_members(model, m, set()))
+        )
+        _PARAM_METRICS[key] = found
+        weakref.finalize(model, _PARAM_METRICS.pop, key, None)
+    return found
 
 
 def _check_names(
