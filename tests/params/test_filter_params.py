@@ -55,6 +55,17 @@ FILTERS += metric(
 )
 
 
+FILTERS += metric(
+    "big_share",
+    {"derive": {"type": "compose", "expr": "big / revenue"}},
+    expr=f"{BIG} / SUM(sales.amount)",
+) + metric(
+    "big_share_rank",
+    {"window": {"base": "big_share", "rank": {"function": "rank"}}},
+    expr=f"{BIG} / SUM(sales.amount)",
+)
+
+
 @pytest.fixture(scope="module")
 def eng() -> Engine:
     return Engine(model_text=HEAD + FILTERS)
@@ -145,3 +156,21 @@ def test_param_bind_01_window_base_inherits_the_filter_params(eng: Engine, db: P
     )
     assert values(res) == approx(want)
     assert eng.metric("big_mom")["params"][0]["declared_on"] == "big"
+
+
+def test_param_bind_01_window_over_compose_rebinds_the_leaf(eng: Engine, db: Path) -> None:  # noqa: F811
+    """A rank over a compose base binds the compose's leaf param: the ranks order the bound
+    shares (the reference engine ranks the default-bound series here: a wrong number)."""
+    q = {
+        "metrics": ["big_share_rank", "big_share"],
+        "group_by": ["sales.region"],
+        "params": {"t": 30},
+    }
+    res = eng.execute(q, db_path=db)
+    assert res["columns"] == ["region", "big_share_rank__t_30", "big_share__t_30"]
+    want = sql_rows(
+        db,
+        "WITH b AS (SELECT region, SUM(CASE WHEN amount > 30 THEN amount END) / SUM(amount) s "
+        "FROM sales GROUP BY 1) SELECT region, RANK() OVER (ORDER BY s DESC), s FROM b ORDER BY region",
+    )
+    assert values(res) == approx(want)

@@ -316,21 +316,24 @@ def instantiate(
     measures = [measure] if measure is not None else []
     for member_name in member_names(metric):
         member = model.metrics.get(member_name)
-        if member is None or member.params is None:
+        if member is None or member_name not in _param_metrics(model):
             continue
-        own = {d.name: binding.get(d.name, d.default) for d in member.params.decls}
-        if own == member.params.defaults():
+        decls = declared_params(model, member)  # its own and, recursively, its members'
+        own = {d.name: binding.get(d.name, d.default) for d, _ in decls}
+        if all(own[d.name] == d.default for d, _ in decls):
             continue
         if not _reads_member_measures(metric, member):
             raise QueryError(
                 "not_implemented",
-                f"metric `{metric.name}` binds a parameter of its member `{member_name}`, a "
-                "stage-tier member (a window output); bind it by querying the member itself",
+                f"metric `{metric.name}` binds a parameter of its member `{member_name}`, whose "
+                "series is a stage output (a window, or a compose over a window); query the "
+                "member itself with the binding",
                 metrics=[metric.name],
             )
         bound, extra = instantiate(model, member, column, own)
         measures.extend(extra)
-        inst = _swap_measures(inst, dict(zip(member.measures, bound.measures, strict=True)))
+        renames = dict(zip(member.measures, bound.measures, strict=True))
+        inst = _swap_measures(inst, {k: v for k, v in renames.items() if k != v})
     return inst, measures
 
 
