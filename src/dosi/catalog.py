@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dosi.errors import QueryError, closest
+from dosi.ext import WindowSpec
 from dosi.ir.derive import EMPTY_CATALOG
 from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.param_catalog import metric_params, param_schema
@@ -50,7 +51,7 @@ class Catalog:
             "measures": list(m.measures),
             "time_dimension": m.time_axis,
             "description": m.description,
-            "window_family": getattr(w, "family", None) if w is not None else None,
+            "window_family": w.family if w is not None else None,
             "window_function": _window_function(w),
             "params": metric_params(self.model, m),
             "attributable": listed_attributable(m, strategy),
@@ -92,8 +93,9 @@ class Catalog:
         needs_axis = bool(w is not None and w.needs_time_axis)
         if m.time_axis is None and not needs_axis:
             return []
-        if w is not None and getattr(w, "family", "") == "offset":
-            grains = aligned_grains(w.count, w.granularity)  # type: ignore[union-attr]
+        shift = w.shift if w is not None else None
+        if shift is not None:
+            grains = aligned_grains(shift.count, shift.granularity)
         else:
             grains = list(GRAINS)
         if m.time_axis is not None:
@@ -268,17 +270,12 @@ def required_dimensions(model: ModelIr, m: MetricIr) -> list[str]:
     return out
 
 
-def _window_function(w: object) -> str | None:
-    if w is None:
-        return None
-    return getattr(w, "calculation", None) or getattr(w, "function", None)
+def _window_function(w: WindowSpec | None) -> str | None:
+    return w.listed_function if w is not None else None
 
 
-def _window_dict(w: object) -> dict[str, Any] | None:
-    if w is None:
-        return None
-    to_dict = getattr(w, "to_dict", None)
-    return _jsonable(to_dict()) if to_dict is not None else None
+def _window_dict(w: WindowSpec | None) -> dict[str, Any] | None:
+    return _jsonable(w.to_dict()) if w is not None else None
 
 
 def _jsonable(value: Any) -> Any:
@@ -289,7 +286,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def window_summary(w: object) -> dict[str, Any] | None:
+def window_summary(w: WindowSpec | None) -> dict[str, Any] | None:
     """A window payload as JSON (lineage and catalog views)."""
     return _window_dict(w)
 

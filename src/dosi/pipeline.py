@@ -73,7 +73,7 @@ def compile_query(
     rq, plan, dag = plan_dag(model, graph, query, dia, scan)
     tree = dia.finalize(dag_to_sql(model, dag, dia))
     try:
-        sql = tree.sql(dialect=dia.name, pretty=pretty)
+        sql = dia.render(tree, pretty)
     except Exception as exc:
         raise QueryError(
             "dialect_unsupported",
