@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from dosi.catalog_conformed import (
+    conformed_edge_row,
+    conformity_columns,
+    shared_by_owners,
+    shared_time_axis,
+)
 from dosi.errors import QueryError, closest
 from dosi.ext import WindowSpec
+from dosi.ir.conformed import conformity
 from dosi.ir.derive import EMPTY_CATALOG
+from dosi.ir.lod_catalog import lod_summary
+from dosi.ir.lod_field_catalog import lod_field_columns
 from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.param_catalog import metric_params, param_schema
 from dosi.plan.attribution import attribution_strategy, listed_attributable
@@ -59,6 +68,7 @@ class Catalog:
             # D-DERIVE metadata (DRV-META-01)
             **(m.derive.catalog() if m.derive is not None else EMPTY_CATALOG),
             "required_dimensions": required_dimensions(self.model, m),
+            **lod_summary(m),
         }
 
     def metrics(self) -> list[dict[str, Any]]:
@@ -91,15 +101,16 @@ class Catalog:
         grain (D-GRAIN), and for an offset window only those its shift lands on."""
         w = m.window
         needs_axis = bool(w is not None and w.needs_time_axis)
-        if m.time_axis is None and not needs_axis:
+        axis = m.time_axis or shared_time_axis(self.model, m)  # D-CONFORM CONF-06
+        if axis is None and not needs_axis:
             return []
         shift = w.shift if w is not None else None
         if shift is not None:
             grains = aligned_grains(shift.count, shift.granularity)
         else:
             grains = list(GRAINS)
-        if m.time_axis is not None:
-            native = self.model.field(m.time_axis).time_granularity
+        if axis is not None:
+            native = self.model.field(axis).time_granularity
             if native is not None:
                 grains = [g for g in grains if GRAINS.index(g) >= GRAINS.index(native)]
         return grains
@@ -110,9 +121,10 @@ class Catalog:
         groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         for m in metrics:
             grains = self._grains(m)
-            if m.time_axis is None or not grains:
+            axis = m.time_axis or shared_time_axis(self.model, m)  # D-CONFORM CONF-06
+            if axis is None or not grains:
                 continue
-            groups.setdefault((m.time_axis, tuple(grains)), []).append(m.name)
+            groups.setdefault((axis, tuple(grains)), []).append(m.name)
         out = []
         for (axis, grains), names in groups.items():
             f = self.model.field(axis)
@@ -166,8 +178,11 @@ class Catalog:
                 candidates=closest(name, self.model.datasets) or sorted(self.model.datasets),
             )
         rels = []
-        for r in self.model.relationships:
-            if r.from_dataset == name:
+        # D-CONFORM: conformed edges are listed too, as many_to_many pairings
+        for r in (*self.model.relationships, *conformity(self.model).edges):
+            if r.kind == "many_to_many" and name in (r.from_dataset, r.to_dataset):
+                rels.append(conformed_edge_row(r, name))
+            elif r.from_dataset == name:
                 rels.append(
                     {
                         "name": r.name,
@@ -204,6 +219,7 @@ class Catalog:
                     "datatype": f.datatype,
                     "expression": f.source_sql,
                     **({"time_format": f.time_format.format} if f.time_format else {}),
+                    **({"lod": f.lod.text} if f.lod is not None else {}),
                     "description": f.description,
                 }
                 for f in d.fields.values()
@@ -223,9 +239,12 @@ class Catalog:
         else:
             rank = {}
             datasets = list(self.model.datasets.values())
+        shared = shared_by_owners(self.model, self.graph, m) if metric is not None else None
         out = []
         for d in datasets:
             for f in d.fields.values():
+                if shared is not None and f.qualified not in shared:
+                    continue  # D-CONFORM: a cross-fact metric reads only what all facts share
                 is_dim, rule = self.model.dimension_roles.get((d.name, f.name), (True, "default"))
                 out.append(
                     {
@@ -241,7 +260,9 @@ class Catalog:
                         else None,
                         "datatype": f.datatype,
                         **time_format_columns(f),
+                        **lod_field_columns(f),  # D-LOD fixed fields
                         "description": f.description,
+                        **conformity_columns(self.model, f),  # D-CONFORM class, if paired
                     }
                 )
         out.sort(key=lambda x: (not x["is_dimension"], rank.get(x["dataset"], 0), x["name"]))

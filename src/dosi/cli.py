@@ -239,6 +239,14 @@ def _query_options(f: F) -> F:
             help="Row filter on fields, e.g. \"orders.status = 'completed'\"; "
             "repeated filters are ANDed.",
         ),
+        click.option(
+            "--context-filter",
+            "context_filter",
+            multiple=True,
+            metavar="SQL",
+            help="Context-layer row filter (D-LOD): feeds every fixed rollup and the window "
+            "population; repeated filters are ANDed.",
+        ),
         click.option("--start", metavar="DATE", help="Time range start (inclusive, YYYY-MM-DD)."),
         click.option("--end", metavar="DATE", help="Time range end (exclusive, YYYY-MM-DD)."),
         click.option(
@@ -299,6 +307,7 @@ def _query_from(kw: dict[str, Any]) -> str | dict[str, Any]:
             "limit",
             "param",
             "tagged_range",
+            "context_filter",
         )
     }
     return resolve_query(kw.pop("query_json"), kw.pop("query_file"), flags)
@@ -628,7 +637,15 @@ def list_(
         preferred = ["name", "is_time", "time_granularity", "grains", "datatype", "source"]
         if show_all:
             preferred.insert(1, "is_dimension")
-        optional = ["time_axis", "metrics", "time_format", "time_storage", "description"]
+        optional = [
+            "time_axis",
+            "metrics",
+            "time_format",
+            "time_storage",
+            "conformity_class",
+            "conformed_with",
+            "description",
+        ]
         _emit_rows(fmt, rows, _columns(rows, preferred, optional))
     else:
         if dataset_name is not None:

@@ -52,11 +52,11 @@ def test_unknown_query_keys_are_never_ignored(mini: Engine, key: str) -> None:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("context_filter", "orders.status = 'paid'")],
+    [],
 )
 def test_reserved_query_keys_are_refused_not_unknown(mini: Engine, key: str, value: Any) -> None:
-    """Issue 2: context_filter is reserved (known, not yet served); time_ranges and params are
-    served since issue 11 (tests/engine/test_params.py, test_time_ranges.py)."""
+    """Issue 2: no query key is reserved any more (time_ranges and params: issue 11;
+    context_filter: issue 13)."""
     err = query_error(mini, {"metrics": ["revenue"], key: value})
     assert err.code != "unknown_query_key"
     assert key in err.message

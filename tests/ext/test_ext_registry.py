@@ -49,12 +49,9 @@ def test_env_reg_04_silent_keys_are_exactly_measure_time_cardinality() -> None:
 
 
 def test_registry_implemented_flags() -> None:
-    """This engine implements eleven keys (D-FORMAT `time` since issue 12, derive and params
-    since issue 11); cardinality, lod are not yet."""
-    assert {k for k, i in REGISTRY.items() if not i.implemented} == {
-        "cardinality",
-        "lod",
-    }
+    """This engine implements every registered key (derive, params: issue 11; time,
+    cardinality: issue 12; lod: issue 13)."""
+    assert {k for k, i in REGISTRY.items() if not i.implemented} == set()
 
 
 def test_registry_implemented_flag_matches_payload_fields() -> None:

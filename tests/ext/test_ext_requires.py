@@ -63,8 +63,6 @@ def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value"),
     [
-        ("relationship", "cardinality", "many_to_many"),
-        ("field", "lod", {"expr": "fixed(active_days, sessions.user_id)"}),
     ],
 )
 def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
@@ -79,7 +77,7 @@ def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
 
 
 def test_env_req_02_required_key_absent_from_payload_still_errors_when_unimplemented() -> None:
-    res = read("relationship", {"requires": ["cardinality"]})
+    res = read("metric", {"requires": ["params"]})
     assert codes(res) == [(REQUIRED, "error")]
 
 
@@ -137,19 +135,6 @@ def test_env_req_04_silent_implemented_key_without_requires_warns(
     assert res.payload == MetricExt(measure_name="m")
 
 
-@pytest.mark.parametrize(
-    ("carrier", "key", "value"),
-    [("relationship", "cardinality", "many_to_many")],
-)
-def test_env_req_04_silent_unimplemented_key_warns_twice(
-    carrier: Any, key: str, value: Any
-) -> None:
-    """Unimplemented silent key, not required: not_implemented + requires_missing warnings."""
-    res = read(carrier, {key: value})
-    assert codes(res) == [(NOT_IMPL, "warning"), (MISSING, "warning")]
-    assert all(f"`{key}`" in d.message for d in res.diagnostics)
-
-
 @pytest.mark.parametrize("value", [None, {}, [], ""])
 def test_env_req_04_empty_silent_key_does_not_warn_requires_missing(value: Any) -> None:
     """Only a present, non-empty silent extension needs `requires`."""
@@ -171,7 +156,6 @@ def test_env_req_05_basic_mode_does_not_read_requires() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value", "fallback_word"),
     [
-        ("field", "lod", {"expr": "fixed(x)"}, "aggregate_field_dropped"),
     ],
 )
 def test_not_implemented_key_warns_with_impact_and_fallback(

@@ -136,6 +136,17 @@ class DeriveCompiler:
             )
         elif isinstance(decl, ComposeDerive):
             e = self.expand(name, None)
+            lod = [x for x in e.leaves if x in self.metrics and self.metrics[x].lod is not None]
+            if lod:  # D-LOD (LOD-REL-10): compiled by compiler/derive_lod.py when nested
+                raise self.error(
+                    name,
+                    "derive_expression_mismatch",
+                    f"compose metric `{name}` has the level-of-detail member `{lod[0]}`, so "
+                    "its expression must be the nested aggregate the expansion describes (e.g. "
+                    "SUM(orders.amount) / SUM(SUM(orders.amount)) for revenue / revenue_grand), "
+                    f"not `{m.source_sql}`",
+                    hint="write the LOD member's own nested aggregate in its place",
+                )
             if e.stage:
                 meta = replace(self.stage_meta(name, decl, e), written=_written(decl))
                 self.metrics[name] = replace(m, derive=meta)
@@ -179,6 +190,8 @@ class DeriveCompiler:
 
     def _expand(self, m: MetricIr, fill: float | int | None) -> _Exp:
         decl = m.derive_decl
+        if m.lod is not None:  # D-LOD: never its base's expression (LOD-REL-10)
+            return _Exp(None, [m.name], None, stage=True)
         if m.window is not None:
             if m.window_base is not None:
                 self.expand(m.window_base, None)  # cycles through a base
@@ -526,6 +539,14 @@ class DeriveCompiler:
                 f"`window.base` of `{name}` names the window metric `{bname}`: an inner window "
                 "has no stage of its own to land on",
                 hint=f"wrap `{bname}` in a compose metric and name that as the base",
+            )
+        if base.lod is not None:  # WIN-BASE-04 / LOD-NI-15
+            raise self.error(
+                name,
+                "not_implemented",
+                f"`window.base` of `{name}` names `{bname}`, a level-of-detail metric: a window "
+                "over a level of detail is not implemented",
+                hint="window the plain metric it is based on, and query the LOD metric apart",
             )
         decl = base.derive_decl
         if decl is not None and not isinstance(decl, FilterDerive | ComposeDerive):

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
+from dosi.compiler.conformed import relationship_kind
 from dosi.compiler.context import CompileContext
 from dosi.compiler.fields import physical_column
 from dosi.errors import closest
@@ -47,6 +48,7 @@ def compile_relationship(
     if not ok:
         return None
     join_type = getattr(rext, "join_type", None) or "left"
+    kind = relationship_kind(cx, rext, rpath, rline)  # D-CONFORM many_to_many
     return RelationshipIr(
         name=rel.name,
         from_dataset=rel.from_,
@@ -56,6 +58,7 @@ def compile_relationship(
         from_columns=tuple(rel.from_columns),
         to_columns=tuple(rel.to_columns),
         join_type=join_type,
+        kind=kind,  # type: ignore[arg-type]
     )
 
 

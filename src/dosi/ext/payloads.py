@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import DiagnosticSink, closest
+from dosi.ext.conform import CARDINALITIES, CARDINALITY_HINT, Cardinality, cardinality_value
 from dosi.ext.derive import read_derive
+from dosi.ext.derive_lod import LodSpec
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
+from dosi.ext.lod_field import FieldLodPayload, validate_field_lod
 from dosi.ext.params import MetricParams
 from dosi.ext.registry import Carrier
 from dosi.ext.time_format import TimeSpec, read_time
@@ -48,14 +51,17 @@ class FieldExt:
 
     time_granularity: Grain | None = None
     is_dimension: bool | None = None
+    lod: FieldLodPayload | None = None  # D-LOD fixed field (ext/lod_field.py)
     time: TimeSpec | None = None
 
 
 @dataclass(frozen=True)
 class RelationshipExt:
-    """Relationship carrier: D-JOIN `join_type` (None = the LEFT default)."""
+    """Relationship carrier: D-JOIN `join_type` (None = the LEFT default), D-CONFORM
+    `cardinality` (None = the many_to_one default)."""
 
     join_type: Literal["left", "inner"] | None = None
+    cardinality: Cardinality | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,8 @@ class MetricExt:
     measure_name: str | None = None
     window: WindowSpec | None = None
     params: MetricParams | None = None  # D-PARAM (read by dosi.ext.params)
+    lod: LodSpec | None = None  # D-DERIVE `lod` family (ext/derive_lod.py)
+    lod_invalid: bool = False  # a lod declaration whose grammar was reported invalid
     derive: Any = None  # D-DERIVE: the family's payload (ext/derive.py)
     window_base: str | None = None  # D-DERIVE M2 `window.base`
 
@@ -94,7 +102,9 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "window"): "window",
     ("metric", "params"): "params",
     ("field", "is_dimension"): "is_dimension",
+    ("field", "lod"): "lod",
     ("metric", "derive"): "derive",
+    ("relationship", "cardinality"): "cardinality",
     ("field", "time"): "time",
 }
 
@@ -142,6 +152,20 @@ def _join_type(ctx: _Ctx, value: Any) -> KeyResult:
         "join_type",
         f'must be "left" or "inner" (got {json_type(value)} {_show(value)})',
         'write "join_type": "inner" to drop unmatched many-side rows, or "left" (the default)',
+        cands,
+    )
+
+
+def _cardinality(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-CONFORM: `"many_to_one"` | `"many_to_many"` (CONF-01)."""
+    found = cardinality_value(value)
+    if found is not None:
+        return KeyResult(True, found)
+    cands = closest(value, CARDINALITIES) if isinstance(value, str) else []
+    return ctx.bad(
+        "cardinality",
+        f'must be "many_to_one" or "many_to_many" (got {json_type(value)} {_show(value)})',
+        CARDINALITY_HINT,
         cands,
     )
 
@@ -263,6 +287,10 @@ def _window(ctx: _Ctx, value: Any) -> KeyResult:
     return KeyResult(parsed.spec is not None, parsed.spec, parsed.features)
 
 
+def _lod(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-LOD on a field: see `lod_field.py`."""
+    parsed = validate_field_lod(value, ctx.path, ctx.sink)
+    return KeyResult(parsed is not None, parsed)
 def _derive(ctx: _Ctx, value: Any) -> KeyResult:
     """D-DERIVE: see `derive.py`."""
     ok, payload = read_derive(value, ctx.path, ctx.sink)
@@ -279,6 +307,8 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "measure": _measure,
     "is_dimension": _is_dimension,
     "window": _window,
+    "lod": _lod,
+    "cardinality": _cardinality,
     "time": _time,
 }
 

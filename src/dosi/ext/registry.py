@@ -181,7 +181,7 @@ _KEYS: tuple[KeyInfo, ...] = (
         "silent",
         "the edge is an ordinary many-to-one join: the facts are joined row by row and "
         "duplicate-sensitive aggregates fan out",
-        False,
+        True,
     ),
     KeyInfo(
         "lod",
@@ -191,7 +191,7 @@ _KEYS: tuple[KeyInfo, ...] = (
         "degraded",
         "the field is dropped (aggregate_field_dropped): its expression is a bare aggregate, so "
         "metrics and queries that reference it fail with unknown_field / unknown_column",
-        False,
+        True,
     ),
 )
 

@@ -97,7 +97,16 @@ def _query(query: Any, metrics: Any, *rest: Any) -> Any:
     """The query object, or one built from the query's keys given as tool arguments."""
     if query is not None or metrics is None:
         return query
-    keys = ("group_by", "where_sql", "time_range", "order_by", "limit", "params", "time_ranges")
+    keys = (
+        "group_by",
+        "where_sql",
+        "time_range",
+        "order_by",
+        "limit",
+        "params",
+        "time_ranges",
+        "context_filter",
+    )
     return _drop_none({"metrics": metrics, **dict(zip(keys, rest, strict=True))})
 
 
@@ -164,12 +173,22 @@ def build_server(
         limit: Any = None,
         params: Any = None,
         time_ranges: Any = None,
+        context_filter: Any = None,
     ) -> CallToolResult:
         """Run a metric query and answer rows, columns and outputs. Pass the query object as
         `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit",
-        "params", "time_ranges"}), or its keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
+        "params", "time_ranges", "context_filter"}), or its keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
         q = _query(
-            query, metrics, group_by, where_sql, time_range, order_by, limit, params, time_ranges
+            query,
+            metrics,
+            group_by,
+            where_sql,
+            time_range,
+            order_by,
+            limit,
+            params,
+            time_ranges,
+            context_filter,
         )
         return _guard(
             lambda: dict(
@@ -195,11 +214,21 @@ def build_server(
         limit: Any = None,
         params: Any = None,
         time_ranges: Any = None,
+        context_filter: Any = None,
     ) -> CallToolResult:
         """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
         snowflake, bigquery, ...)."""
         q = _query(
-            query, metrics, group_by, where_sql, time_range, order_by, limit, params, time_ranges
+            query,
+            metrics,
+            group_by,
+            where_sql,
+            time_range,
+            order_by,
+            limit,
+            params,
+            time_ranges,
+            context_filter,
         )
         return _guard(
             lambda: holder.current().compile(_required(q, "query"), _optional(dialect, "dialect"))
@@ -216,10 +245,20 @@ def build_server(
         limit: Any = None,
         params: Any = None,
         time_ranges: Any = None,
+        context_filter: Any = None,
     ) -> CallToolResult:
         """The logical plan of a metric query (as for `query`), with its outputs."""
         q = _query(
-            query, metrics, group_by, where_sql, time_range, order_by, limit, params, time_ranges
+            query,
+            metrics,
+            group_by,
+            where_sql,
+            time_range,
+            order_by,
+            limit,
+            params,
+            time_ranges,
+            context_filter,
         )
 
         def run() -> dict[str, Any]:

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlglot import exp
 
 from dosi.errors import Diagnostic
+from dosi.ir.lod_metric import LodMetric
 
 if TYPE_CHECKING:
     from dosi.ext import TimeFormat, WindowSpec
     from dosi.ext.params import MetricParams
     from dosi.ir.derive import DeriveIr
+    from dosi.ir.lod import LodFieldIr
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
@@ -39,6 +41,7 @@ class FieldIr:
     description: str | None = None
     label: str | None = None
     source_sql: str = ""
+    lod: LodFieldIr | None = None  # D-LOD fixed field (dosi.ir.lod)
     # D-FORMAT: the stored encoding (None: a native date/time, FMT-DEC-03)
     time_format: TimeFormat | None = None
 
@@ -76,6 +79,8 @@ class RelationshipIr:
     from_columns: tuple[str, ...]
     to_columns: tuple[str, ...]
     join_type: JoinType
+    # D-CONFORM: "many_to_many" pairs two facts (never joined; see dosi.ir.conformed)
+    kind: Literal["many_to_one", "many_to_many"] = "many_to_one"
 
 
 @dataclass(frozen=True)
@@ -116,12 +121,69 @@ class MetricIr:
 
     _pure_count: bool = False
     params: MetricParams | None = None  # D-PARAM declarations and slots (None: no params)
+    lod: LodMetric | None = None  # D-LOD: the derive `lod` family (ir/lod_metric.py)
     # D-DERIVE (dosi.compiler.derive): the declaration read from the payload, the metadata
     # it compiles to, the `window.base` metric, and the resolved expression the gate reads
     derive_decl: Any = None
     derive: DeriveIr | None = None
     window_base: str | None = None
     expr_tree: exp.Expression | None = None
+
+
+# D-CONFORM conformity classes (datus-extensions §3 D-CONFORM); the functions that read them
+# live in dosi.ir.conformed
+@dataclass(frozen=True)
+class ConformClass:
+    """One conformed dimension: its spellings, one per dataset, in declaration order."""
+
+    name: str  # the first-declared spelling, `dataset.column` (the class's label)
+    members: tuple[FieldIr, ...]
+
+    @property
+    def is_time(self) -> bool:
+        return any(m.is_time for m in self.members)
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        return tuple(m.qualified for m in self.members)
+
+    def member_on(self, dataset: str) -> FieldIr | None:
+        """This dimension as `dataset` spells it, or None when `dataset` is not paired."""
+        return next((m for m in self.members if m.dataset == dataset), None)
+
+
+@dataclass(frozen=True)
+class ConformedIr:
+    """Every conformed edge and the classes its column pairs form."""
+
+    edges: tuple[RelationshipIr, ...] = ()
+    classes: tuple[ConformClass, ...] = ()
+    _index: Mapping[tuple[str, str], ConformClass] = field(
+        init=False, repr=False, compare=False, default_factory=lambda: MappingProxyType({})
+    )
+
+    def __post_init__(self) -> None:
+        index = {(m.dataset, m.name): c for c in self.classes for m in c.members}
+        object.__setattr__(self, "_index", MappingProxyType(index))
+
+    def class_of(self, dataset: str, column: str) -> ConformClass | None:
+        """The class `dataset.column` belongs to, if it is a paired column."""
+        return self._index.get((dataset, column))
+
+    def paired(self, dataset: str) -> bool:
+        """`dataset` takes part in some conformed pairing."""
+        return any(e.from_dataset == dataset or e.to_dataset == dataset for e in self.edges)
+
+    def spelling(self, f: FieldIr, dataset: str) -> FieldIr | None:
+        """`f` as `dataset` spells it: `f` itself on its own dataset, else its class's member
+        on `dataset` (None when `f` is not paired with a column of `dataset`)."""
+        if f.dataset == dataset:
+            return f
+        cls = self.class_of(f.dataset, f.name)
+        return cls.member_on(dataset) if cls is not None else None
+
+    def edge(self, name: str) -> RelationshipIr | None:
+        return next((e for e in self.edges if e.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -148,6 +210,9 @@ class ModelIr:
     unavailable_metrics: Mapping[str, Diagnostic] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    # D-CONFORM: many_to_many edges and their classes (read via dosi.ir.conformed.conformity);
+    # `relationships` holds only the edges joins may walk
+    conformed: ConformedIr | None = None
 
     def __post_init__(self) -> None:
         for name in ("datasets", "metrics", "measures", "dimension_roles", "unavailable_metrics"):

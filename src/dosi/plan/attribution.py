@@ -81,6 +81,18 @@ def _linear(model: ModelIr, e: exp.Expression) -> bool:
 
 
 def attribution_strategy(model: ModelIr, m: MetricIr) -> Strategy:
+    if m.lod is not None:  # D-LOD not-yet table (LOD-NI-12): rejected up front
+        return Strategy(
+            "unsupported",
+            None,
+            {
+                "code": "level_of_detail",
+                "inputs": [m.name],
+                "message": f"metric `{m.name}` reads a level of detail ({m.lod.text}), whose "
+                "value is a function of each window's filter context; attribution compares "
+                "both windows in one statement, so it would have to compute it once per window",
+            },
+        )
     if m.derive is not None and m.derive.above_stage:
         # D-DERIVE stage tier (DRV-CMP-12): arithmetic over window outputs, or a window over
         # one; no materialized aggregate decomposes it

@@ -14,8 +14,10 @@ from sqlglot import exp
 from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.builder.stream import plan_stream
+from dosi.plan.conformed import ConformedSpellings
 from dosi.plan.encoded_time import branch_dim, time_filter
 from dosi.plan.joins import JoinGraph, join_order
+from dosi.plan.lod import lod_query_branch
 from dosi.plan.records import (
     Branch,
     BranchDim,
@@ -25,6 +27,7 @@ from dosi.plan.records import (
     QueryPlan,
     TimeFilter,
 )
+from dosi.plan.where_reach import where_context_error
 from dosi.query.encoded_time import check_bounds
 from dosi.query.resolve import ResolvedQuery
 
@@ -83,6 +86,7 @@ class Planner:
     def __init__(self, model: ModelIr, graph: JoinGraph) -> None:
         self.model = model
         self.graph = graph
+        self.conformed = ConformedSpellings(model, graph)  # D-CONFORM per-branch spellings
 
     def plan(self, rq: ResolvedQuery, extra_metrics: tuple[MetricIr, ...] = ()) -> QueryPlan:
         model = self.model
@@ -102,7 +106,7 @@ class Planner:
             srcs: list[tuple[str, tuple[str, str | None]]] = []
             for mname in m.measures:
                 meas = model.measures[mname]
-                root = self._root(m, meas, required)
+                root = self._root(m, meas, required, rq)
                 axis = (
                     time_field_for(model, self.graph, m, root, for_range=not rq.uses_metric_time)
                     if needs_axis
@@ -161,9 +165,11 @@ class Planner:
             out.extend(f.dataset for f in rq.where.fields)
         if rq.time_range is not None and rq.time_range.field is not None:
             out.append(rq.time_range.field.dataset)
+        if rq.context is not None:
+            out.extend(f.dataset for f in rq.context.fields)
         return list(dict.fromkeys(out))
 
-    def _root(self, m: MetricIr, meas: MeasureIr, required: list[str]) -> str:
+    def _root(self, m: MetricIr, meas: MeasureIr, required: list[str], rq: ResolvedQuery) -> str:
         """The fact dataset whose branch evaluates `meas`: its own dataset whenever that
         reaches every dataset the query needs (as the reference does: `COUNT(DISTINCT
         customer.id)` counts the customer table, buyers or not). A duplicate-insensitive
@@ -174,6 +180,8 @@ class Planner:
         (customers per store state through the sales; the reference picks the same)."""
         own = meas.dataset
         reach = self.graph.reachable
+        if self.conformed.active and all(self.conformed.reaches(own, f) for f in _named_fields(rq)):
+            return own  # D-CONFORM: every field read on `own` or in its paired spelling
         if meas.agg not in DUP_INSENSITIVE or all(reach(own, r) for r in required):
             return own
         # never the datasets of other metrics in the query: the answer must not depend on
@@ -192,17 +200,24 @@ class Planner:
             for d in model.measures[mname].datasets:
                 needed.setdefault(d, f"measure `{mname}`")
         dims: list[BranchDim] = []
+        spell = self.conformed
         for d in rq.dims:
-            f = d.field if d.field is not None else draft.axis
+            f = spell.field_in_branch(ds, d.field) if d.field is not None else draft.axis
             if f is None:  # pragma: no cover - needs_axis guarantees an axis
                 raise AssertionError("metric_time without an axis")
+            spell.check_grain(f, d.grain, d.spelling)  # CONF-08: each branch's floor
             needed.setdefault(f.dataset, f"group_by `{d.spelling}`")
             dims.append(branch_dim(d.output, f, d.grain, d.window))
         filters: list[exp.Expression] = []
-        if rq.where is not None:
-            for f in rq.where.fields:
+        where = spell.where_in_branch(ds, rq)  # CONF-05: either spelling in where_sql
+        if where is not None:
+            for f in where[1]:
                 needed.setdefault(f.dataset, f"where_sql field `{f.qualified}`")
-            filters.append(rq.where.expr)
+            filters.append(where[0])
+        if rq.context is not None:  # context_filter: a row filter of the view too
+            for f in rq.context.fields:
+                needed.setdefault(f.dataset, f"context_filter field `{f.qualified}`")
+            filters.append(rq.context.expr)
         scans = {rq.range_scans[m] for m in draft.metrics if m in rq.range_scans}
         for gate, gate_field in scans:  # time_ranges: the OR of the tags on this branch's axis
             needed.setdefault(gate_field.dataset, f"time_ranges on `{gate_field.qualified}`")
@@ -210,6 +225,8 @@ class Planner:
         time_filters: list[TimeFilter] = []
         if rq.time_range is not None:
             tf = rq.time_range.field or draft.axis
+            if tf is not None:
+                tf = spell.field_in_branch(ds, tf)  # CONF-05: time_range.dimension
             assert tf is not None  # time_field_for raised time_range_needs_dimension
             needed.setdefault(tf.dataset, f"time_range on `{tf.qualified}`")
             tr = rq.time_range.range
@@ -221,9 +238,13 @@ class Planner:
                 paths.append(self.graph.path(ds, target, why))
             except QueryError as err:
                 err.metrics = list(draft.metrics)
-                raise
+                if why.startswith("where_sql"):  # some other metric reads it: context
+                    ctx = where_context_error(model, rq, draft.metrics, spell.reaches)
+                    if ctx is not None:
+                        raise ctx from None
+                raise spell.unreachable(ds, err) from None
         joins = tuple(JoinStep(r) for r in join_order(paths))
-        return Branch(
+        branch = Branch(
             id=bid,
             dataset=ds,
             axis=draft.axis.qualified if draft.axis else None,
@@ -233,3 +254,14 @@ class Planner:
             filters=tuple(filters),
             time_filters=tuple(time_filters),
         )
+        return lod_query_branch(model, self.graph, branch, rq)  # D-LOD (plan/lod.py)
+
+
+def _named_fields(rq: ResolvedQuery) -> list[FieldIr]:
+    """Every field the query groups, filters or ranges by (metric_time excluded)."""
+    out = [d.field for d in rq.dims if d.field is not None]
+    if rq.where is not None:
+        out.extend(rq.where.fields)
+    if rq.time_range is not None and rq.time_range.field is not None:
+        out.append(rq.time_range.field)
+    return out

@@ -11,6 +11,7 @@ import datetime as dt
 from dataclasses import replace
 
 from dosi.errors import QueryError
+from dosi.ir.conformed import same_dimension
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
 from dosi.plan.derive_series import needs_series, series_metric, series_name
@@ -99,7 +100,8 @@ class _WindowPlanner:
         trim = None
         tr = rq.time_range
         on_axis = tr is not None and (
-            tr.field is None or (axis is not None and tr.field.qualified == axis)
+            tr.field is None
+            or (axis is not None and same_dimension(self.model, tr.field.qualified, axis))
         )
         branches = base.branches
         if tr is not None and on_axis and time_key is not None:
@@ -195,7 +197,9 @@ class _WindowPlanner:
                     candidates=times,
                     hint="declare time_dimension on the metric or its dataset (DATUS D-TIME)",
                 )
-            axes.setdefault(m.time_axis, []).append(m.name)
+            # D-CONFORM CONF-14: conformed spellings of one date are one axis
+            key = next((a for a in axes if same_dimension(self.model, a, m.time_axis)), None)
+            axes.setdefault(key or m.time_axis, []).append(m.name)
         if len(axes) > 1:
             raise QueryError(
                 "not_implemented",
@@ -235,13 +239,20 @@ class _WindowPlanner:
         fixed["group_by"] = [*items, f"{METRIC_TIME}:{(grains or ['day'])[0]}"]
         return fixed
 
-    @staticmethod
-    def _on_axis(d: ResolvedDim, axis: str | None) -> bool:
-        """A grained group-by item of the window axis (metric_time or the concrete field)."""
+    def _on_axis(self, d: ResolvedDim, axis: str | None) -> bool:
+        """A grained group-by item of the window axis (metric_time, the concrete field, or its
+        conformed spelling on a paired fact: D-CONFORM CONF-14)."""
         return (
             d.grain is not None
             and d.window is None
-            and (d.is_metric_time or (d.field is not None and d.field.qualified == axis))
+            and (
+                d.is_metric_time
+                or (
+                    d.field is not None
+                    and axis is not None
+                    and same_dimension(self.model, d.field.qualified, axis)
+                )
+            )
         )
 
     def _check_grains(self, grain: str | None) -> None:
@@ -299,7 +310,9 @@ class _WindowPlanner:
         if tr is None:
             return [], []
         axes = {m.time_axis for m in self.all_windows if m.time_axis is not None}
-        if tr.field is not None and tr.field.qualified not in axes:
+        if tr.field is not None and not any(
+            same_dimension(self.model, tr.field.qualified, a) for a in axes
+        ):
             return [], []
         start: list[str] = []
         end: list[str] = []

@@ -33,8 +33,9 @@ QUERY_KEYS = (
     "limit",
     "params",
     "time_ranges",
+    "context_filter",
 )
-RESERVED_KEYS = ("context_filter",)
+RESERVED_KEYS: tuple[str, ...] = ()
 
 #: The largest row limit (a signed 64-bit LIMIT on every dialect).
 MAX_LIMIT = 2**63 - 1
@@ -73,6 +74,8 @@ class Query:
     # D-PARAM bindings: (name, scalar or tuple of scalars), in the caller's order
     params: tuple[tuple[str, Any], ...] = ()
     time_ranges: tuple[TaggedRange, ...] = ()  # tagged ranges (CORE-Q-11)
+    # D-LOD filter placement: the context layer, feeding every rollup (datus-extensions §3)
+    context_filter: str | None = None
 
 
 def _bad(code: str, message: str, **kw: Any) -> QueryError:
@@ -132,6 +135,9 @@ def parse_query(raw: Any) -> Query:
         raise _bad("invalid_query", "`where_sql` must be a SQL predicate string")
     if isinstance(where, str) and not where.strip():
         where = None
+    context = data.get("context_filter")
+    if context is not None and not isinstance(context, str):
+        raise _bad("invalid_query", "`context_filter` must be a SQL predicate string")
     query = Query(
         metrics=tuple(dict.fromkeys(metrics)),
         group_by=group_by,
@@ -141,6 +147,7 @@ def parse_query(raw: Any) -> Query:
         limit=_limit(data.get("limit")),
         params=parse_params(data.get("params")),
         time_ranges=parse_time_ranges(data.get("time_ranges"), parse_when),
+        context_filter=context,
     )
     if query.time_ranges and query.time_range is not None:
         raise _bad(
@@ -351,6 +358,8 @@ def query_to_dict(q: Query) -> dict[str, Any]:
         out["group_by"] = [g.spelling for g in q.group_by]
     if q.where_sql:
         out["where_sql"] = q.where_sql
+    if q.context_filter is not None:
+        out["context_filter"] = q.context_filter
     if q.time_range:
         tr: dict[str, Any] = {}
         if q.time_range.start is not None:

@@ -18,6 +18,7 @@ from dosi.ir.model import ModelIr
 from dosi.plan.calendar import trunc_when
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
 from dosi.sql.dialects import Dialect
+from dosi.sql.lod import lod_grouped
 from dosi.sql.stream import stream_grouped, stream_window_start
 from dosi.sql.util import aliased, and_all, clone, col, cte_name, join, number, table, table_aliased
 
@@ -183,6 +184,8 @@ class Renderer:
         1) or "stream" (streaming windows: dosi.sql.stream)."""
         if mode == "stream":
             return stream_grouped(self, b, columns)
+        if mode == "lod":  # D-LOD fixed fields (dosi.sql.lod)
+            return lod_grouped(self, b, columns)
         if mode == "pre_aggregate":
             return self._rolled_up(b, columns)
         sel = exp.Select()

@@ -26,6 +26,8 @@ from dosi.plan.nodes import (
     DeriveCompute,
     FilterResult,
     Join,
+    LodBroadcast,
+    LodRollup,
     Merge,
     OrderLimit,
     PreAggregate,
@@ -34,8 +36,10 @@ from dosi.plan.nodes import (
     Trim,
     Window,
 )
-from dosi.plan.records import Branch, JoinStep, QueryPlan
+from dosi.plan.nodes.lod_metric import LodAttach, LodInclude
+from dosi.plan.records import Branch, JoinStep, LodShape, QueryPlan
 from dosi.sql.dialects import Dialect
+from dosi.sql.lod_metric import attach_sql, include_sql
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, cte_name, table
 from dosi.sql.windows import BASE, WIN, render_window, trim_predicates
@@ -47,7 +51,8 @@ class _Source:
 
     scan: Scan
     joins: tuple[JoinStep, ...] = ()
-    mode: str = "plain"  # "plain" | "pre_aggregate" | "stream"
+    mode: str = "plain"  # "plain" | "pre_aggregate" | "stream" | "lod"
+    lod: LodShape | None = None  # D-LOD: the rollups and shape (dosi.sql.lod)
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,13 @@ class ToSql:
     def visit_stream_bucket(self, node: StreamBucket) -> _Source:
         return replace(node.parent.accept(self), mode="stream")
 
+    def visit_lod_rollup(self, node: LodRollup) -> _Source:
+        """Two-stage: the view reads only this rollup, its dimension filters on the output."""
+        return _Source(Scan(node.spec.dataset, node.output_filters), mode="lod", lod=node.shape)
+
+    def visit_lod_broadcast(self, node: LodBroadcast) -> _Source:
+        return replace(node.parent.accept(self), mode="lod", lod=node.shape)
+
     def visit_aggregate(self, node: Aggregate) -> _Grouped:
         src: _Source = node.parent.accept(self)
         branch = Branch(
@@ -108,6 +120,7 @@ class ToSql:
             measures=node.measures,
             filters=src.scan.filters,
             time_filters=src.scan.time_filters,
+            lod=src.lod,
         )
         return _Grouped(branch, src.mode)
 
@@ -135,6 +148,15 @@ class ToSql:
         ctes = [(g.branch.id, self.r.branch_cte(g.branch, g.mode)) for g in m.inputs]
         keyed = m.node.strategy == "union_keys"
         return self.r.merged(m.node.dims, ctes, node.metrics, keyed, taken=node.passed)
+
+    def visit_lod_attach(self, node: LodAttach) -> exp.Select:
+        """D-LOD exclude / fixed: side values attached to the view rows."""
+        return attach_sql(node, node.view.accept(self), [s.node.accept(self) for s in node.sides])
+
+    def visit_lod_include(self, node: LodInclude) -> exp.Select:
+        """D-LOD include: the finer rows folded per view row."""
+        beside = node.beside.accept(self) if node.beside is not None else None
+        return include_sql(self.r, node, node.inner.accept(self), beside)
 
     def visit_window(self, node: Window) -> _Windowed | _Rows:
         below = node.parent.accept(self)
