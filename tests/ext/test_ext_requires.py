@@ -76,9 +76,10 @@ def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
     assert "does not implement" in res.diagnostics[0].message
 
 
-def test_env_req_02_required_key_absent_from_payload_still_errors_when_unimplemented() -> None:
+def test_env_req_02_required_implemented_key_absent_from_payload_is_fine() -> None:
+    """Every registered key is implemented since issue 11 (params): requiring one is no error."""
     res = read("metric", {"requires": ["params"]})
-    assert codes(res) == [(REQUIRED, "error")]
+    assert codes(res) == []
 
 
 @pytest.mark.parametrize(
