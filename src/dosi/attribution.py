@@ -24,6 +24,7 @@ from dosi.ir.model import MetricIr, ModelIr
 from dosi.pipeline import plan_tree
 from dosi.plan.attribution import Strategy, attribution_strategy
 from dosi.plan.joins import JoinGraph
+from dosi.query.attribution_params import attribution_params, bind_attribution_params
 from dosi.query.request import request_object, shape_error
 from dosi.query.spec import TimeRange, parse_query, parse_time_range
 from dosi.sql.dialects import get_dialect
@@ -44,6 +45,7 @@ class AttributionRequest:
     top_n: int
     raw_current: dict[str, Any]
     raw_baseline: dict[str, Any]
+    params: tuple[tuple[str, Any], ...] = ()  # D-PARAM: one value per param (PARAM-ATTR-01)
 
 
 @dataclass
@@ -54,6 +56,7 @@ class AttributionPlan:
     warnings: list[dict[str, Any]]
     sql: str | None  # None: nothing to run (unsupported)
     metric: MetricIr
+    params: dict[str, Any] | None = None  # the resolved binding (comparison_metadata.params)
 
 
 def _shape(message: str) -> QueryShapeError:
@@ -88,13 +91,7 @@ def parse_request(raw: Any) -> AttributionRequest:
     where = raw.get("where_sql")
     if where is not None and not isinstance(where, str):
         raise _shape("`where_sql` must be a SQL predicate string")
-    params = raw.get("params")
-    if params:
-        raise QueryError(
-            "unknown_metric_param",
-            "this engine declares no metric params, so attribution binds none",
-            hint="drop `params`",
-        )
+    params = attribution_params(raw)
     top_n = raw.get("top_n", 10)
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise _shape("`top_n` must be a positive integer")
@@ -107,6 +104,7 @@ def parse_request(raw: Any) -> AttributionRequest:
         top_n,
         dict(raw["current"]),
         dict(raw["baseline"]),
+        params,
     )
 
 
@@ -180,8 +178,9 @@ def plan_attribution(
             hint='name it in both windows: "current": {"start": ..., "end": ..., '
             '"dimension": "dataset.field"}',
         )
+    model, m, binding = bind_attribution_params(model, m, req.params)
     strategy = attribution_strategy(model, m)
-    plan = AttributionPlan(req, strategy, [], [], None, m)
+    plan = AttributionPlan(req, strategy, [], [], None, m, binding)
     if not strategy.attributable:
         return plan
     shadow, names = _shadow(model, m, strategy)
@@ -307,7 +306,7 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
         "current_days": _days(req.current),
         "equal_length_windows": _days(req.baseline) == _days(req.current),
         "queries_executed": 0 if table is None else 1,
-        "params": {},
+        "params": dict(plan.params or {}),
     }
     out: dict[str, Any] = {
         "metric": req.metric,

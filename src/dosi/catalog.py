@@ -17,6 +17,7 @@ from dosi.ir.derive import EMPTY_CATALOG
 from dosi.ir.lod_catalog import lod_summary
 from dosi.ir.lod_field_catalog import lod_field_columns
 from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
+from dosi.param_catalog import metric_params, param_schema
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
 from dosi.plan.windows import aligned_grains
@@ -61,7 +62,7 @@ class Catalog:
             "description": m.description,
             "window_family": w.family if w is not None else None,
             "window_function": _window_function(w),
-            "params": [],
+            "params": metric_params(self.model, m),
             "attributable": listed_attributable(m, strategy),
             "attribution_strategy": strategy.name,
             # D-DERIVE metadata (DRV-META-01)
@@ -82,6 +83,7 @@ class Catalog:
         grains = self._grains(m)
         out.update(
             {
+                "param_schema": param_schema(self.model, m),
                 "expr": m.source_sql,
                 "datatype": m.datatype,
                 "fill_nulls_with": m.fill_nulls_with,

@@ -256,6 +256,23 @@ def _query_options(f: F) -> F:
             help="Time axis --start/--end filter (e.g. metric_time, the default).",
         ),
         click.option(
+            "--param",
+            "-p",
+            "param",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="Bind a metric parameter (D-PARAM): n=6, r=east, n=[3,6,12]; a repeated "
+            "name binds a list (one column per value).",
+        ),
+        click.option(
+            "--tagged-range",
+            "tagged_range",
+            multiple=True,
+            metavar="TAG=START..END",
+            help="A tagged time range (time_ranges): h1=2024-01-01..2024-07-01 gives "
+            "<metric>__h1 columns; repeatable; either bound may be empty.",
+        ),
+        click.option(
             "--order-by",
             "order_by",
             multiple=True,
@@ -288,6 +305,8 @@ def _query_from(kw: dict[str, Any]) -> str | dict[str, Any]:
             "time_dimension",
             "order_by",
             "limit",
+            "param",
+            "tagged_range",
             "context_filter",
         )
     }

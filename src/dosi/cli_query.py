@@ -8,6 +8,7 @@ Flag-built queries produce exactly the JSON a caller would write, so
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from collections.abc import Iterable, Sequence
@@ -79,6 +80,8 @@ def flags_query(
     time_dimension: str | None,
     order_by: Sequence[str],
     limit: int | None,
+    param: Sequence[str] = (),
+    tagged_range: Sequence[str] = (),
     context_filter: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The JSON query the flags describe (keys only when given)."""
@@ -125,7 +128,54 @@ def flags_query(
         query["order_by"] = orders
     if limit is not None:
         query["limit"] = limit
+    if param:
+        query["params"] = param_flags(param)
+    if tagged_range:
+        query["time_ranges"] = [tagged_range_flag(t) for t in tagged_range]
     return query
+
+
+def param_flags(items: Sequence[str]) -> dict[str, Any]:
+    """`--param n=6 --param n=12 --param r=east` -> {"n": [6, 12], "r": "east"}: a value is
+    JSON when it parses as JSON, else a string; a repeated name binds a list."""
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise CliError(
+                "invalid_query",
+                f"--param `{item}` is not NAME=VALUE",
+                hint="e.g. --param n=6, --param region=east or --param n=[3,6,12]",
+            )
+        try:
+            value: Any = json.loads(text)
+        except ValueError:
+            value = text
+        if name in out:
+            prev = out[name] if isinstance(out[name], list) else [out[name]]
+            value = [*prev, *(value if isinstance(value, list) else [value])]
+        out[name] = value
+    return out
+
+
+def tagged_range_flag(item: str) -> dict[str, Any]:
+    """`h1=2024-01-01..2024-07-01` -> {"tag": "h1", "start": ..., "end": ...}."""
+    tag, sep, span = item.partition("=")
+    start, dots, end = span.partition("..")
+    if not sep or not dots or not tag.strip():
+        raise CliError(
+            "invalid_query",
+            f"--tagged-range `{item}` is not TAG=START..END",
+            hint="e.g. --tagged-range h1=2024-01-01..2024-07-01 (end exclusive; a bound may be "
+            "empty: h2=2024-07-01..)",
+        )
+    out: dict[str, Any] = {"tag": tag.strip()}
+    if start.strip():
+        out["start"] = start.strip()
+    if end.strip():
+        out["end"] = end.strip()
+    return out
 
 
 def read_query_file(path: str) -> str:

@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -153,6 +154,9 @@ def emit_result(
         echo_json(dict(result))
     else:
         click.echo(_text(fmt, result, scales or {}), nl=False)
+        if fmt == "table":
+            for line in token_legend(result.get("outputs") or []):
+                click.echo(line)
     if output is not None:
         click.echo(f"wrote {result['row_count']} rows to {output}", err=True)
     if chart is not None:
@@ -172,6 +176,24 @@ def emit_result(
             click.echo(line, err=to_err)
     if fmt in ("table", "csv"):
         print_warnings(result.get("warnings") or [])
+
+
+def token_legend(outputs: list[dict[str, Any]]) -> list[str]:
+    """PARAM-TOK-07: a legend line per column whose suffix is an opaque token (`_h<hex>`), with
+    the original values it stands for."""
+    lines = []
+    for o in outputs:
+        params = o.get("params") or {}
+        column = o.get("column", "")
+        opaque = [
+            f"{k}={v}"
+            for k, v in params.items()
+            if isinstance(v, str)
+            and re.search(rf"__{re.escape(k)}_h[0-9a-f]{{8,16}}(__|$)", column)
+        ]
+        if opaque:
+            lines.append(f"legend: {column} = {', '.join(opaque)}")
+    return lines
 
 
 # -- commands -----------------------------------------------------------------------------------

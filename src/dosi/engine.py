@@ -446,14 +446,17 @@ def _temporal_types(c: CompiledQuery) -> dict[str, pa.DataType]:
 
 
 def _with_metadata(table: pa.Table, c: CompiledQuery) -> pa.Table:
-    """Arrow field metadata names the metric behind each metric column (dosi.metric)."""
-    metrics = {m.name for m in c.resolved.metrics}
+    """Arrow field metadata names the metric and the resolved params behind each metric column
+    (dosi.metric, dosi.params: CORE-Q-16, SURF-ARROW-01)."""
+    outputs = {o["column"]: o for o in c.outputs()}
     fields = []
     for f in table.schema:
-        if f.name in metrics:
-            f = f.with_metadata({"dosi.metric": f.name, "dosi.params": "{}"})
+        o = outputs.get(f.name)
+        if o is not None:
+            params = json.dumps(o.get("params") or {}, sort_keys=False, ensure_ascii=False)
+            f = f.with_metadata({"dosi.metric": o["metric"], "dosi.params": params})
         fields.append(f)
-    if not metrics:
+    if not outputs:
         return table
     # only field metadata changes: relabel the same column buffers (no cast, no copy)
     return pa.Table.from_arrays(table.columns, schema=pa.schema(fields))

@@ -8,7 +8,7 @@ from typing import Any
 from sqlglot import exp
 
 from dosi.errors import Diagnostic, QueryError
-from dosi.ir.model import ModelIr
+from dosi.ir.model import FieldIr, ModelIr
 from dosi.plan.builder.dag import build_dag
 from dosi.plan.gates import check_window_gates
 from dosi.plan.joins import JoinGraph
@@ -18,8 +18,16 @@ from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
 from dosi.plan.windows import plan_windows
 from dosi.query.derive_checks import check_conformed
+from dosi.query.params import OutputColumn, expand_params
 from dosi.query.resolve import ResolvedQuery, resolve_query
 from dosi.query.spec import Query, parse_query
+from dosi.query.time_ranges import (
+    RangePredicates,
+    RangeScan,
+    When,
+    expand_time_ranges,
+    restrict_to_ranges,
+)
 from dosi.sql.dialects import Dialect, get_dialect
 from dosi.sql.to_sql import dag_to_sql
 
@@ -33,8 +41,12 @@ class CompiledQuery:
     dialect: Dialect
     sql: str
     warnings: tuple[Diagnostic, ...]
+    columns: tuple[OutputColumn, ...] = ()  # D-PARAM / time_ranges: column -> metric, params
 
     def outputs(self) -> list[dict[str, Any]]:
+        """One entry per metric column: its metric and resolved params (CORE-Q-16)."""
+        if self.columns:
+            return [c.to_dict() for c in self.columns]
         return [{"column": m.name, "metric": m.name} for m in self.resolved.metrics]
 
     def requested_columns(self) -> list[dict[str, Any]]:
@@ -57,7 +69,9 @@ def compile_query(
             err.candidates = list(model.metrics)
         raise
     dia = get_dialect(dialect)
-    rq, plan, dag = plan_dag(model, graph, query, dia)
+    expanded, scan = expand_time_ranges(expand_params(model, query), _range_predicates(dia))
+    model, query = expanded.model, expanded.query
+    rq, plan, dag = plan_dag(model, graph, query, dia, scan)
     tree = dia.finalize(dag_to_sql(model, dag, dia))
     try:
         sql = dia.render(tree, pretty)
@@ -67,7 +81,7 @@ def compile_query(
             f"the plan cannot be rendered for {dia.name}: {exc}",
             hint="compile for another dialect",
         ) from None
-    return CompiledQuery(query, rq, plan, dag, dia, sql, ())
+    return CompiledQuery(query, rq, plan, dag, dia, sql, (), expanded.outputs)
 
 
 def plan_tree(
@@ -79,10 +93,12 @@ def plan_tree(
 
 
 def plan_dag(
-    model: ModelIr, graph: JoinGraph, query: Query, dia: Dialect
+    model: ModelIr, graph: JoinGraph, query: Query, dia: Dialect, scan: RangeScan | None = None
 ) -> tuple[ResolvedQuery, QueryPlan, OrderLimit]:
     """Resolve and plan one parsed query: the plan records and the node tree built on them."""
     rq = resolve_query(model, query)
+    if scan is not None:
+        restrict_to_ranges(rq, scan)
     check_window_gates(rq, dia)
     check_conformed(rq)
     if reads_lod(rq):  # D-LOD metrics: include / attach stages (plan/lod_metric_plan.py)
@@ -90,3 +106,20 @@ def plan_dag(
         return rq, plan, root
     plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
     return rq, plan, build_dag(model, plan, dia)
+
+
+def _range_predicates(dia: Dialect) -> RangePredicates:
+    """A tagged range's gate on a time field, as the dialect renders a time_range filter."""
+
+    def predicates(f: FieldIr, start: When | None, end: When | None) -> list[exp.Expression]:
+        operand = dia.time_operand(f.expr, f.datatype)
+        preds: list[exp.Expression] = []
+        if start is not None:
+            low = dia.time_literal(start, f.datatype)
+            preds.append(exp.GTE(this=operand.copy(), expression=low))
+        if end is not None:
+            high = dia.time_literal(end, f.datatype)
+            preds.append(exp.LT(this=operand.copy(), expression=high))
+        return preds
+
+    return predicates

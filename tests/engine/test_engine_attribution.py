@@ -205,6 +205,7 @@ def test_listed_attributable_flags(shop: Any) -> None:
         "line_revenue",
         "order_line_count",
         "revenue_rolling_3m",  # frame / rank / value windows
+        "revenue_moving_avg",  # a rolling frame whose width is a D-PARAM
         "revenue_ytd",
         "revenue_running",
         "revenue_rank",

@@ -52,11 +52,11 @@ def test_unknown_query_keys_are_never_ignored(mini: Engine, key: str) -> None:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("time_ranges", []), ("params", {"n": 1})],
+    [],
 )
 def test_reserved_query_keys_are_refused_not_unknown(mini: Engine, key: str, value: Any) -> None:
-    """Issue 2: time_ranges / params are reserved (known, not yet served); context_filter is
-    served since issue 13 (tests/extensions/test_lod_fields.py)."""
+    """Issue 2: no query key is reserved any more (time_ranges and params: issue 11;
+    context_filter: issue 13)."""
     err = query_error(mini, {"metrics": ["revenue"], key: value})
     assert err.code != "unknown_query_key"
     assert key in err.message

@@ -49,11 +49,9 @@ def test_env_reg_04_silent_keys_are_exactly_measure_time_cardinality() -> None:
 
 
 def test_registry_implemented_flags() -> None:
-    """This engine implements twelve keys (derive: issue 11; time, cardinality: issue 12; lod:
-    issue 13); params is not yet."""
-    assert {k for k, i in REGISTRY.items() if not i.implemented} == {
-        "params",
-    }
+    """This engine implements every registered key (derive, params: issue 11; time,
+    cardinality: issue 12; lod: issue 13)."""
+    assert {k for k, i in REGISTRY.items() if not i.implemented} == set()
 
 
 def test_registry_implemented_flag_matches_payload_fields() -> None:

@@ -63,7 +63,6 @@ def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value"),
     [
-        ("metric", "params", [{"name": "n", "type": "int", "default": 3}]),
     ],
 )
 def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
@@ -77,9 +76,10 @@ def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
     assert "does not implement" in res.diagnostics[0].message
 
 
-def test_env_req_02_required_key_absent_from_payload_still_errors_when_unimplemented() -> None:
+def test_env_req_02_required_implemented_key_absent_from_payload_is_fine() -> None:
+    """Every registered key is implemented since issue 11 (params): requiring one is no error."""
     res = read("metric", {"requires": ["params"]})
-    assert codes(res) == [(REQUIRED, "error")]
+    assert codes(res) == []
 
 
 @pytest.mark.parametrize(
@@ -157,7 +157,6 @@ def test_env_req_05_basic_mode_does_not_read_requires() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value", "fallback_word"),
     [
-        ("metric", "params", [], "parameters"),
     ],
 )
 def test_not_implemented_key_warns_with_impact_and_fallback(

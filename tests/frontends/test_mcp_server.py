@@ -63,7 +63,8 @@ async def _exercise(client: Client, engine: Engine, db: Path) -> None:
     assert (await ok("list_metrics", {}))["metrics"] == engine.metrics()
     described = await ok("describe_metric", {"name": "revenue"})
     assert described["param_schema"]["type"] == "object"
-    assert {k: v for k, v in described.items() if k != "param_schema"} == engine.metric("revenue")
+    plain = {k: v for k, v in engine.metric("revenue").items() if k != "param_schema"}
+    assert {k: v for k, v in described.items() if k != "param_schema"} == plain
     dims = (await ok("list_dimensions", {"metric": "revenue"}))["dimensions"]
     assert dims == engine.dimensions("revenue")
     assert any(d["is_dimension"] is False and d["source"] for d in dims)

@@ -62,7 +62,7 @@ def test_catalog_endpoints_match_the_python_api(server: Server, engine: Engine) 
             "revenue"
         )
         caps = c.get("/v1/capabilities").json()
-    assert caps["datus_ext_version"] == caps["version"] and caps["params"] is False
+    assert caps["datus_ext_version"] == caps["version"] and caps["params"] is True
     assert caps["history"] and caps["impacts"]
     names = [m["name"] for m in engine.metrics()]
     assert names and all("attributable" in m for m in engine.metrics())

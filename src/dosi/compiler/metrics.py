@@ -18,6 +18,7 @@ from dosi.compiler.fields import pick_expression
 from dosi.compiler.measures import infer_kind
 from dosi.compiler.metric_columns import note_measured_fields, resolve_metric_columns
 from dosi.compiler.metric_measures import split_measures
+from dosi.compiler.metric_params import check_no_bind_markers
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.sqlparse import (
     OSI_READERS,
@@ -42,6 +43,8 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     assert isinstance(mext, ext.MetricExt)
     dialect, text = pick_expression(m.expression)
     site = Site(mpath, mline)
+    if not check_no_bind_markers(cx.sink, m.name, text, mpath, mline):
+        return None
     if mext.lod is not None:  # D-LOD: compiled once every other metric is (derive_lod.py)
         scope.lod_pending.append((m, mext.lod, site))
         return None
@@ -99,6 +102,7 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
         datatype=m.datatype,
         source_sql=text,
         _pure_count=pure_count,
+        params=mext.params,
         derive_decl=mext.derive,
         window_base=mext.window_base,
         expr_tree=resolved,

@@ -21,6 +21,7 @@ from dosi.ext.derive_lod import LodSpec
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
 from dosi.ext.lod_field import FieldLodPayload, validate_field_lod
+from dosi.ext.params import MetricParams
 from dosi.ext.registry import Carrier
 from dosi.ext.time_format import TimeSpec, read_time
 from dosi.ext.window import GRAINS, Grain, WindowSpec
@@ -72,6 +73,7 @@ class MetricExt:
     dataset: str | None = None
     measure_name: str | None = None
     window: WindowSpec | None = None
+    params: MetricParams | None = None  # D-PARAM (read by dosi.ext.params)
     lod: LodSpec | None = None  # D-DERIVE `lod` family (ext/derive_lod.py)
     lod_invalid: bool = False  # a lod declaration whose grammar was reported invalid
     derive: Any = None  # D-DERIVE: the family's payload (ext/derive.py)
@@ -98,6 +100,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "dataset"): "dataset",
     ("metric", "measure"): "measure_name",
     ("metric", "window"): "window",
+    ("metric", "params"): "params",
     ("field", "is_dimension"): "is_dimension",
     ("field", "lod"): "lod",
     ("metric", "derive"): "derive",

@@ -21,8 +21,11 @@ from dosi.errors import Diagnostic, DiagnosticSink
 from dosi.ext.derive import read_window_base
 from dosi.ext.derive_lod import is_lod_derive, lod_shape_ok, read_lod_derive
 from dosi.ext.envelope import Entry, PayloadDecodeError, datus_entries, decode_entry
+from dosi.ext.param_names import warn_opaque
+from dosi.ext.params import MetricParams, read_params
 from dosi.ext.payloads import (
     PAYLOAD_FIELDS,
+    KeyResult,
     Payload,
     build_payload,
     default_payload,
@@ -159,6 +162,12 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
 
     values: dict[str, Any] = {}
     newer: list[tuple[str, str]] = []
+    params: MetricParams | None = None
+    if carrier == "metric" and obj.get("params") is not None:
+        # D-PARAM: slots take their defaults before `window` is validated (PARAM-INST-01)
+        obj, params = read_params(obj, path, sink)
+        if params is not None:
+            warn_opaque(params, path, sink)
     for key in keys:
         value = obj[key]
         info = REGISTRY.get(key)
@@ -184,7 +193,10 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
             continue
         if value is None and key not in _NULL_IS_INVALID:
             continue  # null ≡ absent
-        result = validate_key(carrier, key, value, path, sink)
+        if key == "params":  # read above, with the window slots it fills
+            result = KeyResult(params is not None, params)
+        else:
+            result = validate_key(carrier, key, value, path, sink)
         if info.requires_needed and _non_empty(value) and not required:
             _warn_requires_missing(info, sink, path)
         if not result.ok:

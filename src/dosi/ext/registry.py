@@ -151,7 +151,7 @@ _KEYS: tuple[KeyInfo, ...] = (
         "degraded",
         "no parameters: every slot is its declared literal and query-time params are "
         "unknown_metric_param",
-        False,
+        True,
     ),
     KeyInfo(
         "time",

@@ -109,7 +109,7 @@ def engine_capabilities() -> dict[str, Any]:
         "version": DATUS_EXT_VERSION,
         "modes": ["datus", "basic"],
         "impacts": dict(IMPACTS),
-        "params": False,
+        "params": True,
         "endpoints": list(ENDPOINTS),
         "result_formats": list(RESULT_FORMATS),
         **capabilities(),

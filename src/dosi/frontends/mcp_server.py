@@ -97,7 +97,16 @@ def _query(query: Any, metrics: Any, *rest: Any) -> Any:
     """The query object, or one built from the query's keys given as tool arguments."""
     if query is not None or metrics is None:
         return query
-    keys = ("group_by", "where_sql", "time_range", "order_by", "limit", "context_filter")
+    keys = (
+        "group_by",
+        "where_sql",
+        "time_range",
+        "order_by",
+        "limit",
+        "params",
+        "time_ranges",
+        "context_filter",
+    )
     return _drop_none({"metrics": metrics, **dict(zip(keys, rest, strict=True))})
 
 
@@ -140,7 +149,8 @@ def build_server(
             m = holder.current().metric(
                 _required(name if name is not None else metric, "name", str)
             )
-            m["param_schema"] = param_schema(m)
+            if m.get("param_schema") is None:  # no params: the schema of an empty map
+                m["param_schema"] = param_schema(m)
             return m
 
         return _guard(run)
@@ -161,13 +171,25 @@ def build_server(
         time_range: Any = None,
         order_by: Any = None,
         limit: Any = None,
+        params: Any = None,
+        time_ranges: Any = None,
         context_filter: Any = None,
     ) -> CallToolResult:
         """Run a metric query and answer rows, columns and outputs. Pass the query object as
-        `query` ({"metrics", "group_by", "where_sql", "context_filter", "time_range", "order_by",
-        "limit"}), or
-        its keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
-        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit, context_filter)
+        `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit",
+        "params", "time_ranges", "context_filter"}), or its keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
+        q = _query(
+            query,
+            metrics,
+            group_by,
+            where_sql,
+            time_range,
+            order_by,
+            limit,
+            params,
+            time_ranges,
+            context_filter,
+        )
         return _guard(
             lambda: dict(
                 _leased(
@@ -190,11 +212,24 @@ def build_server(
         time_range: Any = None,
         order_by: Any = None,
         limit: Any = None,
+        params: Any = None,
+        time_ranges: Any = None,
         context_filter: Any = None,
     ) -> CallToolResult:
         """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
         snowflake, bigquery, ...)."""
-        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit, context_filter)
+        q = _query(
+            query,
+            metrics,
+            group_by,
+            where_sql,
+            time_range,
+            order_by,
+            limit,
+            params,
+            time_ranges,
+            context_filter,
+        )
         return _guard(
             lambda: holder.current().compile(_required(q, "query"), _optional(dialect, "dialect"))
         )
@@ -208,10 +243,23 @@ def build_server(
         time_range: Any = None,
         order_by: Any = None,
         limit: Any = None,
+        params: Any = None,
+        time_ranges: Any = None,
         context_filter: Any = None,
     ) -> CallToolResult:
         """The logical plan of a metric query (as for `query`), with its outputs."""
-        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit, context_filter)
+        q = _query(
+            query,
+            metrics,
+            group_by,
+            where_sql,
+            time_range,
+            order_by,
+            limit,
+            params,
+            time_ranges,
+            context_filter,
+        )
 
         def run() -> dict[str, Any]:
             e = holder.current()

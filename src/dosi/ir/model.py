@@ -18,6 +18,7 @@ from dosi.ir.lod_metric import LodMetric
 
 if TYPE_CHECKING:
     from dosi.ext import TimeFormat, WindowSpec
+    from dosi.ext.params import MetricParams
     from dosi.ir.derive import DeriveIr
     from dosi.ir.lod import LodFieldIr
 
@@ -119,6 +120,7 @@ class MetricIr:
         return self.kind == "aggregate" and self._pure_count
 
     _pure_count: bool = False
+    params: MetricParams | None = None  # D-PARAM declarations and slots (None: no params)
     lod: LodMetric | None = None  # D-LOD: the derive `lod` family (ir/lod_metric.py)
     # D-DERIVE (dosi.compiler.derive): the declaration read from the payload, the metadata
     # it compiles to, the `window.base` metric, and the resolved expression the gate reads

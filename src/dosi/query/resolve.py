@@ -32,6 +32,7 @@ from dosi.query.filters import (
     result_filter,
 )
 from dosi.query.lod_checks import lod_metric_as_dimension
+from dosi.query.param_binding import check_no_bind_marker
 from dosi.query.predicate_allowlist import check_predicate
 from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
 from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
@@ -80,6 +81,8 @@ class ResolvedQuery:
     # (output column, desc, nulls "first" | "last" | None)
     order: list[tuple[str, bool, str | None]] = field(default_factory=list)
     result_filter: ResultFilter | None = None  # where_sql conjuncts that name a metric
+    # time_ranges (dosi.query.time_ranges): metric -> (the OR of its tags' gates, the field)
+    range_scans: dict[str, tuple[exp.Expression, FieldIr]] = field(default_factory=dict)
     context: ResolvedWhere | None = None  # context_filter (D-LOD context layer)
 
     @property
@@ -347,6 +350,7 @@ def _and(parts: list[exp.Expression]) -> exp.Expression:
 
 
 def _parse_where(text: str) -> exp.Expression:
+    check_no_bind_marker(text)
     try:
         return parse_scalar(text, limits=PREDICATE_LIMITS)
     except SqlTooComplex as err:

@@ -14,6 +14,7 @@ from typing import Any
 from dosi.errors import QueryError, QueryShapeError, bounded, closest
 from dosi.ir.model import GRAINS
 from dosi.query.bounds import check_query_bounds
+from dosi.query.param_binding import params_to_dict, parse_params
 from dosi.query.stream_window import (
     STREAM_WINDOW_TYPES,
     StreamWindow,
@@ -21,6 +22,7 @@ from dosi.query.stream_window import (
     parse_window_object,
     parse_window_text,
 )
+from dosi.query.tagged_ranges import TaggedRange, parse_time_ranges
 
 QUERY_KEYS = (
     "metrics",
@@ -29,9 +31,11 @@ QUERY_KEYS = (
     "time_range",
     "order_by",
     "limit",
+    "params",
+    "time_ranges",
     "context_filter",
 )
-RESERVED_KEYS = ("time_ranges", "params")
+RESERVED_KEYS: tuple[str, ...] = ()
 
 #: The largest row limit (a signed 64-bit LIMIT on every dialect).
 MAX_LIMIT = 2**63 - 1
@@ -67,6 +71,9 @@ class Query:
     time_range: TimeRange | None = None
     order_by: tuple[OrderItem, ...] = ()
     limit: int | None = None
+    # D-PARAM bindings: (name, scalar or tuple of scalars), in the caller's order
+    params: tuple[tuple[str, Any], ...] = ()
+    time_ranges: tuple[TaggedRange, ...] = ()  # tagged ranges (CORE-Q-11)
     # D-LOD filter placement: the context layer, feeding every rollup (datus-extensions §3)
     context_filter: str | None = None
 
@@ -138,8 +145,16 @@ def parse_query(raw: Any) -> Query:
         time_range=_time_range(data.get("time_range")),
         order_by=tuple(_order_item(o) for o in _as_list(data.get("order_by"), "order_by")),
         limit=_limit(data.get("limit")),
+        params=parse_params(data.get("params")),
+        time_ranges=parse_time_ranges(data.get("time_ranges"), parse_when),
         context_filter=context,
     )
+    if query.time_ranges and query.time_range is not None:
+        raise _bad(
+            "unsupported_filter",
+            "time_range and time_ranges are mutually exclusive",
+            hint="pass every window as a tagged entry of time_ranges",
+        )
     _check_range_order(query)
     return query
 
@@ -361,6 +376,10 @@ def query_to_dict(q: Query) -> dict[str, Any]:
         ]
     if q.limit is not None:
         out["limit"] = q.limit
+    if q.params:
+        out["params"] = params_to_dict(q.params)
+    if q.time_ranges:
+        out["time_ranges"] = [r.to_dict() for r in q.time_ranges]
     return out
 
 

@@ -78,8 +78,10 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     having = plan.result_filter
     top: PlanNode
     stage = plan.window
-    metric_cols = {c.name for c in plan.metrics}
-    computed_base = stage is not None and any(wm.base_column in metric_cols for wm in stage.metrics)
+    metric_names = {c.name for c in plan.metrics}
+    computed_base = stage is not None and any(
+        wm.base_column in metric_names for wm in stage.metrics
+    )
     if stage is not None and len(aggs) == 1 and not computed_base:
         windowed = {wm.name for wm in stage.metrics}
         shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
