@@ -63,6 +63,8 @@ class ConformedSpellings:
         fields it then reads (None without a row filter)."""
         if rq.where is None:
             return None
+        if not self.active:  # the common case: no pairing, nothing to translate
+            return rq.where.expr, rq.where.fields
         swap = {f.qualified: self.field_in_branch(root, f) for f in rq.where.fields}
         for q, f in swap.items():
             if f.qualified != q:
