@@ -12,7 +12,7 @@ from dosi.catalog_conformed import (
 )
 from dosi.errors import QueryError, closest
 from dosi.ir.conformed import conformity
-from dosi.ir.model import GRAINS, MetricIr, ModelIr
+from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
 from dosi.plan.windows import aligned_grains
@@ -127,6 +127,7 @@ class Catalog:
                     "time_granularity": f.time_granularity
                     or ("day" if f.datatype == "Date" else None),
                     "datatype": f.datatype,
+                    **time_format_columns(f),
                     "description": f"the metric's time axis, {axis}",
                     "time_axis": axis,
                     "grains": list(grains),
@@ -206,6 +207,7 @@ class Catalog:
                     "is_time": f.is_time,
                     "datatype": f.datatype,
                     "expression": f.source_sql,
+                    **({"time_format": f.time_format.format} if f.time_format else {}),
                     "description": f.description,
                 }
                 for f in d.fields.values()
@@ -245,6 +247,7 @@ class Catalog:
                         if f.is_time
                         else None,
                         "datatype": f.datatype,
+                        **time_format_columns(f),
                         "description": f.description,
                         **conformity_columns(self.model, f),  # D-CONFORM class, if paired
                     }
@@ -278,3 +281,13 @@ def _jsonable(value: Any) -> Any:
 def window_summary(w: object) -> dict[str, Any] | None:
     """A window payload as JSON (lineage and catalog views)."""
     return _window_dict(w)
+
+
+def time_format_columns(f: FieldIr) -> dict[str, str | None]:
+    """D-FORMAT FMT-FLT-05: the declared `time.format` and the storage it reads (inferred from
+    the datatype when not declared); None for a field without a `time.format`."""
+    fmt = f.time_format
+    return {
+        "time_format": fmt.format if fmt is not None else None,
+        "time_storage": fmt.storage if fmt is not None else None,
+    }

@@ -657,7 +657,11 @@ def _show_dataset(fmt: str, ds: dict[str, Any]) -> None:
     click.echo()
     fields = ds.get("fields") or []
     print_table(
-        _columns(fields, ["name", "is_time", "datatype", "expression", "description"]),
+        _columns(
+            fields,
+            ["name", "is_time", "datatype", "expression"],
+            ["time_format", "description"],  # D-FORMAT layouts, when a field declares one
+        ),
         fields,
         title="fields",
         null="",

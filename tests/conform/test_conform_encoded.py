@@ -1,9 +1,7 @@
 """D-CONFORM with a D-FORMAT side (CONF-12, CONF-13): logins keep a native DATE, payments a
 `%Y%m%d` string key. A pairing says the two columns are one dimension, not one encoding: every
 bound moved at plan time is converted to the target column's own encoding (the stored column
-stays unwrapped), and where_sql never moves a comparison onto the encoded side.
-
-Runs once D-FORMAT (`FieldIr.encoded`, issue 12's other half) is in the tree."""
+stays unwrapped), and where_sql never moves a comparison onto the encoded side."""
 
 from __future__ import annotations
 
@@ -20,11 +18,6 @@ from netbarkit import field_of, netbar_doc, sm, to_yaml
 
 from dosi.engine import Engine
 from dosi.errors import QueryError
-from dosi.ir.model import FieldIr
-
-pytestmark = pytest.mark.skipif(
-    not hasattr(FieldIr, "encoded"), reason="needs D-FORMAT encoded time columns"
-)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-for _name in ("conformkit", "extkit"):
+for _name in ("conformkit", "extkit", "fmtkit"):
     if _name not in sys.modules:
         _spec = importlib.util.spec_from_file_location(
             _name, Path(__file__).with_name(f"{_name}.py")
@@ -27,6 +27,7 @@ for _name in ("conformkit", "extkit"):
 
 import conformkit  # noqa: E402
 import extkit  # noqa: E402
+import fmtkit  # noqa: E402
 
 import dosi  # noqa: E402
 
@@ -45,10 +46,11 @@ def shop_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The shop and the extension matrix's `x_*` tables: one DuckDB file, one Parquet folder."""
     db, parquet = conformkit.build_shop(tmp_path_factory.mktemp("conformance"))
     extkit.build_ext(db, parquet)
+    fmtkit.build_fmt(db, parquet)  # D-FORMAT's encoded time columns
     return db, parquet
 
 
-TABLES = conformkit.TABLES + extkit.EXT_TABLES
+TABLES = conformkit.TABLES + extkit.EXT_TABLES + fmtkit.FMT_TABLES
 
 
 @pytest.fixture(scope="session")
@@ -116,7 +118,9 @@ def _client(kind: str, shop_files: tuple[Path, Path], tmp: Path) -> tuple[Any, A
         dsn = holder.__enter__()
         portkit.load_into_postgres(db, dsn, tmp)
         con = psycopg.connect(dsn, autocommit=True)
-        conformkit.load_postgres_tables(db, con, extkit.EXT_TABLES, portkit.pg_type)
+        conformkit.load_postgres_tables(
+            db, con, extkit.EXT_TABLES + fmtkit.FMT_TABLES, portkit.pg_type
+        )
 
         def close() -> None:
             con.close()
@@ -180,6 +184,30 @@ def ext_target(loaded: tuple[str, Any], ext_model_text: str) -> Iterator[tuple[s
     kind, client = loaded
     eng = dosi.Engine(
         model_text=ext_model_text, connections={kind: {"type": kind, "client": client}}
+    )
+    try:
+        yield kind, eng
+    finally:
+        eng.close()
+
+
+@pytest.fixture(scope="session")
+def fmt_reference(shop_files: tuple[Path, Path]) -> Iterator[dosi.Engine]:
+    """The D-FORMAT model on DuckDB (the values every other engine is compared with)."""
+    eng = dosi.Engine(
+        model_text=fmtkit.fmt_model_text(),
+        connections={"duck": {"type": "duckdb", "uri": str(shop_files[0])}},
+    )
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="session")
+def fmt_target(loaded: tuple[str, Any]) -> Iterator[tuple[str, dosi.Engine]]:
+    """(engine kind, a dosi Engine over the D-FORMAT model on the same client object)."""
+    kind, client = loaded
+    eng = dosi.Engine(
+        model_text=fmtkit.fmt_model_text(), connections={kind: {"type": kind, "client": client}}
     )
     try:
         yield kind, eng

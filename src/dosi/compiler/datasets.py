@@ -13,6 +13,7 @@ from dosi.compiler.fields import RawField, pick_expression, qualify_dataset_fiel
 from dosi.compiler.keys import check_keys
 from dosi.compiler.sources import compile_source
 from dosi.compiler.sqlparse import OSI_READERS
+from dosi.compiler.time_formats import field_time
 from dosi.ir.model import DatasetIr, FieldIr
 from dosi.model.schema import TEMPORAL_DATATYPES, DatasetSpec
 
@@ -55,17 +56,28 @@ def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> Datas
                 line=line_map.get(fpath),
             )
             grain = None
+        timed = field_time(  # D-FORMAT: the stored encoding, and the grain it derives
+            cx,
+            f"{ds.name}.{f.name}",
+            f.datatype,
+            bool(is_time),
+            grain,
+            getattr(fext, "time", None),
+            fpath,
+            line_map.get(fpath),
+        )
         field_irs[f.name] = FieldIr(
             dataset=ds.name,
             name=f.name,
             expr=exprs[f.name],
             datatype=f.datatype,
             is_time=bool(is_time),
-            time_granularity=grain,
+            time_granularity=timed.grain,
             is_dimension=getattr(fext, "is_dimension", None),
             description=f.description,
             label=f.label,
             source_sql=raw[f.name].text,
+            time_format=timed.time_format,
         )
     check_keys(cx, ds, dpath, dline)
     primary = primary_time(cx, ds.name, dpath, dline, field_irs, dext)

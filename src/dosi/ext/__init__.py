@@ -7,6 +7,7 @@ mode branch, live here; the rest of the engine only sees the typed payloads of `
 * `envelope`  – locating DATUS entries and strict JSON decoding: §2
 * `version`   – the `v` gate: §2
 * `payloads`  – typed payloads per carrier and key validators: §3, §4
+* `time_format` – D-FORMAT `time` blocks: layouts, storage, bound encoding: §3 D-FORMAT
 * `window`    – D-WINDOW validation, desugaring and IR: window-metrics-extension.md
 * `reader`    – `read_extensions`, requires handling, basic mode: §2, §5
 """
@@ -34,6 +35,7 @@ from dosi.ext.registry import (
     KeyInfo,
     capabilities,
 )
+from dosi.ext.time_format import LayoutPart, TimeFormat, TimeSpec
 from dosi.ext.window import (
     FrameWindow,
     Grain,
@@ -61,6 +63,7 @@ __all__ = [
     "HistoryEntry",
     "Impact",
     "KeyInfo",
+    "LayoutPart",
     "MetricExt",
     "Mode",
     "ModelExt",
@@ -70,6 +73,8 @@ __all__ = [
     "Payload",
     "RankWindow",
     "RelationshipExt",
+    "TimeFormat",
+    "TimeSpec",
     "ValueWindow",
     "WindowSpec",
     "capabilities",

@@ -19,6 +19,7 @@ from dosi.ext.conform import CARDINALITIES, CARDINALITY_HINT, Cardinality, cardi
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
 from dosi.ext.registry import Carrier
+from dosi.ext.time_format import TimeSpec, read_time
 from dosi.ext.window import GRAINS, Grain, WindowSpec
 from dosi.ext.window_payload import parse_window
 
@@ -42,10 +43,11 @@ class DatasetExt:
 
 @dataclass(frozen=True)
 class FieldExt:
-    """Field carrier: D-GRAIN `time_granularity`, D-DIM `is_dimension`."""
+    """Field carrier: D-GRAIN `time_granularity`, D-DIM `is_dimension`, D-FORMAT `time`."""
 
     time_granularity: Grain | None = None
     is_dimension: bool | None = None
+    time: TimeSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "window"): "window",
     ("field", "is_dimension"): "is_dimension",
     ("relationship", "cardinality"): "cardinality",
+    ("field", "time"): "time",
 }
 
 
@@ -252,6 +255,19 @@ def _is_dimension(ctx: _Ctx, value: Any) -> KeyResult:
     )
 
 
+def _time(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-FORMAT: the `time` block's shape (FMT-DEC-01..18; datatype checks in the compiler)."""
+    spec, problems = read_time(value, GRAINS)
+    for problem in problems:
+        ctx.sink.error(
+            INVALID,
+            problem,
+            path=ctx.path,
+            hint='e.g. "time": {"format": "%Y%m%d"} for a string like \'20260907\'',
+        )
+    return KeyResult(spec is not None, spec)
+
+
 def _window(ctx: _Ctx, value: Any) -> KeyResult:
     """D-WINDOW: see `window.py`."""
     parsed = parse_window(value, path=ctx.path, sink=ctx.sink)
@@ -268,6 +284,7 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "is_dimension": _is_dimension,
     "window": _window,
     "cardinality": _cardinality,
+    "time": _time,
 }
 
 

@@ -161,7 +161,7 @@ _KEYS: tuple[KeyInfo, ...] = (
         "silent",
         "the column is treated as a native date/timestamp: on a string or integer column this "
         "is a warehouse type error or silently wrong rows",
-        False,
+        True,
     ),
     KeyInfo(
         "is_dimension",

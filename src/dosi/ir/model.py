@@ -16,7 +16,7 @@ from sqlglot import exp
 from dosi.errors import Diagnostic
 
 if TYPE_CHECKING:
-    from dosi.ext import WindowSpec
+    from dosi.ext import TimeFormat, WindowSpec
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
@@ -37,10 +37,17 @@ class FieldIr:
     description: str | None = None
     label: str | None = None
     source_sql: str = ""
+    # D-FORMAT: the stored encoding (None: a native date/time, FMT-DEC-03)
+    time_format: TimeFormat | None = None
 
     @property
     def qualified(self) -> str:
         return f"{self.dataset}.{self.name}"
+
+    @property
+    def encoded(self) -> bool:
+        """D-FORMAT string / integer layout: bounds are folded, where_sql may not read it."""
+        return self.time_format is not None and self.time_format.encoded
 
 
 @dataclass(frozen=True)

@@ -109,8 +109,7 @@ class ConformedSpellings:
 def _refuse_encoded_spelling(spelled: str, target: FieldIr) -> None:
     """CONF-13: a where_sql comparison is never moved onto a D-FORMAT-encoded spelling (its
     literals are not in the stored encoding); time_range converts bounds, where_sql cannot."""
-    # FieldIr.encoded comes with D-FORMAT (issue 12, D-FORMAT half); absent means native
-    if not getattr(target, "encoded", False):
+    if not target.encoded:
         return
     raise QueryError(
         "unsupported_filter",

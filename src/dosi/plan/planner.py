@@ -15,6 +15,7 @@ from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.builder.stream import plan_stream
 from dosi.plan.conformed import ConformedSpellings
+from dosi.plan.encoded_time import branch_dim, time_filter
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.records import (
     Branch,
@@ -26,6 +27,7 @@ from dosi.plan.records import (
     TimeFilter,
 )
 from dosi.plan.where_reach import where_context_error
+from dosi.query.encoded_time import check_bounds
 from dosi.query.resolve import ResolvedQuery
 
 
@@ -197,7 +199,7 @@ class Planner:
                 raise AssertionError("metric_time without an axis")
             spell.check_grain(f, d.grain, d.spelling)  # CONF-08: each branch's floor
             needed.setdefault(f.dataset, f"group_by `{d.spelling}`")
-            dims.append(BranchDim(d.output, f.expr, d.grain, d.window, f.datatype))
+            dims.append(branch_dim(d.output, f, d.grain, d.window))
         filters: list[exp.Expression] = []
         where = spell.where_in_branch(ds, rq)  # CONF-05: either spelling in where_sql
         if where is not None:
@@ -212,7 +214,8 @@ class Planner:
             assert tf is not None  # time_field_for raised time_range_needs_dimension
             needed.setdefault(tf.dataset, f"time_range on `{tf.qualified}`")
             tr = rq.time_range.range
-            time_filters.append(TimeFilter(tf.expr, tr.start, tr.end, tf.datatype))
+            check_bounds(tf, tr)  # D-FORMAT: an encoded axis takes aligned dates only
+            time_filters.append(time_filter(tf, tr.start, tr.end))
         paths = []
         for target, why in needed.items():
             try:

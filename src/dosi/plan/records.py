@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from dosi.ext import WindowSpec
+from dosi.ext import TimeFormat, WindowSpec
 from dosi.ir.model import RelationshipIr
 from dosi.query.stream_window import StreamWindow
 
@@ -40,6 +40,9 @@ class BranchDim:
     grain: str | None  # bucketed by the dialect at render time
     window: StreamWindow | None = None  # a streaming window (window-udf.md)
     datatype: str | None = None  # the field's Ossie datatype (Date enables day pre-aggregation)
+    # D-FORMAT: `expr` is the stored encoding, decoded by the dialect (a decode-time step);
+    # `datatype` is then the decoded type (Date, or DateTime for layouts with hours)
+    time_format: TimeFormat | None = None
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,14 @@ class TimeFilter:
     end: dt.date | dt.datetime | None
     datatype: str | None
     start_align: str | None = None  # DATE_TRUNC(reset, start) alignment (D-WINDOW)
+    # D-FORMAT: bounds are folded into the stored encoding; the column is never wrapped
+    time_format: TimeFormat | None = None
 
     def describe(self) -> str:
-        return f"time {self.expr.sql()} in [{self.start or '-inf'}, {self.end or '+inf'})"
+        text = f"time {self.expr.sql()} in [{self.start or '-inf'}, {self.end or '+inf'})"
+        if self.time_format is not None and self.time_format.encoded:
+            text += f" folded to {self.time_format.format}"
+        return text
 
 
 @dataclass(frozen=True)

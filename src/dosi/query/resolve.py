@@ -21,6 +21,7 @@ from dosi.compiler.sqlparse import (
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.query.conformed_paths import check_not_conformed_path
+from dosi.query.encoded_time import check_bounds, reject_in_where
 from dosi.query.filters import (
     ResultFilter,
     column_name,
@@ -245,7 +246,7 @@ def check_grain(model: ModelIr, f: FieldIr, grain: str, spelling: str) -> None:
     dates and timestamps, so an is_time field whose declared datatype is not temporal (TPC-DS
     `d_year` Integer, `d_quarter_name` String) takes none: refused here rather than compiled
     to a DATE_TRUNC the warehouse rejects."""
-    if f.datatype in _UNBUCKETABLE:
+    if f.datatype in _UNBUCKETABLE and not f.encoded:  # D-FORMAT decodes strings / ints
         dates = [
             x.qualified
             for x in model.datasets[f.dataset].fields.values()
@@ -262,9 +263,14 @@ def check_grain(model: ModelIr, f: FieldIr, grain: str, spelling: str) -> None:
     native = f.time_granularity
     if native is not None and GRAIN_RANK[grain] < GRAIN_RANK[native]:
         ok = [g for g in GRAINS if GRAIN_RANK[g] >= GRAIN_RANK[native]]
+        stored = (
+            f' (D-FORMAT time.format "{f.time_format.format}")'
+            if f.time_format is not None and f.encoded
+            else ""
+        )
         raise QueryError(
             "grain_too_fine",
-            f"`{f.qualified}` is stored at {native} grain; `{spelling}` asks for {grain}",
+            f"`{f.qualified}` is stored at {native} grain{stored}; `{spelling}` asks for {grain}",
             candidates=ok,
             hint=f"use {native} or a coarser grain ({', '.join(ok)})",
         )
@@ -380,7 +386,9 @@ def _where_field(model: ModelIr, name: str) -> FieldIr:
             "where_sql cannot read metric_time; use time_range for the time axis",
             hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-02-01"}',
         )
-    return find_field(model, None, name, role="field")
+    f = find_field(model, None, name, role="field")
+    reject_in_where(f)  # D-FORMAT FMT-FLT-02
+    return f
 
 
 def _where(model: ModelIr, tree: exp.Expression) -> ResolvedWhere:
@@ -418,6 +426,7 @@ def _time_range(model: ModelIr, query: Query) -> ResolvedTimeRange:
                 x.qualified for d in model.datasets.values() for x in d.fields.values() if x.is_time
             ],
         )
+    check_bounds(f, tr)  # D-FORMAT FMT-GRP-02/03
     return ResolvedTimeRange(tr, f)
 
 

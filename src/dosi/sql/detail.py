@@ -12,9 +12,10 @@ from sqlglot import exp
 from dosi.compiler.fields import ident
 from dosi.errors import QueryError
 from dosi.ir.model import ModelIr, RelationshipIr
+from dosi.plan.encoded_time import branch_dim, time_filter
 from dosi.plan.joins import JoinGraph, join_order
-from dosi.plan.records import TimeFilter
 from dosi.query.detail import ResolvedDetail
+from dosi.query.encoded_time import check_bounds
 from dosi.sql.dialects import Dialect
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, col
@@ -55,7 +56,9 @@ def render_detail(
     cols = []
     for f in rd.fields:
         e = f.field.expr.copy()
-        if f.grain is not None:
+        if f.field.encoded:  # D-FORMAT: a detail row shows the decoded date (CORE-Q-17)
+            e = r.decoded(branch_dim(f.output, f.field, f.grain), e)
+        elif f.grain is not None:
             e = dialect.bucket(e, f.grain)
         cols.append(exp.alias_(e, ident(f.output)))
     sel = exp.select(*cols)
@@ -79,8 +82,8 @@ def render_detail(
     preds = [w.expr.copy() for w in rd.where]
     if rd.time_field is not None and rd.query.time_range is not None:
         tr = rd.query.time_range
-        tf = TimeFilter(rd.time_field.expr, tr.start, tr.end, rd.time_field.datatype)
-        preds.extend(r.time_predicates(tf))
+        check_bounds(rd.time_field, tr)  # D-FORMAT: aligned dates on an encoded field
+        preds.extend(r.time_predicates(time_filter(rd.time_field, tr.start, tr.end)))
     where = and_all(preds)
     if where is not None:
         sel = sel.where(where, copy=False)

@@ -9,12 +9,14 @@ Shapes:
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 
 from sqlglot import exp
 
 from dosi.compiler.fields import ident
 from dosi.ir.model import ModelIr
+from dosi.plan.calendar import trunc_when
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
 from dosi.sql.dialects import Dialect
 from dosi.sql.stream import stream_grouped, stream_window_start
@@ -31,12 +33,38 @@ class Renderer:
     # -- pieces ------------------------------------------------------------------------------
     def dim_expr(self, d: BranchDim) -> exp.Expression:
         if d.window is not None:
-            return stream_window_start(clone(d.expr), d.window, self.dialect)
+            return stream_window_start(self.time_value(d), d.window, self.dialect)
+        if d.time_format is not None:
+            return self.decoded(d, clone(d.expr))
         if d.grain is None:
             return clone(d.expr)
         return self.dialect.bucket(clone(d.expr), d.grain, d.datatype)
 
+    def time_value(self, d: BranchDim) -> exp.Expression:
+        """The dim's time value before any bucketing: decoded when stored encoded."""
+        if d.time_format is None:
+            return clone(d.expr)
+        return self.dialect.decode_time(clone(d.expr), d.time_format)
+
+    def decoded(self, d: BranchDim, raw: exp.Expression) -> exp.Expression:
+        """D-FORMAT: the stored value decoded by the dialect (decode-time), truncated only
+        when the grain is coarser than the layout's own (FMT-GRP-05)."""
+        assert d.time_format is not None
+        value = self.dialect.decode_time(raw, d.time_format)
+        if d.grain is None or raw_grouping(d):
+            return value
+        return self.dialect.bucket(value, d.grain, d.datatype)
+
+    def group_expr(self, d: BranchDim, selected: exp.Expression) -> exp.Expression:
+        """What the GROUP BY names for a dim: an encoded field at its stored grain (or none)
+        groups by the raw column and is parsed once per group in the SELECT (FMT-GRP-05)."""
+        if d.time_format is not None and raw_grouping(d):
+            return clone(d.expr)
+        return clone(selected)
+
     def time_predicates(self, tf: TimeFilter) -> list[exp.Expression]:
+        if tf.time_format is not None:
+            return self.folded_predicates(tf)
         preds: list[exp.Expression] = []
         operand = self.dialect.time_operand(tf.expr, tf.datatype)
         if tf.start is not None:
@@ -47,6 +75,29 @@ class Renderer:
         if tf.end is not None:
             bound = self.dialect.time_literal(tf.end, tf.datatype)
             preds.append(exp.LT(this=clone(operand), expression=bound))
+        return preds
+
+    def folded_predicates(self, tf: TimeFilter) -> list[exp.Expression]:
+        """D-FORMAT FMT-FLT-01: the raw column against bounds written in its stored encoding,
+        never a parse of the column (partitions prune). A bound the planner moved for a window
+        (FMT-GRP-04) that falls inside a stored period widens to whole periods."""
+        fmt = tf.time_format
+        assert fmt is not None
+        preds: list[exp.Expression] = []
+        if tf.start is not None:
+            start = _date_of(tf.start)
+            if tf.start_align == "week":
+                start = start - dt.timedelta(days=start.weekday())  # ISO weeks (Monday)
+            elif tf.start_align is not None:
+                start = _date_of(trunc_when(start, tf.start_align))
+            bound = self.dialect.encoded_literal(fmt.encode(fmt.period_start(start)))
+            preds.append(exp.GTE(this=clone(tf.expr), expression=bound))
+        if tf.end is not None:
+            end = _date_of(tf.end)
+            if isinstance(tf.end, dt.datetime) and tf.end != dt.datetime.combine(end, dt.time()):
+                end = end + dt.timedelta(days=1)
+            bound = self.dialect.encoded_literal(fmt.encode(fmt.next_period_start(end)))
+            preds.append(exp.LT(this=clone(tf.expr), expression=bound))
         return preds
 
     def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select:
@@ -125,7 +176,7 @@ class Renderer:
         for d in b.dims:
             e = self.dim_expr(d)
             sel = sel.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
-            groups.append(clone(e))
+            groups.append(self.group_expr(d, e))
         for name, build in columns:
             value = build(lambda n: clone(self.model.measures[n].expr))
             sel = sel.select(exp.alias_(value, ident(name), copy=False), copy=False)
@@ -154,7 +205,10 @@ class Renderer:
         groups = []
         for d in b.dims:
             raw = col(raw_names[d.output], _PRE)
-            e = raw if d.grain is None else self.dialect.bucket(raw, d.grain, d.datatype)
+            if d.time_format is not None:  # D-FORMAT: decoded once per pre-aggregated group
+                e = self.decoded(d, raw)
+            else:
+                e = raw if d.grain is None else self.dialect.bucket(raw, d.grain, d.datatype)
             outer = outer.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
             groups.append(clone(e))
 
@@ -270,6 +324,17 @@ class Renderer:
         if limit is not None:
             sel = sel.limit(limit, copy=False)
         return sel
+
+
+def raw_grouping(d: BranchDim) -> bool:
+    """An encoded dim with no grain or its layout's own grain: grouping by the raw value
+    groups exactly as grouping by the decoded one (FMT-GRP-05)."""
+    fmt = d.time_format
+    return fmt is not None and (d.grain is None or d.grain == fmt.derived_grain)
+
+
+def _date_of(value: dt.date | dt.datetime) -> dt.date:
+    return value.date() if isinstance(value, dt.datetime) else value
 
 
 RESULT_ROWS = "result_rows"

@@ -62,6 +62,7 @@ class Renderer(Protocol):
     dialect: Dialect
 
     def dim_expr(self, d: BranchDim) -> exp.Expression: ...
+    def time_value(self, d: BranchDim) -> exp.Expression: ...
     def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select: ...
 
 
@@ -157,7 +158,7 @@ def _bucketed(
     columns: Sequence[tuple[str, Build]],
     dialect: str,
 ) -> exp.Select:
-    ts = wdim.expr
+    ts = r.time_value(wdim)  # D-FORMAT: an encoded axis is decoded first
     preds: list[exp.Expression] = [exp.Not(this=exp.Is(this=ts.copy(), expression=exp.Null()))]
     offsets: list[int] = []
     size = window.size_ms or 0
@@ -260,7 +261,7 @@ def _session(
         outer = outer.select(exp.alias_(build(lookup), ident(name)), copy=False)
 
     # (1) the filtered rows
-    ts = wdim.expr
+    ts = r.time_value(wdim)  # D-FORMAT: an encoded axis is decoded first
     rows = exp.Select().select(exp.alias_(epoch_us_expr(ts, dialect), ident(_TS)), copy=False)
     for d in others:
         rows = rows.select(exp.alias_(r.dim_expr(d), ident(dim_names[id(d)])), copy=False)

@@ -21,6 +21,7 @@ from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
+    DecodeTime,
     FilterResult,
     Join,
     Merge,
@@ -107,6 +108,12 @@ class ToSql:
             time_filters=src.scan.time_filters,
         )
         return _Grouped(branch, src.mode)
+
+    def visit_decode_time(self, node: DecodeTime) -> _Grouped:
+        """The parse runs in the aggregate's SELECT over its group keys: the dialect's decode
+        fact, applied where the renderer selects an encoded dim (Renderer.decoded)."""
+        below: _Grouped = node.parent.accept(self)
+        return below
 
     def visit_merge(self, node: Merge) -> _Merged:
         return _Merged(node, tuple(p.accept(self) for p in node.inputs))

@@ -9,6 +9,7 @@ from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
+    DecodeTime,
     FilterResult,
     Join,
     Merge,
@@ -58,9 +59,16 @@ def aggregate_node(model: ModelIr, b: Branch) -> Aggregate:
     return Aggregate(node, b.id, b.dataset, b.axis, b.dims, b.measures)
 
 
+def decoded(agg: Aggregate) -> PlanNode:
+    """D-FORMAT: the aggregate's encoded group keys parsed once per group (a DecodeTime)."""
+    dims = tuple(d for d in agg.dims if d.time_format is not None)
+    return DecodeTime(agg, dims) if dims else agg
+
+
 def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     """The plan as a DAG whose root is the result (OrderLimit)."""
     aggs = [aggregate_node(model, b) for b in plan.branches]
+    series = [decoded(a) for a in aggs]
     having = plan.result_filter
     top: PlanNode
     stage = plan.window
@@ -68,7 +76,7 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
         windowed = {wm.name for wm in stage.metrics}
         shown = {*plan.outputs, *(having.metrics if having is not None else ())}
         carried = tuple(m for m in plan.metrics if m.name not in windowed and m.name in shown)
-        top = Window(aggs[0], stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
+        top = Window(series[0], stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
         top = _trimmed(top, stage)
     elif stage is not None:
         # a window metric beside metrics of another fact dataset: the branches merge first
@@ -83,7 +91,7 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
                     passed.setdefault(meas, agg.branch_id)
         plain = tuple(m for m in plan.metrics if m.name not in windowed)
         merged = ComputeMetrics(
-            Merge(tuple(aggs), plan.dims, merge_strategy(plan.dims, dialect)),
+            Merge(tuple(series), plan.dims, merge_strategy(plan.dims, dialect)),
             plan.dims,
             plain,
             tuple(passed.items()),
@@ -94,9 +102,9 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
         top = _trimmed(top, stage)
     else:
         top = (
-            aggs[0]
-            if len(aggs) == 1
-            else Merge(tuple(aggs), plan.dims, merge_strategy(plan.dims, dialect))
+            series[0]
+            if len(series) == 1
+            else Merge(tuple(series), plan.dims, merge_strategy(plan.dims, dialect))
         )
         top = ComputeMetrics(top, plan.dims, plan.metrics)
     if having is not None:

@@ -2,6 +2,7 @@
 
 from dosi.plan.nodes.aggregate import Aggregate
 from dosi.plan.nodes.compute_metrics import ComputeMetrics
+from dosi.plan.nodes.decode_time import DecodeTime
 from dosi.plan.nodes.filter_result import FilterResult
 from dosi.plan.nodes.join import Join
 from dosi.plan.nodes.merge import Merge, MergeStrategy
@@ -15,6 +16,7 @@ from dosi.plan.nodes.window import Window
 __all__ = [
     "Aggregate",
     "ComputeMetrics",
+    "DecodeTime",
     "FilterResult",
     "Join",
     "Merge",

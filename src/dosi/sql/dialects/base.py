@@ -11,7 +11,8 @@ Facts a dialect states (each checked against sqlglot or an engine in tests/sql/d
   strategy; otherwise the union of branch keys LEFT JOINs every branch);
 - `streaming`: streaming windows render as portable epoch arithmetic (`epoch_us`,
   `from_epoch`);
-- `week_start`: the weekday a week bucket starts on (ISO Monday everywhere dosi executes).
+- `week_start`: the weekday a week bucket starts on (ISO Monday everywhere dosi executes);
+- `time_parser`: how a D-FORMAT stored time value is parsed (dosi.sql.dialects.time_decode).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect as SqlglotDialect
+
+from dosi.ext.time_format import TimeFormat
+from dosi.sql.dialects.time_decode import CAST_ONLY, TimeParser, decode
 
 _DATE = exp.DataType.build("DATE")
 _TIMESTAMP = exp.DataType.build("TIMESTAMP")
@@ -46,6 +50,7 @@ class Dialect:
     null_safe_full_join: bool = True
     streaming: bool = False
     week_start: str = "monday"
+    time_parser: TimeParser = CAST_ONLY
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -81,6 +86,24 @@ class Dialect:
                 this=exp.Literal.string(f"{value.isoformat()} 00:00:00"), to=_TIMESTAMP.copy()
             )
         return exp.Cast(this=exp.Literal.string(value.isoformat()), to=_DATE.copy())
+
+    # -- D-FORMAT stored time values --------------------------------------------------------
+    def decode_time(self, raw: exp.Expression, fmt: TimeFormat) -> exp.Expression:
+        """The stored value `raw` (a D-FORMAT layout) as a DATE, or a TIMESTAMP for layouts
+        with hours (FMT-GRP-05/06), parsed the way `time_parser` says."""
+        return decode(raw, fmt, self.time_parser, self.text_part)
+
+    def text_part(self, text: exp.Expression, start: int, width: int) -> exp.Expression:
+        """`width` characters of `text` from 1-based character `start`."""
+        return exp.Substring(
+            this=text, start=exp.Literal.number(start), length=exp.Literal.number(width)
+        )
+
+    def encoded_literal(self, value: str | int) -> exp.Expression:
+        """A bound folded into the stored encoding (FMT-FLT-01): compared with the raw column."""
+        if isinstance(value, int):
+            return exp.Literal.number(value)
+        return exp.Literal.string(value)
 
     def time_operand(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
         """The time column as range filters compare it with `time_literal` bounds."""

@@ -3,5 +3,14 @@
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+from dosi.sql.dialects.time_decode import TimeParser
 
-BIGQUERY = Dialect("bigquery", null_ordering=sqlglot_null_ordering("bigquery"), streaming=True)
+# D-FORMAT: PARSE_DATE / PARSE_DATETIME take the format first
+PARSER = TimeParser(date_fn="PARSE_DATE", ts_fn="PARSE_DATETIME", format_first=True)
+
+BIGQUERY = Dialect(
+    "bigquery",
+    null_ordering=sqlglot_null_ordering("bigquery"),
+    streaming=True,
+    time_parser=PARSER,
+)

@@ -12,6 +12,26 @@ from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect, float_statistic, sqlglot_null_ordering
 from dosi.sql.dialects.sqlite import union_values
+from dosi.sql.dialects.time_decode import MYSQL_TOKENS, TimeParser
+
+
+def _to_date(value: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this="toDate", expressions=[value])
+
+
+def _to_datetime64(value: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this="toDateTime64", expressions=[value, exp.Literal.number(6)])
+
+
+# D-FORMAT: parseDateTime (MySQL-style tokens; a DateTime, so a date layout goes through
+# toDate). Its range is about 1970..2106 (FMT-GRP-07); range filters never call it.
+PARSER = TimeParser(
+    ts_fn="parseDateTime",
+    tokens={**MYSQL_TOKENS, "S": "%S"},
+    to_date=_to_date,
+    parses_null_slots=True,
+    to_timestamp=_to_datetime64,  # a DateTime is seconds (UInt32 in Arrow): a timestamp
+)
 
 
 def _fn(name: str, *args: exp.Expression) -> exp.Expression:
@@ -31,6 +51,10 @@ class ClickHouse(Dialect):
 
     def values_table(self, values: Sequence[int], alias: str, column: str) -> exp.Expression:
         return union_values(values, alias, column)
+
+    def text_part(self, text: exp.Expression, start: int, width: int) -> exp.Expression:
+        """`substring` counts bytes on ClickHouse; a layout's offsets count characters."""
+        return _fn("substringUTF8", text, exp.Literal.number(start), exp.Literal.number(width))
 
     def finalize(self, tree: exp.Expression) -> exp.Expression:
         """SETTINGS join_use_nulls = 1 on the outermost SELECT (it applies to the whole
@@ -55,5 +79,8 @@ def _window_statistics(node: exp.Expression) -> exp.Expression:
 
 
 CLICKHOUSE = ClickHouse(
-    "clickhouse", null_ordering=sqlglot_null_ordering("clickhouse"), streaming=True
+    "clickhouse",
+    null_ordering=sqlglot_null_ordering("clickhouse"),
+    streaming=True,
+    time_parser=PARSER,
 )

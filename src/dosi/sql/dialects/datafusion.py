@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect
 from dosi.sql.dialects.postgres import Postgres
+from dosi.sql.dialects.time_decode import TimeParser
 
 _BIGINT = exp.DataType.build("BIGINT")
 _MICROS = "Timestamp(Microsecond, None)"
@@ -64,4 +65,6 @@ DATAFUSION = DataFusion(
     null_ordering="nulls_are_large",
     null_safe_full_join=False,
     streaming=True,
+    # D-FORMAT: to_date / to_timestamp with chrono (strftime) formats
+    time_parser=TimeParser(date_fn="to_date", ts_fn="to_timestamp"),
 )

@@ -4,5 +4,11 @@ UNIX_MICROS / MAKE_TIMESTAMP through sqlglot's UnixMicros / UnixToTime."""
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+from dosi.sql.dialects.time_decode import TimeParser
 
-DUCKDB = Dialect("duckdb", null_ordering=sqlglot_null_ordering("duckdb"), streaming=True)
+# D-FORMAT: STRPTIME reads strftime layouts (a TIMESTAMP; a date layout is cast to DATE)
+PARSER = TimeParser(ts_fn="STRPTIME")
+
+DUCKDB = Dialect(
+    "duckdb", null_ordering=sqlglot_null_ordering("duckdb"), streaming=True, time_parser=PARSER
+)

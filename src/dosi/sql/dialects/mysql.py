@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect, float_statistic, order_outside, sqlglot_null_ordering
 from dosi.sql.dialects.sqlite import union_values
+from dosi.sql.dialects.time_decode import MYSQL_TOKENS, TimeParser
 
 _EPOCH = exp.Literal.string("1970-01-01 00:00:00")
 _NO_COVARIANCE = frozenset({"covar_pop", "covar_samp", "corr"})
@@ -45,6 +46,10 @@ class MySQL(Dialect):
         return order_outside(tree)
 
 
+# D-FORMAT: STR_TO_DATE (a DATE for date layouts, a DATETIME with hours; %i minutes, %s seconds)
+PARSER = TimeParser(date_fn="STR_TO_DATE", ts_fn="STR_TO_DATE", tokens=MYSQL_TOKENS)
+
+
 def _mysql(name: str, key: str, **kw: object) -> MySQL:
     return MySQL(
         name,
@@ -54,6 +59,7 @@ def _mysql(name: str, key: str, **kw: object) -> MySQL:
         unsupported_window_functions=_NO_COVARIANCE,
         supports_full_outer_join=False,
         null_safe_full_join=False,
+        time_parser=PARSER,
         **kw,  # type: ignore[arg-type]
     )
 
@@ -61,7 +67,15 @@ def _mysql(name: str, key: str, **kw: object) -> MySQL:
 MYSQL = _mysql("mysql", "mysql", streaming=True)
 MARIADB = _mysql("mysql", "mariadb", streaming=True)
 TIDB = _mysql("mysql", "tidb")
-DORIS = MySQL("doris", null_ordering=sqlglot_null_ordering("doris"), null_safe_full_join=False)
+DORIS = MySQL(
+    "doris",
+    null_ordering=sqlglot_null_ordering("doris"),
+    null_safe_full_join=False,
+    time_parser=PARSER,
+)
 STARROCKS = MySQL(
-    "starrocks", null_ordering=sqlglot_null_ordering("starrocks"), null_safe_full_join=False
+    "starrocks",
+    null_ordering=sqlglot_null_ordering("starrocks"),
+    null_safe_full_join=False,
+    time_parser=PARSER,
 )

@@ -3,5 +3,11 @@
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+from dosi.sql.dialects.time_decode import ORACLE_TOKENS, TimeParser
 
-ORACLE = Dialect("oracle", null_ordering=sqlglot_null_ordering("oracle"))
+# D-FORMAT: TO_DATE (a DATE, which carries a time on Oracle) / TO_TIMESTAMP
+PARSER = TimeParser(
+    date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=ORACLE_TOKENS, text_type="VARCHAR(32)"
+)
+
+ORACLE = Dialect("oracle", null_ordering=sqlglot_null_ordering("oracle"), time_parser=PARSER)

@@ -4,10 +4,15 @@ hash-joinable conditions (PostgreSQL's rule)."""
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+from dosi.sql.dialects.time_decode import ORACLE_TOKENS, TimeParser
 
 REDSHIFT = Dialect(
     "redshift",
     null_ordering=sqlglot_null_ordering("redshift"),
     unsupported_window_functions=frozenset({"covar_pop", "covar_samp", "corr"}),
     null_safe_full_join=False,
+    # D-FORMAT: TO_DATE / TO_TIMESTAMP (zoned: cast back to TIMESTAMP), PostgreSQL patterns
+    time_parser=TimeParser(
+        date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=ORACLE_TOKENS, ts_cast=True
+    ),
 )

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+from dosi.sql.dialects.time_decode import JAVA_TOKENS, TimeParser
+
+# D-FORMAT: to_date / to_timestamp with datetime patterns (yyyy, MM, dd, HH, mm, ss)
+PARSER = TimeParser(date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=JAVA_TOKENS)
 
 _NTZ = exp.DataType.build("TIMESTAMP_NTZ", dialect="spark")
 _TIMESTAMP = exp.DataType.build("TIMESTAMP")
@@ -25,6 +29,13 @@ class Spark(Dialect):
         return exp.UnixMicros(this=exp.Cast(this=ts, to=_TIMESTAMP.copy()))
 
 
-SPARK = Spark("spark", null_ordering=sqlglot_null_ordering("spark"), streaming=True)
-DATABRICKS = Spark("databricks", null_ordering=sqlglot_null_ordering("databricks"), streaming=True)
-HIVE = Spark("hive", null_ordering=sqlglot_null_ordering("hive"))
+SPARK = Spark(
+    "spark", null_ordering=sqlglot_null_ordering("spark"), streaming=True, time_parser=PARSER
+)
+DATABRICKS = Spark(
+    "databricks",
+    null_ordering=sqlglot_null_ordering("databricks"),
+    streaming=True,
+    time_parser=PARSER,
+)
+HIVE = Spark("hive", null_ordering=sqlglot_null_ordering("hive"), time_parser=PARSER)

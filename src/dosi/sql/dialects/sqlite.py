@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from dosi.ext.time_format import TimeFormat
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+from dosi.sql.dialects.time_decode import canonical_text, encoded_text
 
 _TEMPORAL_TS = {"DateTime", "DateTimeTz"}
 _INT = exp.DataType.build("BIGINT")
@@ -126,6 +128,12 @@ class SQLite(Dialect):
 
     def values_table(self, values: Sequence[int], alias: str, column: str) -> exp.Expression:
         return union_values(values, alias, column)
+
+    def decode_time(self, raw: exp.Expression, fmt: TimeFormat) -> exp.Expression:
+        """D-FORMAT without a parse function: the parts cut out with substr and joined into ISO
+        text, read by `date()` / `datetime()` (NULL for text that is not a date)."""
+        text = canonical_text(encoded_text(raw, fmt), fmt, self.text_part)
+        return _fn("datetime" if fmt.has_time else "date", text)
 
 
 SQLITE = SQLite(

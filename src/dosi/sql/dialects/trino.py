@@ -4,7 +4,11 @@ Presto and Trino dialects state."""
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
+from dosi.sql.dialects.time_decode import MYSQL_TOKENS, TimeParser
 
-TRINO = Dialect("trino", null_ordering=sqlglot_null_ordering("trino"))
-PRESTO = Dialect("presto", null_ordering=sqlglot_null_ordering("presto"))
-ATHENA = Dialect("athena", null_ordering=sqlglot_null_ordering("athena"))
+# D-FORMAT: date_parse reads MySQL-style formats into a TIMESTAMP (a date layout is cast)
+PARSER = TimeParser(ts_fn="DATE_PARSE", tokens=MYSQL_TOKENS)
+
+TRINO = Dialect("trino", null_ordering=sqlglot_null_ordering("trino"), time_parser=PARSER)
+PRESTO = Dialect("presto", null_ordering=sqlglot_null_ordering("presto"), time_parser=PARSER)
+ATHENA = Dialect("athena", null_ordering=sqlglot_null_ordering("athena"), time_parser=PARSER)
