@@ -11,6 +11,7 @@ from dosi.catalog_conformed import (
     shared_time_axis,
 )
 from dosi.errors import QueryError, closest
+from dosi.ext import WindowSpec
 from dosi.ir.conformed import conformity
 from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.plan.attribution import attribution_strategy, listed_attributable
@@ -55,7 +56,7 @@ class Catalog:
             "measures": list(m.measures),
             "time_dimension": m.time_axis,
             "description": m.description,
-            "window_family": getattr(w, "family", None) if w is not None else None,
+            "window_family": w.family if w is not None else None,
             "window_function": _window_function(w),
             "params": [],
             "attributable": listed_attributable(m, strategy),
@@ -94,8 +95,9 @@ class Catalog:
         axis = m.time_axis or shared_time_axis(self.model, m)  # D-CONFORM CONF-06
         if axis is None and not needs_axis:
             return []
-        if w is not None and getattr(w, "family", "") == "offset":
-            grains = aligned_grains(w.count, w.granularity)  # type: ignore[union-attr]
+        shift = w.shift if w is not None else None
+        if shift is not None:
+            grains = aligned_grains(shift.count, shift.granularity)
         else:
             grains = list(GRAINS)
         if axis is not None:
@@ -257,17 +259,12 @@ class Catalog:
         return [*self._metric_time(metrics), *out]
 
 
-def _window_function(w: object) -> str | None:
-    if w is None:
-        return None
-    return getattr(w, "calculation", None) or getattr(w, "function", None)
+def _window_function(w: WindowSpec | None) -> str | None:
+    return w.listed_function if w is not None else None
 
 
-def _window_dict(w: object) -> dict[str, Any] | None:
-    if w is None:
-        return None
-    to_dict = getattr(w, "to_dict", None)
-    return _jsonable(to_dict()) if to_dict is not None else None
+def _window_dict(w: WindowSpec | None) -> dict[str, Any] | None:
+    return _jsonable(w.to_dict()) if w is not None else None
 
 
 def _jsonable(value: Any) -> Any:
@@ -278,7 +275,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def window_summary(w: object) -> dict[str, Any] | None:
+def window_summary(w: WindowSpec | None) -> dict[str, Any] | None:
     """A window payload as JSON (lineage and catalog views)."""
     return _window_dict(w)
 

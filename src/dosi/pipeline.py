@@ -58,7 +58,7 @@ def compile_query(
     rq, plan, dag = plan_dag(model, graph, query, dia)
     tree = dia.finalize(dag_to_sql(model, dag, dia))
     try:
-        sql = tree.sql(dialect=dia.name, pretty=pretty)
+        sql = dia.render(tree, pretty)
     except Exception as exc:
         raise QueryError(
             "dialect_unsupported",

@@ -8,6 +8,7 @@ planner only ever sees expressions over `<dataset>.<column>`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sqlglot import exp
 
@@ -185,4 +186,10 @@ def physical_column(dataset: str, column: str) -> exp.Column:
 
 def ident(name: str) -> exp.Identifier:
     """An identifier for a model name, quoted only when it must be."""
-    return exp.to_identifier(name, quoted=not name.isidentifier() or name.lower() != name)
+    return exp.Identifier(this=name, quoted=_must_quote(name))
+
+
+@lru_cache(maxsize=4096)
+def _must_quote(name: str) -> bool:
+    """Names repeat in every query's SQL: the answer is kept (compile time: PERFORMANCE.md)."""
+    return not name.isidentifier() or name.lower() != name

@@ -11,7 +11,7 @@ import sqlglot
 from sqlglot import exp
 
 from dosi.compiler.context import CompileContext
-from dosi.compiler.sqlparse import MODEL_LIMITS, check_text_limits
+from dosi.compiler.sqlparse import MODEL_LIMITS, check_text_limits, drop_positions
 from dosi.compiler.trusted_sql import untrusted_construct
 from dosi.model.schema import DatasetSpec
 
@@ -52,4 +52,5 @@ def compile_source(
         if what is not None:
             cx.untrusted(f"source of `{ds.name}`", what, dpath, dline)
             return exp.to_table("invalid_source")
+    drop_positions(node)  # cloned by every query that reads it
     return node

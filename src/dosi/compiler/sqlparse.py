@@ -178,7 +178,24 @@ def parse_scalar(
         )
     if isinstance(node, exp.Alias):
         raise SqlSnippetError(f"`{_short(text)}` carries an alias; write the bare expression")
+    drop_positions(node)
     return node
+
+
+_POSITIONS = ("line", "col", "start", "end")
+
+
+def drop_positions(node: exp.Expression) -> None:
+    """Forget the parser's token positions (nothing reads them once parsed): every query
+    clones these trees to build its SQL, and copying each node's position dict was a fifth
+    of a compile (PERFORMANCE.md). Other meta (dosi's field tag, sqlglot's own) stays."""
+    for n in node.walk():
+        meta = n._meta
+        if meta:
+            for key in _POSITIONS:
+                meta.pop(key, None)
+            if not meta:
+                n._meta = None
 
 
 def _first_line(exc: Exception) -> str:

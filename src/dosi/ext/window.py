@@ -10,7 +10,7 @@ query-time restrictions of WM "Restrictions" (CHECKLIST WIN-RES-01 … 05, WIN-F
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 Calculation = Literal["value", "delta", "percent_change", "ratio"]
@@ -96,8 +96,18 @@ VALUE_DEFAULT_ORDER = OrderSpec("time", "asc")
 VALUE_DEFAULT_PARTITION = PartitionSpec("query_dimensions")
 
 
+class Shift(NamedTuple):
+    """An offset's calendar shift (WM "General form — offset"): what the planner aligns the
+    grain to and widens the scan by."""
+
+    count: int
+    granularity: Grain
+    direction: Direction
+
+
 class _WindowProps:
-    """Planner-facing properties shared by the four families (WM "Restrictions")."""
+    """Planner-facing properties shared by the four families (WM "Restrictions"). The planner
+    and the catalog read these, never the family's type (issue 10: no isinstance chains)."""
 
     family: ClassVar[str] = ""
 
@@ -143,6 +153,28 @@ class _WindowProps:
         """Its value depends on the order of peers: dims break ties (WIN-RNK-06, WIN-VAL-06)."""
         return False
 
+    @property
+    def shift(self) -> Shift | None:
+        """The calendar shift of an offset; None for the other families."""
+        return None
+
+    @property
+    def reset_grain(self) -> Grain | None:
+        """The grain a frame's accumulation restarts at (WIN-FRM-17); None: never resets."""
+        return None
+
+    @property
+    def masked_outside_range(self) -> bool:
+        """Rows loaded only for other metrics' lookback / lookahead enter it as NULL: true of
+        time-ordered frames, whose value reads the neighbouring buckets."""
+        return False
+
+    @property
+    def listed_function(self) -> str:  # pragma: no cover - overridden
+        """What the catalog lists as its function: an offset's calculation, else the SQL
+        window function."""
+        raise NotImplementedError
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)  # type: ignore[call-overload]
         out["family"] = self.family
@@ -173,6 +205,14 @@ class OffsetWindow(_WindowProps):
     def expands_scan(self) -> bool:
         """Offset lookback / lookahead widens the input scan (WIN-QRY-04)."""
         return True
+
+    @property
+    def shift(self) -> Shift | None:
+        return Shift(self.count, self.granularity, self.direction)
+
+    @property
+    def listed_function(self) -> str:
+        return self.calculation
 
     def describe(self) -> str:
         return f"offset {self.count} {self.granularity} {self.direction} {self.calculation}"
@@ -243,6 +283,18 @@ class FrameWindow(_WindowProps):
         """A reset aligns the scan to the reset boundary (WIN-FRM-17)."""
         return self.reset is not None
 
+    @property
+    def reset_grain(self) -> Grain | None:
+        return self.reset
+
+    @property
+    def masked_outside_range(self) -> bool:
+        return self.time_ordered
+
+    @property
+    def listed_function(self) -> str:
+        return self.function
+
     def describe(self) -> str:
         if self.scope == "partition":
             return f"frame {self.function} over the whole partition"
@@ -289,6 +341,10 @@ class _OrderedFamily(_WindowProps):
     @property
     def argument(self) -> int | None:  # pragma: no cover - overridden
         return None
+
+    @property
+    def listed_function(self) -> str:
+        return self.function
 
     def describe(self) -> str:
         arg = f"({self.argument})" if self.argument is not None else ""

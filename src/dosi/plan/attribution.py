@@ -77,7 +77,7 @@ def _linear(model: ModelIr, e: exp.Expression) -> bool:
 
 def attribution_strategy(model: ModelIr, m: MetricIr) -> Strategy:
     w = m.window
-    family = getattr(w, "family", None) if w is not None else None
+    family = w.family if w is not None else None
     if family is not None and family != "offset":
         return Strategy(
             "unsupported",

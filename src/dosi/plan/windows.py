@@ -11,7 +11,6 @@ import datetime as dt
 from dataclasses import replace
 
 from dosi.errors import QueryError
-from dosi.ext import FrameWindow, OffsetWindow
 from dosi.ir.conformed import same_dimension
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
@@ -185,8 +184,9 @@ class _WindowPlanner:
         """The query with `metric_time` grouped at a grain every offset lands on."""
         grains = ["month", "day", "week", "quarter", "year"]
         for m in needing:
-            if isinstance(m.window, OffsetWindow):
-                ok = aligned_grains(m.window.count, m.window.granularity)
+            shift = m.window.shift if m.window is not None else None
+            if shift is not None:
+                ok = aligned_grains(shift.count, shift.granularity)
                 grains = [g for g in grains if g in ok]
         fixed = query_to_dict(self.rq.query)
         items = [g for g in fixed.get("group_by", []) if g.split(":")[0] != METRIC_TIME]
@@ -212,26 +212,23 @@ class _WindowPlanner:
     def _check_grains(self, grain: str | None) -> None:
         for m in self.windowed:
             w = m.window
+            shift = w.shift if w is not None else None
+            reset = w.reset_grain if w is not None else None
             if (
-                isinstance(w, OffsetWindow)
+                shift is not None
                 and grain is not None
-                and not offset_aligned(w.count, w.granularity, grain)
+                and not offset_aligned(shift.count, shift.granularity, grain)
             ):
-                ok = aligned_grains(w.count, w.granularity)
+                ok = aligned_grains(shift.count, shift.granularity)
                 raise QueryError(
                     "window_offset_misaligned",
-                    f"window metric `{m.name}` shifts {w.count} {w.granularity}, which does "
+                    f"window metric `{m.name}` shifts {shift.count} {shift.granularity}, which does "
                     f"not land on a {grain} bucket boundary: every row would look up a bucket "
                     "the query never builds",
                     metrics=[m.name],
                     hint="group the time axis by " + ", ".join(ok),
                 )
-            if (
-                isinstance(w, FrameWindow)
-                and w.reset is not None
-                and grain is not None
-                and GRAIN_RANK[w.reset] < GRAIN_RANK[grain]
-            ):
+            if reset is not None and grain is not None and GRAIN_RANK[reset] < GRAIN_RANK[grain]:
                 ok = [
                     g
                     for g in ("week", "month", "quarter", "year")
@@ -239,7 +236,7 @@ class _WindowPlanner:
                 ]
                 raise QueryError(
                     "window_reset_too_fine",
-                    f"window metric `{m.name}` resets every {w.reset}, finer than the "
+                    f"window metric `{m.name}` resets every {reset}, finer than the "
                     f"queried {grain} grain",
                     metrics=[m.name],
                     hint=f"use a reset of {' / '.join(ok)}, or group at a finer grain",
@@ -275,9 +272,10 @@ class _WindowPlanner:
         end: list[str] = []
         for m in self.windowed:
             w = m.window
-            if isinstance(w, OffsetWindow):
-                (start if w.direction == "back" else end).append(m.name)
-            elif isinstance(w, FrameWindow) and w.reset is not None:
+            shift = w.shift if w is not None else None
+            if shift is not None:
+                (start if shift.direction == "back" else end).append(m.name)
+            elif w is not None and w.reset_grain is not None:
                 start.append(m.name)
         if tr.range.start is None:
             start = []
@@ -316,12 +314,12 @@ class _WindowPlanner:
         other metrics' lookback (below the start; a reset frame's own alignment aside) or
         lookahead (at or after the end) enter it as NULL."""
         w = wm.spec
-        if not (isinstance(w, FrameWindow) and w.time_ordered):
+        if not w.masked_outside_range:
             return wm
         start_x, end_x = self._expanders()
         return replace(
             wm,
-            mask_before=trim.start if start_x and w.reset is None else None,
+            mask_before=trim.start if start_x and w.reset_grain is None else None,
             mask_after=trim.end if end_x else None,
         )
 
@@ -342,22 +340,23 @@ class _WindowPlanner:
         if start is not None:
             lows: list[dt.date | dt.datetime] = [start]
             for m in self.windowed:
-                w = m.window
-                if isinstance(w, OffsetWindow) and w.direction == "back":
-                    lows.append(shift_when(start, -w.count, w.granularity))
-                if isinstance(w, FrameWindow) and w.reset is not None:
-                    if w.reset == "week":
+                shift = m.window.shift if m.window is not None else None
+                reset = m.window.reset_grain if m.window is not None else None
+                if shift is not None and shift.direction == "back":
+                    lows.append(shift_when(start, -shift.count, shift.granularity))
+                if reset is not None:
+                    if reset == "week":
                         week_align = "week"  # week start is the dialect's: aligned in SQL
                     else:
-                        lows.append(trunc_when(start, w.reset))
+                        lows.append(trunc_when(start, reset))
             new_start = min(lows, key=_sort_key)
         new_end = end
         if end is not None:
             highs = [end]
             for m in self.windowed:
-                w = m.window
-                if isinstance(w, OffsetWindow) and w.direction == "forward":
-                    highs.append(shift_when(end, w.count, w.granularity))
+                shift = m.window.shift if m.window is not None else None
+                if shift is not None and shift.direction == "forward":
+                    highs.append(shift_when(end, shift.count, shift.granularity))
             new_end = max(highs, key=_sort_key)
         if week_align is not None and new_start is not None:
             # DATE_TRUNC('week', low) <= every other low and <= the week start of `start`;

@@ -14,13 +14,12 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from dosi.compiler.fields import ident
 from dosi.ir.model import ModelIr
 from dosi.plan.calendar import trunc_when
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
 from dosi.sql.dialects import Dialect
 from dosi.sql.stream import stream_grouped, stream_window_start
-from dosi.sql.util import and_all, clone, col, join, number, table
+from dosi.sql.util import aliased, and_all, clone, col, cte_name, join, number, table, table_aliased
 
 _Build = Callable[[Callable[[str], exp.Expression]], exp.Expression]
 
@@ -66,15 +65,16 @@ class Renderer:
         if tf.time_format is not None:
             return self.folded_predicates(tf)
         preds: list[exp.Expression] = []
-        operand = self.dialect.time_operand(tf.expr, tf.datatype)
+        operand = self.dialect.time_operand(clone(tf.expr), tf.datatype)
         if tf.start is not None:
             bound = self.dialect.time_literal(tf.start, tf.datatype)
             if tf.start_align is not None:
                 bound = self.dialect.trunc_date(bound, tf.start_align)
-            preds.append(exp.GTE(this=clone(operand), expression=bound))
+            lhs = clone(operand) if tf.end is not None else operand  # fresh: used once
+            preds.append(exp.GTE(this=lhs, expression=bound))
         if tf.end is not None:
             bound = self.dialect.time_literal(tf.end, tf.datatype)
-            preds.append(exp.LT(this=clone(operand), expression=bound))
+            preds.append(exp.LT(this=operand, expression=bound))
         return preds
 
     def folded_predicates(self, tf: TimeFilter) -> list[exp.Expression]:
@@ -102,9 +102,7 @@ class Renderer:
 
     def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select:
         ds = self.model.datasets[branch.dataset]
-        select = select.from_(
-            exp.alias_(clone(ds.source), ident(ds.name), table=True, copy=False), copy=False
-        )
+        select = select.from_(table_aliased(clone(ds.source), ds.name), copy=False)
         for step in branch.joins:
             r = step.relationship
             target = self.model.datasets[r.to_dataset]
@@ -116,7 +114,7 @@ class Renderer:
             )
             select = join(
                 select,
-                exp.alias_(clone(target.source), ident(target.name), table=True, copy=False),
+                table_aliased(clone(target.source), target.name),
                 r.join_type.upper(),
                 on,
             )
@@ -175,11 +173,11 @@ class Renderer:
         groups = []
         for d in b.dims:
             e = self.dim_expr(d)
-            sel = sel.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
+            sel = sel.select(aliased(e, d.output), copy=False)
             groups.append(self.group_expr(d, e))
         for name, build in columns:
             value = build(lambda n: clone(self.model.measures[n].expr))
-            sel = sel.select(exp.alias_(value, ident(name), copy=False), copy=False)
+            sel = sel.select(aliased(value, name), copy=False)
         sel = self.from_clause(b, sel)
         if groups:
             sel = sel.group_by(*groups, copy=False)
@@ -192,15 +190,15 @@ class Renderer:
         for i, d in enumerate(b.dims):
             name = d.output if d.grain is None else f"__t{i}"
             raw_names[d.output] = name
-            inner = inner.select(exp.alias_(clone(d.expr), ident(name), copy=False), copy=False)
+            inner = inner.select(aliased(clone(d.expr), name), copy=False)
             inner_groups.append(clone(d.expr))
         for m in b.measures:
-            inner = inner.select(
-                exp.alias_(clone(self.model.measures[m].expr), ident(m), copy=False), copy=False
-            )
+            inner = inner.select(aliased(clone(self.model.measures[m].expr), m), copy=False)
         inner = self.from_clause(b, inner)
         if inner_groups:
             inner = inner.group_by(*inner_groups, copy=False)
+        if len(inner_groups) == 1 and self.dialect.pre_aggregate_count_guard:
+            inner = inner.having(_count_guard(), copy=False)  # a no-op that pays
         outer = exp.Select()
         groups = []
         for d in b.dims:
@@ -209,21 +207,19 @@ class Renderer:
                 e = self.decoded(d, raw)
             else:
                 e = raw if d.grain is None else self.dialect.bucket(raw, d.grain, d.datatype)
-            outer = outer.select(exp.alias_(e, ident(d.output), copy=False), copy=False)
+            outer = outer.select(aliased(e, d.output), copy=False)
             groups.append(clone(e))
 
         def rolled(n: str) -> exp.Expression:
             agg = self.model.measures[n].agg
             out: exp.Expression = ROLLUP[agg](this=col(n, _PRE))
             if agg in ("count", "count_star"):  # a count stays an integer, as COUNT is
-                out = exp.Cast(this=out, to=exp.DataType.build("BIGINT"))
+                out = exp.Cast(this=out, to=_BIGINT.copy())
             return out
 
         for name, build in columns:
-            outer = outer.select(exp.alias_(build(rolled), ident(name), copy=False), copy=False)
-        outer = outer.from_(
-            exp.alias_(exp.Subquery(this=inner), ident(_PRE), table=True, copy=False), copy=False
-        )
+            outer = outer.select(aliased(build(rolled), name), copy=False)
+        outer = outer.from_(table_aliased(exp.Subquery(this=inner), _PRE), copy=False)
         return outer.group_by(*groups, copy=False)
 
     def merged(
@@ -250,13 +246,13 @@ class Renderer:
                 if keyed
                 else exp.Coalesce(this=col(d, ids[0]), expressions=[col(d, i) for i in ids[1:]])
             )
-            sel = sel.select(exp.alias_(key, ident(d), copy=False), copy=False)
+            sel = sel.select(aliased(key, d), copy=False)
         for m in metrics:
             where = dict(m.sources)
             e = self.substitute(m.formula, lambda n, w=where: col(n, w[n]))
-            sel = sel.select(exp.alias_(self.fill(e, m), ident(m.name), copy=False), copy=False)
+            sel = sel.select(aliased(self.fill(e, m), m.name), copy=False)
         for name, bid in taken:
-            sel = sel.select(exp.alias_(col(name, bid), ident(name), copy=False), copy=False)
+            sel = sel.select(aliased(col(name, bid), name), copy=False)
         if keyed:
             sel = sel.from_(table(_KEYS), copy=False)
             for bid in ids:
@@ -284,15 +280,16 @@ class Renderer:
             else:
                 sel = join(sel, table(bid), "CROSS")
         for bid, body in inputs:
-            sel = sel.with_(bid, as_=body, copy=False)
+            sel = sel.with_(cte_name(bid), as_=body, copy=False)
         if keyed:
             union: exp.Expression | None = None
             for bid in ids:
-                part = exp.Select().select(*(col(d) for d in dims)).from_(bid)
+                part = exp.Select().select(*(col(d) for d in dims), copy=False)
+                part = part.from_(table(bid), copy=False)
                 union = (
                     part if union is None else exp.Union(this=union, expression=part, distinct=True)
                 )
-            sel = sel.with_(_KEYS, as_=union, copy=False)
+            sel = sel.with_(cte_name(_KEYS), as_=union, copy=False)
         return sel
 
     def filtered(
@@ -305,8 +302,8 @@ class Renderer:
         out = exp.Select().select(*(col(o) for o in outputs), copy=False)
         out = out.from_(table(RESULT_ROWS), copy=False).where(clone(predicate), copy=False)
         for cte in ctes.expressions if ctes is not None else ():
-            out = out.with_(cte.alias, as_=cte.this, copy=False)
-        return out.with_(RESULT_ROWS, as_=sel, copy=False)
+            out = out.with_(cte_name(cte.alias), as_=cte.this, copy=False)
+        return out.with_(cte_name(RESULT_ROWS), as_=sel, copy=False)
 
     def finish(
         self,
@@ -322,7 +319,7 @@ class Renderer:
         if keys:
             sel = sel.order_by(*keys, copy=False)
         if limit is not None:
-            sel = sel.limit(limit, copy=False)
+            sel.set("limit", exp.Limit(expression=number(limit)))  # built, not parsed
         return sel
 
 
@@ -339,6 +336,7 @@ def _date_of(value: dt.date | dt.datetime) -> dt.date:
 
 RESULT_ROWS = "result_rows"
 _PRE = "pre"
+_BIGINT = exp.DataType.build("BIGINT")
 _KEYS = "merge_keys"
 # measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
 ROLLUP: dict[str, type[exp.Expression]] = {
@@ -348,3 +346,8 @@ ROLLUP: dict[str, type[exp.Expression]] = {
     "min": exp.Min,
     "max": exp.Max,
 }
+
+
+def _count_guard() -> exp.Expression:
+    """HAVING COUNT(*) > 0: keeps every group (see Dialect.pre_aggregate_count_guard)."""
+    return exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0))

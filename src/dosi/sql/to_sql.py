@@ -35,7 +35,7 @@ from dosi.plan.nodes import (
 from dosi.plan.records import Branch, JoinStep, QueryPlan
 from dosi.sql.dialects import Dialect
 from dosi.sql.render import Renderer
-from dosi.sql.util import and_all, clone, col, table
+from dosi.sql.util import and_all, clone, col, cte_name, table
 from dosi.sql.windows import BASE, WIN, render_window, trim_predicates
 
 
@@ -173,7 +173,7 @@ class ToSql:
             final = final.where(cond, copy=False)
         final = self.r.finish(final, node.order, node.limit)
         for name, body in rows.ctes:
-            final = final.with_(name, as_=body, copy=False)
+            final = final.with_(cte_name(name), as_=body, copy=False)
         return final
 
 

@@ -16,12 +16,11 @@ from typing import Any
 
 from sqlglot import exp
 
-from dosi.compiler.fields import ident
 from dosi.ext import FrameWindow, OffsetWindow, RankWindow, ValueWindow
 from dosi.plan.nodes import Trim, Window
 from dosi.plan.records import WindowMetric
 from dosi.sql.render import Renderer
-from dosi.sql.util import and_all, clone, col, join, table
+from dosi.sql.util import aliased, and_all, clone, col, join, table, table_aliased
 
 _AGGS: dict[str, type[exp.Expression]] = {
     "sum": exp.Sum,
@@ -109,7 +108,7 @@ class _StageRenderer:
             )
             sel = join(
                 sel,
-                exp.alias_(table(self.base), ident(alias), table=True, copy=False),
+                table_aliased(table(self.base), alias),
                 "LEFT",
                 and_all(conds),
             )
@@ -200,7 +199,9 @@ class _StageRenderer:
         if w.reset is not None:
             partition.append(self.dialect.bucket(self.cur(self.stage.time_key), w.reset))  # type: ignore[arg-type]
         order = self.order_keys(wm, w.order.by, w.order.direction, w.order.nulls)
-        start: object = "UNBOUNDED" if w.preceding is None else exp.Literal.number(w.preceding)
+        start: str | exp.Expression = (
+            "UNBOUNDED" if w.preceding is None else exp.Literal.number(w.preceding)
+        )
         spec = exp.WindowSpec(
             kind="RANGE" if w.units == "range" else "ROWS",
             start=start,
@@ -255,22 +256,18 @@ class _StageRenderer:
         r, stage = self.r, self.stage
         win = exp.Select()
         for d in stage.dims:
-            win = win.select(exp.alias_(self.cur(d), ident(d), copy=False), copy=False)
+            win = win.select(aliased(self.cur(d), d), copy=False)
         for name in stage.passed:
-            win = win.select(exp.alias_(self.cur(name), ident(name), copy=False), copy=False)
+            win = win.select(aliased(self.cur(name), name), copy=False)
         for m in stage.carried:
             e = r.substitute(m.formula, lambda n: self.cur(n))
-            win = win.select(exp.alias_(r.fill(e, m), ident(m.name), copy=False), copy=False)
+            win = win.select(aliased(r.fill(e, m), m.name), copy=False)
         offset_partition: tuple[str, ...] = ()
         for wm in stage.metrics:
-            win = win.select(
-                exp.alias_(self.metric_expr(wm), ident(wm.name), copy=False), copy=False
-            )
-            if wm.spec.family == "offset":
+            win = win.select(aliased(self.metric_expr(wm), wm.name), copy=False)
+            if wm.spec.shift is not None:  # the offset self-joins partition like this
                 offset_partition = wm.partition
-        win = win.from_(
-            exp.alias_(table(self.base), ident(CUR), table=True, copy=False), copy=False
-        )
+        win = win.from_(table_aliased(table(self.base), CUR), copy=False)
         if self.shift_alias:
             win = self.offset_joins(win, offset_partition)
         return win

@@ -12,7 +12,10 @@ Facts a dialect states (each checked against sqlglot or an engine in tests/sql/d
 - `streaming`: streaming windows render as portable epoch arithmetic (`epoch_us`,
   `from_epoch`);
 - `week_start`: the weekday a week bucket starts on (ISO Monday everywhere dosi executes);
-- `time_parser`: how a D-FORMAT stored time value is parsed (dosi.sql.dialects.time_decode).
+- `time_parser`: how a D-FORMAT stored time value is parsed (dosi.sql.dialects.time_decode);
+- `pre_aggregate_count_guard`: the day pre-aggregation grouped by the date alone carries a
+  no-op `HAVING COUNT(*) > 0` (DuckDB 2.0 runs a perfect-hash GROUP BY on a DATE key with a
+  lone SUM about 2x slower without a COUNT(*) beside it: PERFORMANCE.md item 5).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect as SqlglotDialect
@@ -32,6 +36,12 @@ _TIMESTAMP = exp.DataType.build("TIMESTAMP")
 _BIGINT = exp.DataType.build("BIGINT")
 _TEMPORAL_TS = {"DateTime", "DateTimeTz"}
 LARGE, SMALL, LAST = "nulls_are_large", "nulls_are_small", "nulls_are_last"
+
+
+@cache
+def _sqlglot_dialect(name: str) -> SqlglotDialect:
+    """sqlglot's dialect instance, made once (its lookup is per call otherwise)."""
+    return SqlglotDialect.get_or_raise(name)
 
 
 def sqlglot_null_ordering(name: str) -> str:
@@ -51,6 +61,7 @@ class Dialect:
     streaming: bool = False
     week_start: str = "monday"
     time_parser: TimeParser = CAST_ONLY
+    pre_aggregate_count_guard: bool = False
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -179,6 +190,12 @@ class Dialect:
     def finalize(self, tree: exp.Expression) -> exp.Expression:
         """Last touches on the whole statement (query-level settings); identity by default."""
         return tree
+
+    def render(self, tree: exp.Expression, pretty: bool = False) -> str:
+        """The statement's text. `tree` must be built for this one render (every IR piece in
+        it cloned): sqlglot's generator may rewrite it in place, and skipping its defensive
+        deep copy of the whole statement is a third of a compile (PERFORMANCE.md)."""
+        return _sqlglot_dialect(self.name).generate(tree, copy=False, pretty=pretty)
 
 
 STATISTICS = (

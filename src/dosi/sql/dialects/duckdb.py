@@ -10,5 +10,9 @@ from dosi.sql.dialects.time_decode import TimeParser
 PARSER = TimeParser(ts_fn="STRPTIME")
 
 DUCKDB = Dialect(
-    "duckdb", null_ordering=sqlglot_null_ordering("duckdb"), streaming=True, time_parser=PARSER
+    "duckdb",
+    null_ordering=sqlglot_null_ordering("duckdb"),
+    streaming=True,
+    time_parser=PARSER,
+    pre_aggregate_count_guard=True,
 )
