@@ -13,6 +13,9 @@ from dosi.catalog_conformed import (
 from dosi.errors import QueryError, closest
 from dosi.ext import WindowSpec
 from dosi.ir.conformed import conformity
+from dosi.ir.derive import EMPTY_CATALOG
+from dosi.ir.lod_catalog import lod_summary
+from dosi.ir.lod_field_catalog import lod_field_columns
 from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
@@ -61,6 +64,10 @@ class Catalog:
             "params": [],
             "attributable": listed_attributable(m, strategy),
             "attribution_strategy": strategy.name,
+            # D-DERIVE metadata (DRV-META-01)
+            **(m.derive.catalog() if m.derive is not None else EMPTY_CATALOG),
+            "required_dimensions": required_dimensions(self.model, m),
+            **lod_summary(m),
         }
 
     def metrics(self) -> list[dict[str, Any]]:
@@ -210,6 +217,7 @@ class Catalog:
                     "datatype": f.datatype,
                     "expression": f.source_sql,
                     **({"time_format": f.time_format.format} if f.time_format else {}),
+                    **({"lod": f.lod.text} if f.lod is not None else {}),
                     "description": f.description,
                 }
                 for f in d.fields.values()
@@ -250,6 +258,7 @@ class Catalog:
                         else None,
                         "datatype": f.datatype,
                         **time_format_columns(f),
+                        **lod_field_columns(f),  # D-LOD fixed fields
                         "description": f.description,
                         **conformity_columns(self.model, f),  # D-CONFORM class, if paired
                     }
@@ -257,6 +266,27 @@ class Catalog:
         out.sort(key=lambda x: (not x["is_dimension"], rank.get(x["dataset"], 0), x["name"]))
         metrics = [m] if metric is not None else list(self.model.metrics.values())
         return [*self._metric_time(metrics), *out]
+
+
+def required_dimensions(model: ModelIr, m: MetricIr) -> list[str]:
+    """DRV-META-02: the dimensions a query must group by (a window partition's `exclude`),
+    collected along the whole dependency chain (window bases and derive members)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    stack = [m]
+    while stack:
+        cur = stack.pop()
+        if cur.name in seen:
+            continue
+        seen.add(cur.name)
+        part = cur.window.partition_spec if cur.window is not None else None
+        if part is not None and part.mode == "query_dimensions_except":
+            out.extend(x for x in part.exclude if x not in out)
+        refs = [*(cur.derive.written if cur.derive is not None else ())]
+        if cur.window_base is not None:
+            refs.append(cur.window_base)
+        stack.extend(model.metrics[r] for r in reversed(refs) if r in model.metrics)
+    return out
 
 
 def _window_function(w: WindowSpec | None) -> str | None:

@@ -239,6 +239,14 @@ def _query_options(f: F) -> F:
             help="Row filter on fields, e.g. \"orders.status = 'completed'\"; "
             "repeated filters are ANDed.",
         ),
+        click.option(
+            "--context-filter",
+            "context_filter",
+            multiple=True,
+            metavar="SQL",
+            help="Context-layer row filter (D-LOD): feeds every fixed rollup and the window "
+            "population; repeated filters are ANDed.",
+        ),
         click.option("--start", metavar="DATE", help="Time range start (inclusive, YYYY-MM-DD)."),
         click.option("--end", metavar="DATE", help="Time range end (exclusive, YYYY-MM-DD)."),
         click.option(
@@ -280,6 +288,7 @@ def _query_from(kw: dict[str, Any]) -> str | dict[str, Any]:
             "time_dimension",
             "order_by",
             "limit",
+            "context_filter",
         )
     }
     return resolve_query(kw.pop("query_json"), kw.pop("query_file"), flags)
@@ -598,7 +607,7 @@ def list_(
             _columns(
                 rows,
                 ["name", "kind", "datasets", "time_dimension"],
-                ["window", "attributable", "description"],
+                ["window", "derive_family", "attributable", "description"],
             ),
         )
     elif kind == "dimensions":

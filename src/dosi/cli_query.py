@@ -79,6 +79,7 @@ def flags_query(
     time_dimension: str | None,
     order_by: Sequence[str],
     limit: int | None,
+    context_filter: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The JSON query the flags describe (keys only when given)."""
     names = _items(metrics)
@@ -98,6 +99,11 @@ def flags_query(
         query["where_sql"] = preds[0]
     elif preds:
         query["where_sql"] = " AND ".join(f"({p})" for p in preds)
+    context = [w.strip() for w in context_filter if w and w.strip()]
+    if len(context) == 1:
+        query["context_filter"] = context[0]
+    elif context:
+        query["context_filter"] = " AND ".join(f"({p})" for p in context)
     if start is not None or end is not None:
         tr: dict[str, Any] = {}
         if start is not None:
@@ -189,6 +195,8 @@ def command_line(query: dict[str, Any], command: str = "query", prefix: Sequence
         args += ["-g", g if isinstance(g, str) else f"{g['field']}:{g['grain']}"]
     if query.get("where_sql"):
         args += ["--where", query["where_sql"]]
+    if query.get("context_filter"):
+        args += ["--context-filter", query["context_filter"]]
     tr = query.get("time_range") or {}
     for key, flag in (("start", "--start"), ("end", "--end"), ("dimension", "--time-dimension")):
         if tr.get(key) is not None:

@@ -13,6 +13,7 @@ from typing import Any
 from dosi.catalog import window_summary
 from dosi.errors import QueryError, closest
 from dosi.ir.graph import RelationshipGraph
+from dosi.ir.lod_catalog import lod_lineage
 from dosi.ir.model import MetricIr, ModelIr
 
 LAYERS = (
@@ -152,8 +153,10 @@ def lineage_graph(
                     "cardinality": "many_to_one",
                 }
             )
+    shown = {m.name for m in keep_metrics}
     for m in keep_metrics:
-        derived = m.window is not None
+        lod_family, lod_members = lod_lineage(m)  # D-LOD: the base / compose members
+        derived = m.window is not None or m.derive is not None or lod_family is not None
         nodes.append(
             {
                 "id": f"metric:{m.name}",
@@ -169,9 +172,23 @@ def lineage_graph(
                     "datasets": sorted(m.datasets),
                     "measures": list(m.measures),
                     "window": window_summary(m.window),
+                    "derive_family": m.derive.family if m.derive is not None else lod_family,
                 },
             }
         )
+        # D-DERIVE: the member edges as written (DRV-NEST-07)
+        written = m.derive.written if m.derive is not None else lod_members
+        for member in written:
+            if member in shown:
+                edges.append(
+                    {
+                        "id": f"derives:metric:{member}->metric:{m.name}",
+                        "kind": "derives",
+                        "source": f"metric:{member}",
+                        "target": f"metric:{m.name}",
+                        "family": m.derive.family if m.derive is not None else lod_family,
+                    }
+                )
         for d in sorted(m.datasets):
             edges.append(
                 {

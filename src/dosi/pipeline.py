@@ -12,10 +12,12 @@ from dosi.ir.model import ModelIr
 from dosi.plan.builder.dag import build_dag
 from dosi.plan.gates import check_window_gates
 from dosi.plan.joins import JoinGraph
+from dosi.plan.lod_metric_plan import plan_lod_query, reads_lod
 from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
 from dosi.plan.windows import plan_windows
+from dosi.query.derive_checks import check_conformed
 from dosi.query.resolve import ResolvedQuery, resolve_query
 from dosi.query.spec import Query, parse_query
 from dosi.sql.dialects import Dialect, get_dialect
@@ -82,5 +84,9 @@ def plan_dag(
     """Resolve and plan one parsed query: the plan records and the node tree built on them."""
     rq = resolve_query(model, query)
     check_window_gates(rq, dia)
+    check_conformed(rq)
+    if reads_lod(rq):  # D-LOD metrics: include / attach stages (plan/lod_metric_plan.py)
+        plan, root = plan_lod_query(model, graph, rq, dia)
+        return rq, plan, root
     plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
     return rq, plan, build_dag(model, plan, dia)

@@ -503,3 +503,31 @@ def test_explain_with_sql_and_json(shop):
     assert data["plan"].startswith("QueryPlan")
     assert [o["metric"] for o in data["outputs"]] == ["revenue"]
     assert data["requested_columns"] == [{"requested": "orders.status", "column": "status"}]
+
+
+# -- context_filter (D-LOD context layer, CORE-Q-10) ----------------------------------------------
+def test_query_context_filter_flag_feeds_the_cohort_rollup(shop, sql):
+    """`--context-filter` is the query key `context_filter`: it scopes the fixed rollup (each
+    customer's first *web* order) and the view's rows alike."""
+    r = shop(
+        "query",
+        "-M",
+        "customer_count",
+        "-g",
+        "orders.order_kind",
+        "--context-filter",
+        "orders.channel = 'web'",
+        "--format",
+        "json",
+    )
+    assert r.exit_code == 0, r.output
+    got = {row["order_kind"]: row["customer_count"] for row in strict_json(r.stdout)["rows"]}
+    expected = sql(
+        "SELECT CASE WHEN o.order_date = f.d THEN 'first' ELSE 'repeat' END,"
+        " COUNT(DISTINCT o.customer_id) FROM orders o JOIN (SELECT customer_id, MIN(order_date)"
+        " AS d FROM orders WHERE channel = 'web' GROUP BY 1) f"
+        " ON o.customer_id IS NOT DISTINCT FROM f.customer_id WHERE o.channel = 'web' GROUP BY 1"
+    )
+    assert got == dict(expected)
+    compiled = shop("compile", "-M", "revenue", "--context-filter", "orders.channel = 'web'")
+    assert compiled.exit_code == 0 and "'web'" in compiled.stdout

@@ -48,6 +48,14 @@ QUERIES: list[dict[str, Any]] = [
         "order_by": ["revenue"],
     },
     {"metrics": ["event_count"], "group_by": ["metric_time:tumble(1 hour)"]},
+    # D-LOD: a two-stage rollup, a broadcast with a predicate on the fixed value
+    {"metrics": ["customer_count"], "group_by": ["orders.cohort_month"]},
+    {
+        "metrics": ["revenue"],
+        "group_by": ["orders.order_kind", MONTH],
+        "where_sql": "orders.first_order_day < DATE '2024-01-01'",
+        "context_filter": "orders.channel = 'web'",
+    },
     {
         "metrics": ["event_count"],
         "group_by": ["events.event_type", "metric_time:session(5 minutes)"],

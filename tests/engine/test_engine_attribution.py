@@ -209,6 +209,11 @@ def test_listed_attributable_flags(shop: Any) -> None:
         "revenue_running",
         "revenue_rank",
         "first_month_revenue",
+        "first_order_date",  # MIN (the base of the D-LOD field orders.first_order_day)
+        "close_rate_rank",  # a rank window over close_rate (D-DERIVE window.base)
+        # orders and refunds each have their own time axis: no single one for the windows
+        # (the reference engine lists it attributable, with per-branch axes)
+        "revenue_net_of_refunds",
     }
 
 

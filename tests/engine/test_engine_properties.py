@@ -38,6 +38,8 @@ TIME_FIELDS = [
     for d in _DOC["datasets"]
     for f in d.get("fields", [])
     if (f.get("dimension") or {}).get("is_time", f.get("datatype") in ("Date", "DateTime"))
+    # a D-LOD fixed field, or a field reading one, is never a time axis (LOD-FLD-08)
+    and f["name"] not in ("first_order_day", "cohort_month")
 ]
 UP: dict[str, list[str]] = {}
 for r in _DOC["relationships"]:

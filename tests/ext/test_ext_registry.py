@@ -49,12 +49,10 @@ def test_env_reg_04_silent_keys_are_exactly_measure_time_cardinality() -> None:
 
 
 def test_registry_implemented_flags() -> None:
-    """This engine implements ten keys (D-FORMAT `time`, D-CONFORM `cardinality` since
-    issue 12); derive, params, lod are not yet."""
+    """This engine implements twelve keys (derive: issue 11; time, cardinality: issue 12; lod:
+    issue 13); params is not yet."""
     assert {k for k, i in REGISTRY.items() if not i.implemented} == {
-        "derive",
         "params",
-        "lod",
     }
 
 

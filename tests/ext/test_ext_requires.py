@@ -64,9 +64,7 @@ def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value"),
     [
-        ("metric", "derive", {"type": "compose", "expr": "a - b"}),
         ("metric", "params", [{"name": "n", "type": "int", "default": 3}]),
-        ("field", "lod", {"expr": "fixed(active_days, sessions.user_id)"}),
     ],
 )
 def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
@@ -81,7 +79,7 @@ def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
 
 
 def test_env_req_02_required_key_absent_from_payload_still_errors_when_unimplemented() -> None:
-    res = read("field", {"requires": ["lod"]})
+    res = read("metric", {"requires": ["params"]})
     assert codes(res) == [(REQUIRED, "error")]
 
 
@@ -176,9 +174,7 @@ def test_env_req_05_basic_mode_does_not_read_requires() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value", "fallback_word"),
     [
-        ("metric", "derive", {"type": "filter", "base": "x", "where": "y = 1"}, "derivation"),
         ("metric", "params", [], "parameters"),
-        ("field", "lod", {"expr": "fixed(x)"}, "aggregate_field_dropped"),
     ],
 )
 def test_not_implemented_key_warns_with_impact_and_fallback(

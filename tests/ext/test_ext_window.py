@@ -948,20 +948,22 @@ def test_to_dict_includes_family() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# window.base (D-DERIVE M2) is not implemented here
+# window.base (D-DERIVE M2): the name is read here, the compiler checks what it names
 
 
-def test_window_base_is_not_implemented() -> None:
-    """WIN-BASE-01/11: window.base must fail closed (not_implemented), never be ignored."""
+def test_window_base_is_read() -> None:
+    """WIN-BASE-01: window.base is read (no longer not_implemented) beside the window spec."""
     res = read_window({"base": "revenue", "type": "pop", "offset": "1 month"})
-    assert [(d.code, d.severity) for d in res.diagnostics] == [("not_implemented", "error")]
+    assert res.diagnostics == ()
+    assert isinstance(res.payload, MetricExt)
+    assert res.payload.window_base == "revenue"
+    assert res.payload.window is not None
+
+
+def test_window_base_must_be_a_name_and_other_problems_still_report() -> None:
+    res = read_window({"base": 3, "type": "pop"})
+    assert [d.code for d in res.diagnostics] == [INVALID, INVALID]
     assert "window.base" in res.diagnostics[0].message
-    assert res.payload == MetricExt()
-
-
-def test_window_base_still_reports_other_problems() -> None:
-    res = read_window({"base": "revenue", "type": "pop"})
-    assert [d.code for d in res.diagnostics] == ["not_implemented", INVALID]
 
 
 def test_one_run_reports_every_window_problem() -> None:

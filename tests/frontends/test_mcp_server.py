@@ -71,6 +71,9 @@ async def _exercise(client: Client, engine: Engine, db: Path) -> None:
     assert result["rows"] == engine.execute(Q, db_path=db)["rows"]
     flat = await ok("query", Q)  # the query's keys as tool arguments
     assert flat["rows"] == result["rows"]
+    ctx = {**Q, "context_filter": "orders.status = 'completed'"}  # CORE-Q-10 on MCP
+    assert (await ok("query", ctx))["rows"] == engine.execute(ctx, db_path=db)["rows"]
+    assert (await ok("query", {"query": ctx}))["rows"] != result["rows"]
     flat_sel = await ok(
         "select",
         {"dataset": "orders", "fields": ["orders.order_id"], "order_by": ["order_id"], "limit": 2},

@@ -387,3 +387,16 @@ def test_a_slow_query_does_not_hold_up_a_fast_one(launch: Any, tmp_path: Path) -
         assert fast.status_code == 200 and fast.json()["rows"] == [{"small_total": 45}]
         assert took < 3, took
         assert pending.result() == -1  # the slow one was still running (then cancelled)
+
+
+def test_query_accepts_context_filter(server: Server, engine: Engine, shop_db: Path) -> None:
+    """CORE-Q-10: `context_filter` is a query key on REST as in Python."""
+    q = {
+        "metrics": ["customer_count"],
+        "group_by": ["orders.cohort_month"],
+        "context_filter": "orders.channel = 'store'",
+    }
+    with server.client() as c:
+        r = c.post("/v1/query", json=q)
+    assert r.status_code == 200, r.text
+    assert r.json()["rows"] == engine.execute(q, db_path=shop_db)["rows"]

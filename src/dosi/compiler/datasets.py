@@ -11,11 +11,18 @@ from types import MappingProxyType
 from dosi.compiler.context import CompileContext
 from dosi.compiler.fields import RawField, pick_expression, qualify_dataset_fields
 from dosi.compiler.keys import check_keys
+from dosi.compiler.lod_fields import (
+    check_lod_time,
+    compile_lod_fields,
+    lod_field_names,
+    reads_lod,
+)
 from dosi.compiler.sources import compile_source
 from dosi.compiler.sqlparse import OSI_READERS
 from dosi.compiler.time_formats import field_time
+from dosi.ext.lod_field import dropped_in_basic_mode
 from dosi.ir.model import DatasetIr, FieldIr
-from dosi.model.schema import TEMPORAL_DATATYPES, DatasetSpec
+from dosi.model.schema import TEMPORAL_DATATYPES, DatasetSpec, raw_extensions
 
 
 def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> DatasetIr:
@@ -27,6 +34,7 @@ def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> Datas
     _check_field_names(cx, ds, dpath, ds_index)
     raw: dict[str, RawField] = {}
     line_map: dict[str, int | None] = {}
+    fexts: dict[str, object] = {}
     for f in fields:
         if f.name in raw:
             continue
@@ -34,18 +42,30 @@ def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> Datas
         fpath = f"{dpath}.fields[{f.name}]"
         raw[f.name] = RawField(f.name, text, OSI_READERS.get(dialect), fpath)
         line_map[fpath] = cx.line([("datasets", ds.name), ("fields", f.name)])
-    exprs = qualify_dataset_fields(ds.name, raw, cx.sink, line_map, cx.trust_sql)
+        fexts[f.name] = cx.read_ext("field", fpath, f.custom_extensions, line_map[fpath])
+    lod_names = lod_field_names(fexts)
+    dropped = frozenset(
+        f.name
+        for f in fields
+        if dropped_in_basic_mode(cx.mode, raw_extensions(f.custom_extensions))
+    )
+    exprs = qualify_dataset_fields(
+        ds.name, raw, cx.sink, line_map, cx.trust_sql, lod_names, dropped
+    )
+    lods = compile_lod_fields(cx, ds, raw, exprs, fexts, line_map)
     field_irs: dict[str, FieldIr] = {}
     for f in fields:
         if f.name in field_irs or f.name not in exprs:
             continue
         fpath = f"{dpath}.fields[{f.name}]"
-        fext = cx.read_ext("field", fpath, f.custom_extensions, line_map.get(fpath))
+        fext = fexts[f.name]
         is_time = (
             f.dimension.is_time
             if f.dimension is not None and f.dimension.is_time is not None
             else (f.datatype in TEMPORAL_DATATYPES)
         )
+        if is_time and reads_lod(exprs[f.name]):  # D-LOD values are never a time axis
+            is_time = check_lod_time(cx, ds.name, f, exprs[f.name], fpath, line_map.get(fpath))
         grain = getattr(fext, "time_granularity", None)
         if grain is not None and not is_time:
             cx.sink.error(
@@ -77,6 +97,7 @@ def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> Datas
             description=f.description,
             label=f.label,
             source_sql=raw[f.name].text,
+            lod=lods.get(f.name),
             time_format=timed.time_format,
         )
     check_keys(cx, ds, dpath, dline)

@@ -22,6 +22,7 @@ from dosi.compiler.sqlparse import (
 )
 from dosi.compiler.trusted_sql import untrusted_construct
 from dosi.errors import DiagnosticSink
+from dosi.ir.lod import lod_placeholder
 from dosi.model.schema import Expression
 
 PREFERRED_OSI = ("ANSI_SQL",)
@@ -54,12 +55,15 @@ def qualify_dataset_fields(
     sink: DiagnosticSink,
     lines: dict[str, int | None],
     trust_sql: bool = False,
+    lod_fields: frozenset[str] = frozenset(),
+    basic_dropped: frozenset[str] = frozenset(),
 ) -> dict[str, exp.Expression]:
     """Resolve every field of one dataset to an expression over qualified physical columns.
 
     Inlining is bounded: a chain of field references deeper than MODEL_LIMITS.max_depth, or an
     inlined expression over MODEL_LIMITS.max_nodes (fields that double each other), is
-    `expression_too_complex`."""
+    `expression_too_complex`. A D-LOD fixed field (`lod_fields`) keeps its aggregate in
+    `raw[name].tree` and resolves to its placeholder column (dosi.ir.lod)."""
     resolved: dict[str, exp.Expression] = {}
     for f in raw.values():
         try:
@@ -80,6 +84,18 @@ def qualify_dataset_fields(
                 line=lines.get(f.path),
                 hint="remove it, or load the model with trust_sql=True (CLI --trust-sql) if you "
                 "trust its author",
+            )
+            f.tree = None
+        elif f.name in lod_fields:
+            resolved[f.name] = lod_placeholder(dataset, f.name, ident(f.name))
+        elif f.name in basic_dropped and f.tree.find(exp.AggFunc) is not None:
+            sink.warn(
+                "aggregate_field_dropped",
+                f"field `{dataset}.{f.name}` aggregates (`{f.text}`) and its D-LOD declaration "
+                "is not read in basic mode, so the field is dropped",
+                path=f.path,
+                line=lines.get(f.path),
+                hint="load the model in datus mode to compute it as a fixed level of detail",
             )
             f.tree = None
         elif f.tree.find(exp.AggFunc) is not None:

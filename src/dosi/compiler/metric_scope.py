@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from dosi.compiler.context import CompileContext
 from dosi.compiler.measure_names import MeasureRegistry
@@ -19,3 +20,5 @@ class MetricScope:
     graph: RelationshipGraph
     registry: MeasureRegistry
     measured_fields: set[tuple[str, str]] = field(default_factory=set)
+    # D-LOD metrics, compiled after every other metric: (spec, LodSpec, Site)
+    lod_pending: list[tuple[Any, Any, Any]] = field(default_factory=list)

@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from dosi import ext
 from dosi.compiler.context import Site
+from dosi.compiler.derive_lod import nests_aggregates
 from dosi.compiler.fields import pick_expression
 from dosi.compiler.measures import infer_kind
 from dosi.compiler.metric_columns import note_measured_fields, resolve_metric_columns
@@ -41,6 +42,14 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     assert isinstance(mext, ext.MetricExt)
     dialect, text = pick_expression(m.expression)
     site = Site(mpath, mline)
+    if mext.lod is not None:  # D-LOD: compiled once every other metric is (derive_lod.py)
+        scope.lod_pending.append((m, mext.lod, site))
+        return None
+    if mext.lod_invalid:  # its declaration was reported; the expression is never run
+        return None
+    if getattr(mext.derive, "family", None) == "compose" and nests_aggregates(scope, m):
+        scope.lod_pending.append((m, mext.derive, site))  # compose over LOD (derive_lod.py)
+        return None
     tree = _parse(scope, m.name, text, dialect, site)
     if tree is None:
         return None
@@ -58,12 +67,13 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
             candidates=closest(pin, list(scope.datasets)),
         )
         pin = None
+    resolved = tree.copy()  # D-DERIVE's expression gate reads it (split_measures edits tree)
     formula, measure_names, owners = split_measures(scope, m.name, tree, pin, mext, site)
     if formula is None:
         return None
     time_axis = metric_time_axis(cx, scope.datasets, m.name, mext, owners, site)
     window = mext.window
-    if window is not None and kind != "aggregate":
+    if window is not None and kind != "aggregate" and mext.window_base is None:
         cx.sink.error(
             "invalid_datus_extension",
             f"metric `{m.name}` carries `window` but its expression is a {kind}; the base "
@@ -89,6 +99,9 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
         datatype=m.datatype,
         source_sql=text,
         _pure_count=pure_count,
+        derive_decl=mext.derive,
+        window_base=mext.window_base,
+        expr_tree=resolved,
     )
 
 

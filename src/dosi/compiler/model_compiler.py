@@ -14,6 +14,9 @@ from dosi.compiler.basic_mode import defer_basic_failure
 from dosi.compiler.conformed import compile_conformed
 from dosi.compiler.context import CompileContext
 from dosi.compiler.datasets import compile_dataset
+from dosi.compiler.derive import compile_derives
+from dosi.compiler.derive_lod import compile_lod_pending
+from dosi.compiler.lod_fields import check_lod_model
 from dosi.compiler.measure_names import MeasureRegistry
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.metrics import compile_metric
@@ -72,7 +75,9 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
     relationships = tuple(r for r in relationships if r.kind != "many_to_many")
     scope = MetricScope(cx, datasets, RelationshipGraph(relationships), MeasureRegistry(cx))
     metrics, unavailable = _metrics(spec, scope)
+    compile_derives(scope, metrics)  # D-DERIVE: after every metric exists
     check_window_references(cx, metrics, datasets)
+    check_lod_model(cx, datasets, relationships, metrics, scope.registry.measures)
     roles = dimension_roles(datasets, relationships, metrics, scope.measured_fields)
     return ModelIr(
         name=spec.name,
@@ -127,7 +132,9 @@ def _metrics(
             metrics[m.name] = ir
         elif cx.mode == "basic":
             defer_basic_failure(cx, m.name, mark, unavailable)
-    return metrics, unavailable
+    compile_lod_pending(scope, metrics)  # D-LOD metrics, then composes over them
+    order = {m.name: i for i, m in enumerate(specs)}
+    return dict(sorted(metrics.items(), key=lambda kv: order[kv[0]])), unavailable
 
 
 __all__ = ["compile_model_text"]

@@ -151,8 +151,13 @@ def check_tree_limits(
 
 
 def parse_scalar(
-    text: str, read: str | None = None, limits: SqlLimits = MODEL_LIMITS
+    text: str,
+    read: str | None = None,
+    limits: SqlLimits = MODEL_LIMITS,
+    bind_markers: bool = False,
 ) -> exp.Expression:
+    """One bounded scalar expression. `bind_markers`: `:name` placeholders are kept (a D-DERIVE
+    filter `where`, whose D-PARAM slots the caller fills with typed literals)."""
     if not isinstance(text, str) or not text.strip():
         raise SqlSnippetError("the expression is empty")
     check_text_limits(text, limits)
@@ -172,6 +177,8 @@ def parse_scalar(
     node = stmts[0]
     check_tree_limits(node, limits)
     for bad in node.find_all(*_FORBIDDEN):
+        if bind_markers and isinstance(bad, exp.Placeholder) and bad.name:
+            continue
         kind = type(bad).__name__.lower()
         raise SqlSnippetError(
             f"`{_short(text)}` contains a {kind}; only scalar expressions are allowed"

@@ -22,7 +22,16 @@ def check_window_references(
         second = getattr(w, "second", None)
         if second is not None:
             other = metrics.get(second)
-            if other is None or other.kind != "aggregate" or other.window is not None:
+            if other is not None and other.lod is not None:  # D-LOD: no window over LOD
+                cx.sink.error(
+                    "not_implemented",
+                    f"`window.frame.second` of `{name}` names `{second}`, a level-of-detail "
+                    "metric: a window over a level of detail is not implemented",
+                    path=mpath,
+                    line=mline,
+                    hint="name the plain aggregate metric it is based on",
+                )
+            elif other is None or other.kind != "aggregate" or other.window is not None:
                 why = "no such metric" if other is None else "it is not a plain single aggregate"
                 cx.sink.error(
                     "invalid_datus_extension",

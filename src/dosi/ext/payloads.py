@@ -16,8 +16,11 @@ from typing import Any, Literal
 
 from dosi.errors import DiagnosticSink, closest
 from dosi.ext.conform import CARDINALITIES, CARDINALITY_HINT, Cardinality, cardinality_value
+from dosi.ext.derive import read_derive
+from dosi.ext.derive_lod import LodSpec
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
+from dosi.ext.lod_field import FieldLodPayload, validate_field_lod
 from dosi.ext.registry import Carrier
 from dosi.ext.time_format import TimeSpec, read_time
 from dosi.ext.window import GRAINS, Grain, WindowSpec
@@ -47,6 +50,7 @@ class FieldExt:
 
     time_granularity: Grain | None = None
     is_dimension: bool | None = None
+    lod: FieldLodPayload | None = None  # D-LOD fixed field (ext/lod_field.py)
     time: TimeSpec | None = None
 
 
@@ -68,6 +72,10 @@ class MetricExt:
     dataset: str | None = None
     measure_name: str | None = None
     window: WindowSpec | None = None
+    lod: LodSpec | None = None  # D-DERIVE `lod` family (ext/derive_lod.py)
+    lod_invalid: bool = False  # a lod declaration whose grammar was reported invalid
+    derive: Any = None  # D-DERIVE: the family's payload (ext/derive.py)
+    window_base: str | None = None  # D-DERIVE M2 `window.base`
 
 
 Payload = ModelExt | DatasetExt | FieldExt | RelationshipExt | MetricExt
@@ -91,6 +99,8 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "measure"): "measure_name",
     ("metric", "window"): "window",
     ("field", "is_dimension"): "is_dimension",
+    ("field", "lod"): "lod",
+    ("metric", "derive"): "derive",
     ("relationship", "cardinality"): "cardinality",
     ("field", "time"): "time",
 }
@@ -274,7 +284,20 @@ def _window(ctx: _Ctx, value: Any) -> KeyResult:
     return KeyResult(parsed.spec is not None, parsed.spec, parsed.features)
 
 
+def _lod(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-LOD on a field: see `lod_field.py`."""
+    parsed = validate_field_lod(value, ctx.path, ctx.sink)
+    return KeyResult(parsed is not None, parsed)
+
+
+def _derive(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-DERIVE: see `derive.py`."""
+    ok, payload = read_derive(value, ctx.path, ctx.sink)
+    return KeyResult(ok, payload)
+
+
 _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
+    "derive": _derive,
     "join_type": _join_type,
     "fill_nulls_with": _fill_nulls_with,
     "time_dimension": _time_dimension,
@@ -283,6 +306,7 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "measure": _measure,
     "is_dimension": _is_dimension,
     "window": _window,
+    "lod": _lod,
     "cardinality": _cardinality,
     "time": _time,
 }

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import Diagnostic, DiagnosticSink
+from dosi.ext.derive import read_window_base
+from dosi.ext.derive_lod import is_lod_derive, lod_shape_ok, read_lod_derive
 from dosi.ext.envelope import Entry, PayloadDecodeError, datus_entries, decode_entry
 from dosi.ext.payloads import (
     PAYLOAD_FIELDS,
@@ -167,6 +169,13 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
             if not required:
                 _warn_misplaced(info, carrier, sink, path)
             continue
+        if carrier == "metric" and key == "derive" and is_lod_derive(value):
+            lod = read_lod_derive(value, path, sink)  # D-LOD on a metric (derive_lod.py)
+            if lod is not None:
+                values["lod"] = lod
+            elif lod_shape_ok(value):  # a grammar error: reported once, no nested_aggregate
+                values["lod_invalid"] = True
+            continue
         if (carrier, key) not in PAYLOAD_FIELDS:
             if not required:
                 _warn_not_implemented(info, sink, path)
@@ -198,6 +207,10 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
             hint=f'declare "v": "{since}" (or newer) on this entry',
         )
 
+    if carrier == "metric" and "window" in values:
+        base = read_window_base(obj)  # D-DERIVE M2
+        if base is not None:
+            values["window_base"] = base
     _check_requires(carrier, obj, requires, sink, path)
     return ExtRead(
         True,
@@ -292,7 +305,7 @@ def _check_requires(
                 f'`requires` lists "{key}", a key this engine (DATUS {DATUS_EXT_VERSION}) does '
                 "not know; it refuses to drop it"
             )
-        elif not info.implemented:
+        elif not info.implemented and not (key == "derive" and is_lod_derive(obj.get(key))):
             message = (
                 f'`requires` lists "{key}" ({info.extension}, DATUS {info.since}), which this '
                 "engine registers but does not implement yet; it refuses to drop it"

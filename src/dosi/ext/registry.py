@@ -131,7 +131,7 @@ _KEYS: tuple[KeyInfo, ...] = (
         "degraded",
         "no derivation: the metric is its own expression as written (equal numbers on the "
         "flatten tier, an approximation on the stage tier, nested_aggregate for lod)",
-        False,
+        True,
     ),
     KeyInfo(
         "measure",
@@ -191,7 +191,7 @@ _KEYS: tuple[KeyInfo, ...] = (
         "degraded",
         "the field is dropped (aggregate_field_dropped): its expression is a bare aggregate, so "
         "metrics and queries that reference it fail with unknown_field / unknown_column",
-        False,
+        True,
     ),
 )
 

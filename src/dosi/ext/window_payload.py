@@ -11,7 +11,7 @@ planner only ever sees the four general families:
 
 Every violation is an `invalid_datus_extension` diagnostic whose message starts with the exact
 key path (e.g. `window.frame.preceding`) and whose hint says how to fix it. `window.base`
-(D-DERIVE M2) is not implemented here and is reported as `not_implemented`.
+(D-DERIVE M2) is checked to be a name here; `ext/derive.py` reads it.
 """
 
 from __future__ import annotations
@@ -224,14 +224,16 @@ class _Parser:
             return None, False
         has_base = "base" in raw
         if has_base:
-            self.sink.error(
-                NOT_IMPLEMENTED,
-                "`window.base` (D-DERIVE M2: a window over another metric's series) is not "
-                "implemented in this engine",
-                path=self.path,
-                hint="declare the window on the base metric itself (drop window.base), or run "
-                "an engine that implements D-DERIVE M2",
-            )
+            # D-DERIVE M2 `window.base`: the series is another metric's (ext/derive.py reads
+            # the name; the compiler checks what it names)
+            base = raw["base"]
+            if not isinstance(base, str) or not base.strip():
+                self.err(
+                    "window.base",
+                    f"must be a metric name string (got {json_type(base)} {_show(base)})",
+                    hint='e.g. "window": {"base": "close_rate", "rank": {"function": "rank"}}',
+                )
+            raw = {k: v for k, v in raw.items() if k != "base"}
         start = self.errors
         kind = raw.get("type")
         spec: WindowSpec | None
@@ -252,7 +254,7 @@ class _Parser:
                 "value)",
             )
             spec = None
-        if self.errors != start or has_base:
+        if self.errors != start:
             return None, has_base
         return spec, has_base
 
@@ -829,8 +831,7 @@ class _Parser:
 def parse_window(raw: Any, *, path: str | None, sink: DiagnosticSink) -> WindowParse:
     """Validate a `window` payload and desugar it to the general IR.
 
-    Diagnostics go to `sink` (`invalid_datus_extension` per violation, `not_implemented` for
-    `window.base`); the spec is `None` whenever anything was reported, so callers fall back to
+    Diagnostics go to `sink` (`invalid_datus_extension` per violation); the spec is `None` whenever anything was reported, so callers fall back to
     the plain base aggregate (ENV-CAR-09). `features` lists the in-family shapes used
     (`registry.WINDOW_FEATURES`) for the version gate.
     """

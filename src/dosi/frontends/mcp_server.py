@@ -97,7 +97,7 @@ def _query(query: Any, metrics: Any, *rest: Any) -> Any:
     """The query object, or one built from the query's keys given as tool arguments."""
     if query is not None or metrics is None:
         return query
-    keys = ("group_by", "where_sql", "time_range", "order_by", "limit")
+    keys = ("group_by", "where_sql", "time_range", "order_by", "limit", "context_filter")
     return _drop_none({"metrics": metrics, **dict(zip(keys, rest, strict=True))})
 
 
@@ -161,11 +161,13 @@ def build_server(
         time_range: Any = None,
         order_by: Any = None,
         limit: Any = None,
+        context_filter: Any = None,
     ) -> CallToolResult:
         """Run a metric query and answer rows, columns and outputs. Pass the query object as
-        `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit"}), or
+        `query` ({"metrics", "group_by", "where_sql", "context_filter", "time_range", "order_by",
+        "limit"}), or
         its keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
-        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit)
+        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit, context_filter)
         return _guard(
             lambda: dict(
                 _leased(
@@ -188,10 +190,11 @@ def build_server(
         time_range: Any = None,
         order_by: Any = None,
         limit: Any = None,
+        context_filter: Any = None,
     ) -> CallToolResult:
         """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
         snowflake, bigquery, ...)."""
-        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit)
+        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit, context_filter)
         return _guard(
             lambda: holder.current().compile(_required(q, "query"), _optional(dialect, "dialect"))
         )
@@ -205,9 +208,10 @@ def build_server(
         time_range: Any = None,
         order_by: Any = None,
         limit: Any = None,
+        context_filter: Any = None,
     ) -> CallToolResult:
         """The logical plan of a metric query (as for `query`), with its outputs."""
-        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit)
+        q = _query(query, metrics, group_by, where_sql, time_range, order_by, limit, context_filter)
 
         def run() -> dict[str, Any]:
             e = holder.current()

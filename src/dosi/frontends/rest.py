@@ -58,6 +58,7 @@ _QUERY_SCHEMA = {
         "metrics": {"type": "array", "items": {"type": "string"}},
         "group_by": {"type": "array", "items": {}},
         "where_sql": {"type": "string"},
+        "context_filter": {"type": "string"},
         "time_range": {
             "type": "object",
             "properties": {

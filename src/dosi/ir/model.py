@@ -14,9 +14,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlglot import exp
 
 from dosi.errors import Diagnostic
+from dosi.ir.lod_metric import LodMetric
 
 if TYPE_CHECKING:
     from dosi.ext import TimeFormat, WindowSpec
+    from dosi.ir.derive import DeriveIr
+    from dosi.ir.lod import LodFieldIr
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
@@ -37,6 +40,7 @@ class FieldIr:
     description: str | None = None
     label: str | None = None
     source_sql: str = ""
+    lod: LodFieldIr | None = None  # D-LOD fixed field (dosi.ir.lod)
     # D-FORMAT: the stored encoding (None: a native date/time, FMT-DEC-03)
     time_format: TimeFormat | None = None
 
@@ -115,6 +119,13 @@ class MetricIr:
         return self.kind == "aggregate" and self._pure_count
 
     _pure_count: bool = False
+    lod: LodMetric | None = None  # D-LOD: the derive `lod` family (ir/lod_metric.py)
+    # D-DERIVE (dosi.compiler.derive): the declaration read from the payload, the metadata
+    # it compiles to, the `window.base` metric, and the resolved expression the gate reads
+    derive_decl: Any = None
+    derive: DeriveIr | None = None
+    window_base: str | None = None
+    expr_tree: exp.Expression | None = None
 
 
 # D-CONFORM conformity classes (datus-extensions §3 D-CONFORM); the functions that read them

@@ -42,7 +42,12 @@ def listed_attributable(m: MetricIr, s: Strategy) -> bool:
 
 
 def _strip(e: exp.Expression) -> exp.Expression:
-    while isinstance(e, (exp.Paren, exp.Cast, exp.Nullif)):
+    while isinstance(e, (exp.Paren, exp.Cast, exp.Nullif)) or (
+        # a D-DERIVE compose fill: COALESCE(x, <literal>) is still the measure x
+        isinstance(e, exp.Coalesce)
+        and len(e.expressions) == 1
+        and isinstance(e.expressions[0], exp.Literal)
+    ):
         e = e.this  # NULLIF(x, 0) guards a denominator: the measure is x
     return e
 
@@ -76,6 +81,30 @@ def _linear(model: ModelIr, e: exp.Expression) -> bool:
 
 
 def attribution_strategy(model: ModelIr, m: MetricIr) -> Strategy:
+    if m.lod is not None:  # D-LOD not-yet table (LOD-NI-12): rejected up front
+        return Strategy(
+            "unsupported",
+            None,
+            {
+                "code": "level_of_detail",
+                "inputs": [m.name],
+                "message": f"metric `{m.name}` reads a level of detail ({m.lod.text}), whose "
+                "value is a function of each window's filter context; attribution compares "
+                "both windows in one statement, so it would have to compute it once per window",
+            },
+        )
+    if m.derive is not None and m.derive.above_stage:
+        # D-DERIVE stage tier (DRV-CMP-12): arithmetic over window outputs, or a window over
+        # one; no materialized aggregate decomposes it
+        return Strategy(
+            "unsupported",
+            None,
+            {
+                "code": "window_metric",
+                "message": f"`{m.name}` is computed over window outputs (D-DERIVE stage tier); "
+                "attribute its members over explicit baseline / current windows instead",
+            },
+        )
     w = m.window
     family = w.family if w is not None else None
     if family is not None and family != "offset":

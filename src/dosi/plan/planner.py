@@ -17,6 +17,7 @@ from dosi.plan.builder.stream import plan_stream
 from dosi.plan.conformed import ConformedSpellings
 from dosi.plan.encoded_time import branch_dim, time_filter
 from dosi.plan.joins import JoinGraph, join_order
+from dosi.plan.lod import lod_query_branch
 from dosi.plan.records import (
     Branch,
     BranchDim,
@@ -94,7 +95,12 @@ class Planner:
         )
         drafts: dict[tuple[str, str | None], _BranchDraft] = {}
         sources: dict[str, list[tuple[str, tuple[str, str | None]]]] = {}
-        all_metrics = [*rq.planned_metrics, *extra_metrics]
+        # a stage-tier compose is computed above the window stage (plan/derive_stage.py)
+        all_metrics = [
+            m
+            for m in [*rq.planned_metrics, *extra_metrics]
+            if m.derive is None or not m.derive.above_stage
+        ]
         required = self._required_datasets(rq)
         for m in all_metrics:
             srcs: list[tuple[str, tuple[str, str | None]]] = []
@@ -159,6 +165,8 @@ class Planner:
             out.extend(f.dataset for f in rq.where.fields)
         if rq.time_range is not None and rq.time_range.field is not None:
             out.append(rq.time_range.field.dataset)
+        if rq.context is not None:
+            out.extend(f.dataset for f in rq.context.fields)
         return list(dict.fromkeys(out))
 
     def _root(self, m: MetricIr, meas: MeasureIr, required: list[str], rq: ResolvedQuery) -> str:
@@ -206,6 +214,10 @@ class Planner:
             for f in where[1]:
                 needed.setdefault(f.dataset, f"where_sql field `{f.qualified}`")
             filters.append(where[0])
+        if rq.context is not None:  # context_filter: a row filter of the view too
+            for f in rq.context.fields:
+                needed.setdefault(f.dataset, f"context_filter field `{f.qualified}`")
+            filters.append(rq.context.expr)
         time_filters: list[TimeFilter] = []
         if rq.time_range is not None:
             tf = rq.time_range.field or draft.axis
@@ -228,7 +240,7 @@ class Planner:
                         raise ctx from None
                 raise spell.unreachable(ds, err) from None
         joins = tuple(JoinStep(r) for r in join_order(paths))
-        return Branch(
+        branch = Branch(
             id=bid,
             dataset=ds,
             axis=draft.axis.qualified if draft.axis else None,
@@ -238,6 +250,7 @@ class Planner:
             filters=tuple(filters),
             time_filters=tuple(time_filters),
         )
+        return lod_query_branch(model, self.graph, branch, rq)  # D-LOD (plan/lod.py)
 
 
 def _named_fields(rq: ResolvedQuery) -> list[FieldIr]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from sqlglot import exp
 
@@ -76,6 +77,7 @@ class Branch:
     measures: tuple[str, ...]
     filters: tuple[exp.Expression, ...]
     time_filters: tuple[TimeFilter, ...] = ()
+    lod: LodShape | None = None  # D-LOD fixed fields read in this branch (plan/lod.py)
 
     def describe(self) -> str:
         parts = [f"Branch {self.id}: aggregate {self.dataset}"]
@@ -148,6 +150,8 @@ class WindowStage:
     grain: str | None
     metrics: tuple[WindowMetric, ...]
     trim: TimeBounds | None  # applied after the window stage
+    # D-DERIVE nested windows: the metrics of stages 2 and 3, above the first (WIN-19-06)
+    uppers: tuple[tuple[WindowMetric, ...], ...] = ()
 
     def describe(self) -> str:
         t = f" time={self.time_key}" if self.time_key else ""
@@ -179,3 +183,54 @@ class QueryPlan:
     limit: int | None
     window: WindowStage | None = None
     result_filter: FilterResult | None = None
+    # D-DERIVE stage tier: composes over the window stage's columns (plan/derive_stage.py)
+    derived: tuple[Any, ...] = ()
+
+
+LodMode = Literal["rollup", "detail", "grid"]
+
+
+@dataclass(frozen=True)
+class LodRollupSpec:
+    """One derived table: the dataset grouped by a key family, its fixed values computed
+    over the context layer's rows only."""
+
+    alias: str
+    dataset: str
+    keys: tuple[tuple[str, exp.Expression], ...]  # (key field name, expression over dataset)
+    values: tuple[tuple[str, exp.Expression], ...]  # (fixed field name, aggregate)
+    fields: tuple[str, ...]  # qualified fixed fields it provides
+    joins: tuple[JoinStep, ...] = ()  # joins the context layer names (LOD-FLT-09)
+    filters: tuple[exp.Expression, ...] = ()  # context_filter
+    time_filters: tuple[TimeFilter, ...] = ()  # time_range
+
+    def describe(self) -> str:
+        keys = ", ".join(k for k, _ in self.keys) or "(none: table level)"
+        return (
+            f"LodRollup {self.alias} over {self.dataset} keys=[{keys}] "
+            f"values=[{', '.join(v for v, _ in self.values)}]"
+        )
+
+    def context(self) -> tuple[str, ...]:
+        return (
+            *(f"context join {s.describe()}" for s in self.joins),
+            *(f"context filter {f.sql()}" for f in self.filters),
+            *(f"context {t.describe()}" for t in self.time_filters),
+        )
+
+
+@dataclass(frozen=True)
+class LodShape:
+    """How a branch reads its fixed fields, and where its dimension filters landed."""
+
+    mode: LodMode
+    rollups: tuple[LodRollupSpec, ...]
+    grid_family: str | None = None  # the aggregated family's alias (grid mode)
+    # placement of the dimension filters, for explain: (where, conjunct)
+    placements: tuple[tuple[str, str], ...] = ()
+
+    def family_of(self, qualified: str) -> LodRollupSpec:
+        for r in self.rollups:
+            if qualified in r.fields:
+                return r
+        raise KeyError(qualified)

@@ -14,6 +14,8 @@ from dosi.errors import QueryError
 from dosi.ir.conformed import same_dimension
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
+from dosi.plan.derive_series import needs_series, series_metric, series_name
+from dosi.plan.derive_stage import is_nested_window, lower_stage
 from dosi.plan.joins import JoinGraph
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
@@ -46,10 +48,29 @@ def aligned_grains(count: int, granularity: str) -> list[str]:
 def plan_windows(
     model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, planner: Planner, dialect: Dialect
 ) -> QueryPlan:
-    windowed = [m for m in rq.planned_metrics if m.window is not None]
+    stage = lower_stage(model, rq.planned_metrics)  # D-DERIVE stage tier
+    windowed = [m for m in rq.planned_metrics if m.window is not None and not is_nested_window(m)]
+    names = {m.name for m in windowed}
+    hidden = tuple(m for m in stage.windows if m.name not in names)
+    windowed += hidden
     if not windowed:
         return planner.plan(rq)
-    return _WindowPlanner(model, rq, planner, dialect, windowed).plan()
+    plan = _WindowPlanner(
+        model, rq, planner, dialect, windowed, (*stage.plain, *hidden), tuple(stage.nested)
+    ).plan()
+    if stage.derived:
+        plan = replace(plan, derived=tuple(stage.derived))
+    if stage.nested:
+        # outputs of a later window stage come after the first stage's (as the reference
+        # engine orders them), each group in the requested order
+        def level(name: str) -> int:
+            m = model.metrics.get(name)
+            return m.derive.level if m is not None and m.derive is not None else 1
+
+        dims = plan.outputs[: len(plan.dims)]
+        rest = sorted(plan.outputs[len(plan.dims) :], key=lambda n: max(level(n), 1))
+        plan = replace(plan, outputs=(*dims, *rest))
+    return plan
 
 
 class _WindowPlanner:
@@ -60,12 +81,18 @@ class _WindowPlanner:
         planner: Planner,
         dialect: Dialect,
         windowed: list[MetricIr],
+        members: tuple[MetricIr, ...] = (),
+        nested: tuple[MetricIr, ...] = (),
     ) -> None:
         self.model = model
         self.rq = rq
         self.planner = planner
         self.dialect = dialect
         self.windowed = windowed
+        self.members = members  # carried members of stage-tier composes
+        self.nested = nested  # windows over stage composes: stages 2 and 3
+        # every level: one time axis, grains, and the expansion restrictions (WIN-19-09)
+        self.all_windows = [*windowed, *nested]
         self.axis: str | None = None
 
     def plan(self) -> QueryPlan:
@@ -76,7 +103,8 @@ class _WindowPlanner:
         self._check_grains(grain)
         self._check_restrictions()
         seconds = self._second_metrics()
-        base = self.planner.plan(rq, extra_metrics=seconds)
+        series = tuple(series_metric(m) for m in self.windowed if needs_series(m))
+        base = self.planner.plan(rq, extra_metrics=(*seconds, *series, *self.members))
         self._check_series(base)
         time_key = time_dim.output if time_dim is not None else None
         trim = None
@@ -96,13 +124,29 @@ class _WindowPlanner:
         metrics = tuple(self._window_metric(m, time_dim) for m in self.windowed)
         if trim is not None:
             metrics = tuple(self._mask(wm, trim) for wm in metrics)
+        uppers = tuple(self._upper(level, time_dim, trim) for level in (2, 3))
         stage = WindowStage(
             time_key=time_key,
             grain=grain,
             metrics=metrics,
             trim=trim,
+            uppers=tuple(u for u in uppers if u),
         )
         return replace(base, branches=branches, window=stage)
+
+    def _upper(
+        self, level: int, time_dim: ResolvedDim | None, trim: TimeBounds | None
+    ) -> tuple[WindowMetric, ...]:
+        """The window metrics of stage `level` (WIN-19-06): each reads its base compose's
+        column, computed after the stage below."""
+        out = []
+        for m in self.nested:
+            assert m.derive is not None and m.derive.base is not None
+            if m.derive.level != level:
+                continue
+            wm = replace(self._window_metric(m, time_dim), base_column=m.derive.base)
+            out.append(self._mask(wm, trim) if trim is not None else wm)
+        return tuple(out)
 
     def _check_series(self, base: QueryPlan) -> None:
         """Each window metric's series (and second series) is one branch's measure: the
@@ -110,6 +154,8 @@ class _WindowPlanner:
         over the merge, which the stage does not window."""
         sources = {m.name: m.sources for m in base.metrics}
         for m in self.windowed:
+            if needs_series(m):
+                continue  # computed after the merge (dosi.plan.derive_series)
             names = [m.name]
             second = m.window.second_metric if m.window is not None else None
             if second is not None:
@@ -132,11 +178,21 @@ class _WindowPlanner:
     # -- checks ------------------------------------------------------------------------------
     def _time_key(self) -> tuple[ResolvedDim | None, str | None]:
         """The group-by item carrying the shared time axis (WM "Querying window metrics")."""
-        needing = [m for m in self.windowed if m.window.needs_time_axis]  # type: ignore[union-attr]
+        needing = [m for m in self.all_windows if m.window.needs_time_axis]  # type: ignore[union-attr]
         if not needing:
             return None, None
         axes: dict[str, list[str]] = {}
         for m in needing:
+            if m.time_axis is None and m.window_base is not None and len(m.datasets) > 1:
+                raise QueryError(
+                    "no_primary_time_dimension",
+                    f"window metric `{m.name}` reads `{m.window_base}`, which spans datasets "
+                    f"({', '.join(sorted(m.datasets))}) with their own time axes; a window "
+                    "that orders or shifts along time needs one time axis (WIN-BASE-06)",
+                    metrics=[m.name],
+                    hint="window a base of one dataset, or use a family that does not need the "
+                    "time axis (rank / value ordered by value)",
+                )
             if m.time_axis is None:
                 times = [
                     f.qualified
@@ -210,7 +266,7 @@ class _WindowPlanner:
         )
 
     def _check_grains(self, grain: str | None) -> None:
-        for m in self.windowed:
+        for m in self.all_windows:
             w = m.window
             shift = w.shift if w is not None else None
             reset = w.reset_grain if w is not None else None
@@ -263,14 +319,14 @@ class _WindowPlanner:
         tr = self.rq.time_range
         if tr is None:
             return [], []
-        axes = {m.time_axis for m in self.windowed if m.time_axis is not None}
+        axes = {m.time_axis for m in self.all_windows if m.time_axis is not None}
         if tr.field is not None and not any(
             same_dimension(self.model, tr.field.qualified, a) for a in axes
         ):
             return [], []
         start: list[str] = []
         end: list[str] = []
-        for m in self.windowed:
+        for m in self.all_windows:
             w = m.window
             shift = w.shift if w is not None else None
             if shift is not None:
@@ -286,7 +342,7 @@ class _WindowPlanner:
     def _check_restrictions(self) -> None:
         """WM "Restrictions": expansion must never change what another metric sees."""
         start_x, end_x = self._expanders()
-        specs = [(m, m.window) for m in self.windowed]
+        specs = [(m, m.window) for m in self.all_windows]
         running = [m.name for m, w in specs if w.is_running]  # type: ignore[union-attr]
         if running and start_x:
             raise QueryError(
@@ -339,7 +395,7 @@ class _WindowPlanner:
         week_align = None
         if start is not None:
             lows: list[dt.date | dt.datetime] = [start]
-            for m in self.windowed:
+            for m in self.all_windows:
                 shift = m.window.shift if m.window is not None else None
                 reset = m.window.reset_grain if m.window is not None else None
                 if shift is not None and shift.direction == "back":
@@ -353,7 +409,7 @@ class _WindowPlanner:
         new_end = end
         if end is not None:
             highs = [end]
-            for m in self.windowed:
+            for m in self.all_windows:
                 shift = m.window.shift if m.window is not None else None
                 if shift is not None and shift.direction == "forward":
                     highs.append(shift_when(end, shift.count, shift.granularity))
@@ -413,7 +469,7 @@ class _WindowPlanner:
             second_col = self.model.metrics[second].measures[0]
         return WindowMetric(
             name=m.name,
-            base_column=m.measures[0],
+            base_column=series_name(m) if needs_series(m) else m.measures[0],
             spec=w,
             partition=tuple(partition),
             tiebreak=tuple(tiebreak),

@@ -40,6 +40,7 @@ class DetailQuery:
     order_by: tuple[OrderItem, ...]
     limit: int | None
     distinct: bool
+    context_filter: str | None = None  # also in where_sql: it feeds D-LOD rollups too
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,12 @@ def parse_detail(raw: Any) -> DetailQuery:
         order_by=tuple(order_item(o) for o in order),
         limit=parse_limit(raw.get("limit")),
         distinct=distinct,
+        context_filter=_context_text(raw.get("context_filter")),
     )
+
+
+def _context_text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def resolve_detail(model: ModelIr, q: DetailQuery) -> ResolvedDetail:

@@ -21,6 +21,7 @@ from dosi.compiler.sqlparse import (
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.query.conformed_paths import check_not_conformed_path
+from dosi.query.context_filter import names_only_outputs, resolve_context
 from dosi.query.encoded_time import check_bounds, reject_in_where
 from dosi.query.filters import (
     ResultFilter,
@@ -30,6 +31,7 @@ from dosi.query.filters import (
     names_metric,
     result_filter,
 )
+from dosi.query.lod_checks import lod_metric_as_dimension
 from dosi.query.predicate_allowlist import check_predicate
 from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
 from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
@@ -78,6 +80,7 @@ class ResolvedQuery:
     # (output column, desc, nulls "first" | "last" | None)
     order: list[tuple[str, bool, str | None]] = field(default_factory=list)
     result_filter: ResultFilter | None = None  # where_sql conjuncts that name a metric
+    context: ResolvedWhere | None = None  # context_filter (D-LOD context layer)
 
     @property
     def uses_metric_time(self) -> bool:
@@ -114,9 +117,14 @@ def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
                 f"group_by item `{d.spelling}` and metric `{d.output}` share an output name",
                 hint="rename the field or the metric in the model",
             )
-    where, having = _filters(model, query.where_sql, dims) if query.where_sql else (None, None)
+    windowed = any(m.window is not None for m in metrics)
+    where, having = (
+        _filters(model, query.where_sql, dims, windowed) if query.where_sql else (None, None)
+    )
     tr = _time_range(model, query) if query.time_range else None
     rq = ResolvedQuery(query, metrics, dims, where, tr, result_filter=having)
+    if query.context_filter is not None:
+        rq.context = resolve_context(model, query.context_filter, resolve_where)
     rq.order = _order(query, rq)
     return rq
 
@@ -214,6 +222,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
         if g.window is not None:
             out = "window_start"  # and window_end (dosi.query.stream_windows)
         return ResolvedDim(out, g.spelling, None, g.grain, g.window)
+    lod_metric_as_dimension(model, g.field)  # D-LOD: LOD-NI-07
     f = find_field(model, query, g.field)
     if g.grain is not None:
         if not f.is_time:
@@ -281,7 +290,7 @@ _UNBUCKETABLE = frozenset({"String", "Integer", "Decimal", "Float", "Boolean"})
 
 
 def _filters(
-    model: ModelIr, text: str, dims: list[ResolvedDim]
+    model: ModelIr, text: str, dims: list[ResolvedDim], windowed: bool = False
 ) -> tuple[ResolvedWhere | None, ResultFilter | None]:
     """where_sql split into its two levels (dosi.query.filters): conjuncts naming only fields
     filter rows before aggregation, conjuncts naming a metric filter the result rows."""
@@ -291,8 +300,17 @@ def _filters(
     check_predicate(tree, lambda _col: None)  # the allow-list, on both levels
     rows: list[exp.Expression] = []
     metric_level: list[exp.Expression] = []
+    outputs = {
+        d.field.qualified: d.output
+        for d in dims
+        if d.field is not None and d.grain is None and d.window is None
+    }
     for part in conjuncts(tree):
-        if names_metric(model, part):
+        if windowed and names_only_outputs(part, outputs, lambda n: _where_field(model, n)):
+            # beside a window metric, a condition on the view's own dims filters the result
+            # after the window stage; context_filter is what narrows the population
+            metric_level.append(part)
+        elif names_metric(model, part):
             _check_predicate(part, text)  # a bare metric is a number, not a condition
             check_types(part, lambda col: _result_column_type(model, col))
             metric_level.append(part)
@@ -304,11 +322,6 @@ def _filters(
         where = _where(model, row_tree)
     having = None
     if metric_level:
-        outputs = {
-            d.field.qualified: d.output
-            for d in dims
-            if d.field is not None and d.grain is None and d.window is None
-        }
         having = result_filter(model, metric_level, outputs, lambda name: _where_field(model, name))
     return where, having
 

@@ -22,8 +22,16 @@ from dosi.query.stream_window import (
     parse_window_text,
 )
 
-QUERY_KEYS = ("metrics", "group_by", "where_sql", "time_range", "order_by", "limit")
-RESERVED_KEYS = ("context_filter", "time_ranges", "params")
+QUERY_KEYS = (
+    "metrics",
+    "group_by",
+    "where_sql",
+    "time_range",
+    "order_by",
+    "limit",
+    "context_filter",
+)
+RESERVED_KEYS = ("time_ranges", "params")
 
 #: The largest row limit (a signed 64-bit LIMIT on every dialect).
 MAX_LIMIT = 2**63 - 1
@@ -59,6 +67,8 @@ class Query:
     time_range: TimeRange | None = None
     order_by: tuple[OrderItem, ...] = ()
     limit: int | None = None
+    # D-LOD filter placement: the context layer, feeding every rollup (datus-extensions §3)
+    context_filter: str | None = None
 
 
 def _bad(code: str, message: str, **kw: Any) -> QueryError:
@@ -118,6 +128,9 @@ def parse_query(raw: Any) -> Query:
         raise _bad("invalid_query", "`where_sql` must be a SQL predicate string")
     if isinstance(where, str) and not where.strip():
         where = None
+    context = data.get("context_filter")
+    if context is not None and not isinstance(context, str):
+        raise _bad("invalid_query", "`context_filter` must be a SQL predicate string")
     query = Query(
         metrics=tuple(dict.fromkeys(metrics)),
         group_by=group_by,
@@ -125,6 +138,7 @@ def parse_query(raw: Any) -> Query:
         time_range=_time_range(data.get("time_range")),
         order_by=tuple(_order_item(o) for o in _as_list(data.get("order_by"), "order_by")),
         limit=_limit(data.get("limit")),
+        context_filter=context,
     )
     _check_range_order(query)
     return query
@@ -329,6 +343,8 @@ def query_to_dict(q: Query) -> dict[str, Any]:
         out["group_by"] = [g.spelling for g in q.group_by]
     if q.where_sql:
         out["where_sql"] = q.where_sql
+    if q.context_filter is not None:
+        out["context_filter"] = q.context_filter
     if q.time_range:
         tr: dict[str, Any] = {}
         if q.time_range.start is not None:

@@ -14,9 +14,12 @@ from dosi.errors import QueryError
 from dosi.ir.model import ModelIr, RelationshipIr
 from dosi.plan.encoded_time import branch_dim, time_filter
 from dosi.plan.joins import JoinGraph, join_order
+from dosi.plan.lod import detail_lod_shape
+from dosi.plan.records import LodShape, TimeFilter
 from dosi.query.detail import ResolvedDetail
 from dosi.query.encoded_time import check_bounds
 from dosi.sql.dialects import Dialect
+from dosi.sql.lod import join_rollups, values_rewrite
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, col
 
@@ -53,9 +56,11 @@ def render_detail(
 ) -> exp.Select:
     r = Renderer(model, dialect)
     ds = model.datasets[rd.query.dataset]
+    shape = _lod_shape(model, graph, rd)  # D-LOD fixed fields broadcast to the rows
+    rw = values_rewrite(shape) if shape is not None else (lambda e: e)
     cols = []
     for f in rd.fields:
-        e = f.field.expr.copy()
+        e = rw(f.field.expr.copy())
         if f.field.encoded:  # D-FORMAT: a detail row shows the decoded date (CORE-Q-17)
             e = r.decoded(branch_dim(f.output, f.field, f.grain), e)
         elif f.grain is not None:
@@ -79,7 +84,9 @@ def render_detail(
             join_type=rel.join_type.upper(),
             copy=False,
         )
-    preds = [w.expr.copy() for w in rd.where]
+    if shape is not None:
+        sel = join_rollups(r, sel, shape)
+    preds = [rw(w.expr.copy()) for w in rd.where]
     if rd.time_field is not None and rd.query.time_range is not None:
         tr = rd.query.time_range
         check_bounds(rd.time_field, tr)  # D-FORMAT: aligned dates on an encoded field
@@ -97,6 +104,22 @@ def render_detail(
     return sel
 
 
+def _time_filter(rd: ResolvedDetail) -> TimeFilter | None:
+    tr = rd.query.time_range
+    if rd.time_field is None or tr is None:
+        return None
+    return time_filter(rd.time_field, tr.start, tr.end)
+
+
+def _lod_shape(model: ModelIr, graph: JoinGraph, rd: ResolvedDetail) -> LodShape | None:
+    exprs = [f.field.expr for f in rd.fields] + [w.expr for w in rd.where]
+    tf = _time_filter(rd)
+    context = None
+    if rd.query.context_filter is not None and rd.where:
+        context = rd.where[-1].expr  # parse_detail appends context_filter last
+    return detail_lod_shape(model, graph, rd.query.dataset, exprs, (tf,) if tf else (), context)
+
+
 def explain_detail(model: ModelIr, graph: JoinGraph, rd: ResolvedDetail) -> str:
     """The detail plan as an indented tree (no Aggregate node: there is no rollup stage)."""
     q = rd.query
@@ -106,6 +129,11 @@ def explain_detail(model: ModelIr, graph: JoinGraph, rd: ResolvedDetail) -> str:
     if rd.where or rd.time_field is not None:
         lines.append("    Filter")
         depth = 3
+    shape = _lod_shape(model, graph, rd)
+    if shape is not None:  # D-LOD: each row joined to its key's rollup row
+        for spec in shape.rollups:
+            lines.append("  " * depth + f"LodBroadcast[{spec.describe()}]")
+            depth += 1
     for rel in reversed(detail_joins(model, graph, rd)):
         lines.append("  " * depth + f"JoinRelated[{rel.name} -> {rel.to_dataset}, {rel.join_type}]")
         depth += 1

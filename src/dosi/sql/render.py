@@ -18,6 +18,7 @@ from dosi.ir.model import ModelIr
 from dosi.plan.calendar import trunc_when
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
 from dosi.sql.dialects import Dialect
+from dosi.sql.lod import lod_grouped
 from dosi.sql.stream import stream_grouped, stream_window_start
 from dosi.sql.util import aliased, and_all, clone, col, cte_name, join, number, table, table_aliased
 
@@ -156,6 +157,22 @@ class Renderer:
             mode,
         )
 
+    def flat_passing(
+        self, b: Branch, metrics: tuple[MetricColumn, ...], passed: tuple[str, ...], mode: str
+    ) -> exp.Select:
+        """`flat`, plus measure columns passed up as they are (a window stage's series)."""
+        return self.grouped(
+            b,
+            [
+                *(
+                    (m.name, lambda look, m=m: self.fill(self.substitute(m.formula, look), m))
+                    for m in metrics
+                ),
+                *((n, lambda look, n=n: look(n)) for n in passed),
+            ],
+            mode,
+        )
+
     def branch_cte(self, b: Branch, mode: str) -> exp.Select:
         """One branch of a merge or a window stage: dims + its measure columns."""
         return self.grouped(b, [(n, lambda look, n=n: look(n)) for n in b.measures], mode)
@@ -167,6 +184,8 @@ class Renderer:
         1) or "stream" (streaming windows: dosi.sql.stream)."""
         if mode == "stream":
             return stream_grouped(self, b, columns)
+        if mode == "lod":  # D-LOD fixed fields (dosi.sql.lod)
+            return lod_grouped(self, b, columns)
         if mode == "pre_aggregate":
             return self._rolled_up(b, columns)
         sel = exp.Select()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
+from dosi.compiler.fields import ident
 from dosi.ir.model import ModelIr
 from dosi.plan.builder.dag import build_dag
 from dosi.plan.node import PlanNode
@@ -22,8 +23,11 @@ from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
     DecodeTime,
+    DeriveCompute,
     FilterResult,
     Join,
+    LodBroadcast,
+    LodRollup,
     Merge,
     OrderLimit,
     PreAggregate,
@@ -32,8 +36,10 @@ from dosi.plan.nodes import (
     Trim,
     Window,
 )
-from dosi.plan.records import Branch, JoinStep, QueryPlan
+from dosi.plan.nodes.lod_metric import LodAttach, LodInclude
+from dosi.plan.records import Branch, JoinStep, LodShape, QueryPlan
 from dosi.sql.dialects import Dialect
+from dosi.sql.lod_metric import attach_sql, include_sql
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, cte_name, table
 from dosi.sql.windows import BASE, WIN, render_window, trim_predicates
@@ -45,7 +51,8 @@ class _Source:
 
     scan: Scan
     joins: tuple[JoinStep, ...] = ()
-    mode: str = "plain"  # "plain" | "pre_aggregate" | "stream"
+    mode: str = "plain"  # "plain" | "pre_aggregate" | "stream" | "lod"
+    lod: LodShape | None = None  # D-LOD: the rollups and shape (dosi.sql.lod)
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,13 @@ class ToSql:
     def visit_stream_bucket(self, node: StreamBucket) -> _Source:
         return replace(node.parent.accept(self), mode="stream")
 
+    def visit_lod_rollup(self, node: LodRollup) -> _Source:
+        """Two-stage: the view reads only this rollup, its dimension filters on the output."""
+        return _Source(Scan(node.spec.dataset, node.output_filters), mode="lod", lod=node.shape)
+
+    def visit_lod_broadcast(self, node: LodBroadcast) -> _Source:
+        return replace(node.parent.accept(self), mode="lod", lod=node.shape)
+
     def visit_aggregate(self, node: Aggregate) -> _Grouped:
         src: _Source = node.parent.accept(self)
         branch = Branch(
@@ -106,6 +120,7 @@ class ToSql:
             measures=node.measures,
             filters=src.scan.filters,
             time_filters=src.scan.time_filters,
+            lod=src.lod,
         )
         return _Grouped(branch, src.mode)
 
@@ -121,6 +136,10 @@ class ToSql:
     def visit_compute_metrics(self, node: ComputeMetrics) -> exp.Select:
         below = node.parent.accept(self)
         if isinstance(below, _Grouped):
+            if node.passed:  # a window.base series beside measure-column series
+                return self.r.flat_passing(
+                    below.branch, node.metrics, tuple(n for n, _ in node.passed), below.mode
+                )
             return self.r.flat(below.branch, node.metrics, below.mode)
         assert isinstance(below, _Merged)
         return self._merge_sql(below, node)
@@ -130,12 +149,40 @@ class ToSql:
         keyed = m.node.strategy == "union_keys"
         return self.r.merged(m.node.dims, ctes, node.metrics, keyed, taken=node.passed)
 
-    def visit_window(self, node: Window) -> _Windowed:
+    def visit_lod_attach(self, node: LodAttach) -> exp.Select:
+        """D-LOD exclude / fixed: side values attached to the view rows."""
+        return attach_sql(node, node.view.accept(self), [s.node.accept(self) for s in node.sides])
+
+    def visit_lod_include(self, node: LodInclude) -> exp.Select:
+        """D-LOD include: the finer rows folded per view row."""
+        beside = node.beside.accept(self) if node.beside is not None else None
+        return include_sql(self.r, node, node.inner.accept(self), beside)
+
+    def visit_window(self, node: Window) -> _Windowed | _Rows:
         below = node.parent.accept(self)
+        if isinstance(below, _Rows):  # a nested window stage (D-DERIVE, WIN-19-06)
+            name, body = below.ctes[-1]
+            under = f"{name}_{len(below.ctes)}"
+            below.ctes[-1] = (under, body)
+            below.ctes.append((name, render_window(self.r, node, base=under)))
+            return below
         if isinstance(below, _Grouped):
             return _Windowed(node, self.r.branch_cte(below.branch, below.mode))
         assert isinstance(below, exp.Select)  # the merged metrics
         return _Windowed(node, below)
+
+    def visit_derive_compute(self, node: DeriveCompute) -> _Rows:
+        """Stage-tier composes over the window rows: the window CTE renamed, the composes in
+        a SELECT over it that takes its name (the trim and filters stay outside)."""
+        rows = self._rows(node.parent.accept(self))
+        name, body = rows.ctes[-1]
+        below = f"{name}_{len(rows.ctes)}"
+        rows.ctes[-1] = (below, body)
+        sel = exp.Select().select(exp.Star(), copy=False)
+        for c in node.columns:
+            sel = sel.select(exp.alias_(clone(c.formula), ident(c.name), copy=False), copy=False)
+        rows.ctes.append((name, sel.from_(table(below), copy=False)))
+        return rows
 
     def visit_trim(self, node: Trim) -> _Rows:
         rows = self._rows(node.parent.accept(self))

@@ -4,12 +4,16 @@ window stage, its trim and the metric filter."""
 
 from __future__ import annotations
 
+from sqlglot import exp
+
 from dosi.ir.model import ModelIr
+from dosi.plan.builder.lod import lod_input
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
     DecodeTime,
+    DeriveCompute,
     FilterResult,
     Join,
     Merge,
@@ -46,6 +50,8 @@ def merge_strategy(dims: tuple[str, ...], dialect: Dialect) -> MergeStrategy:
 
 def aggregate_node(model: ModelIr, b: Branch) -> Aggregate:
     """Scan -> joins -> (stream bucket | pre-aggregation) -> the branch's GROUP BY."""
+    if b.lod is not None:  # D-LOD: a rollup read alone, or a broadcast (plan/builder/lod.py)
+        return Aggregate(lod_input(b), b.id, b.dataset, b.axis, b.dims, b.measures)
     node: PlanNode = Scan(b.dataset, b.filters, b.time_filters)
     for step in b.joins:
         node = Join(node, step.relationship)
@@ -72,12 +78,14 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     having = plan.result_filter
     top: PlanNode
     stage = plan.window
-    if stage is not None and len(aggs) == 1:
+    metric_cols = {c.name for c in plan.metrics}
+    computed_base = stage is not None and any(wm.base_column in metric_cols for wm in stage.metrics)
+    if stage is not None and len(aggs) == 1 and not computed_base:
         windowed = {wm.name for wm in stage.metrics}
-        shown = {*plan.outputs, *(having.metrics if having is not None else ())}
+        shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
         carried = tuple(m for m in plan.metrics if m.name not in windowed and m.name in shown)
         top = Window(series[0], stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
-        top = _trimmed(top, stage)
+        top = _trimmed(_derived(top, plan), stage)
     elif stage is not None:
         # a window metric beside metrics of another fact dataset: the branches merge first
         # and the window stage reads the merged series (as the reference engine does: a month
@@ -90,16 +98,21 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
                 if meas in bases:
                     passed.setdefault(meas, agg.branch_id)
         plain = tuple(m for m in plan.metrics if m.name not in windowed)
+        below: PlanNode = (
+            series[0]
+            if len(series) == 1  # a window.base series computed first (plan/derive_series.py)
+            else Merge(tuple(series), plan.dims, merge_strategy(plan.dims, dialect))
+        )
         merged = ComputeMetrics(
-            Merge(tuple(series), plan.dims, merge_strategy(plan.dims, dialect)),
+            below,
             plan.dims,
             plain,
             tuple(passed.items()),
         )
-        shown = {*plan.outputs, *(having.metrics if having is not None else ())}
+        shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
         carried = tuple(m.name for m in plain if m.name in shown)
         top = Window(merged, stage.time_key, stage.grain, plan.dims, (), stage.metrics, carried)
-        top = _trimmed(top, stage)
+        top = _trimmed(_derived(top, plan), stage)
     else:
         top = (
             series[0]
@@ -110,6 +123,34 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
     if having is not None:
         top = FilterResult(top, having.predicate, having.metrics, plan.outputs)
     return OrderLimit(top, plan.outputs, plan.order, plan.limit)
+
+
+def _read(plan: QueryPlan) -> set[str]:
+    """Columns the stage-tier composes read (their carried members)."""
+    return {c.name for d in plan.derived for c in d.formula.find_all(exp.Column) if not c.table}
+
+
+def _derived(top: Window, plan: QueryPlan) -> PlanNode:
+    """D-DERIVE stage tier: the composes over the window outputs after the stage they need,
+    and the window stages above them (nested windows, WIN-19-06), before the trim."""
+    stage = plan.window
+    assert stage is not None
+    node: PlanNode = top
+    have = [
+        *top.passed,
+        *(m.name for m in top.carried),
+        *(wm.name for wm in top.metrics),
+    ]
+    for level in range(1, 2 + len(stage.uppers)):
+        if level > 1:
+            wms = stage.uppers[level - 2]
+            node = Window(node, stage.time_key, stage.grain, plan.dims, (), wms, tuple(have))
+            have.extend(wm.name for wm in wms)
+        cols = tuple(d for d in plan.derived if d.level == level)
+        if cols:
+            node = DeriveCompute(node, cols)
+            have.extend(d.name for d in cols)
+    return node
 
 
 def _trimmed(top: PlanNode, stage: WindowStage) -> PlanNode:

@@ -3,8 +3,11 @@
 from dosi.plan.nodes.aggregate import Aggregate
 from dosi.plan.nodes.compute_metrics import ComputeMetrics
 from dosi.plan.nodes.decode_time import DecodeTime
+from dosi.plan.nodes.derive_compute import DeriveCompute
 from dosi.plan.nodes.filter_result import FilterResult
 from dosi.plan.nodes.join import Join
+from dosi.plan.nodes.lod_broadcast import LodBroadcast
+from dosi.plan.nodes.lod_rollup import LodRollup
 from dosi.plan.nodes.merge import Merge, MergeStrategy
 from dosi.plan.nodes.order_limit import OrderLimit
 from dosi.plan.nodes.pre_aggregate import PreAggregate
@@ -17,8 +20,11 @@ __all__ = [
     "Aggregate",
     "ComputeMetrics",
     "DecodeTime",
+    "DeriveCompute",
     "FilterResult",
     "Join",
+    "LodBroadcast",
+    "LodRollup",
     "Merge",
     "MergeStrategy",
     "OrderLimit",
