@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from dosi.ext import FieldExt, MetricExt, RelationshipExt, read_extensions
+from dosi.ext.payloads import PAYLOAD_FIELDS
 
 INVALID = "invalid_datus_extension"
 REQUIRED = "datus_ext_key_required"
@@ -134,6 +135,22 @@ def test_env_req_04_silent_implemented_key_without_requires_warns(
     assert f"`{key}`" in res.diagnostics[0].message
     assert res.diagnostics[0].hint == f'add it to the entry: "requires": ["{key}"]'
     assert res.payload == MetricExt(measure_name="m")
+
+
+@pytest.mark.parametrize(
+    ("carrier", "key", "value"),
+    [("field", "time", {"format": "%Y"}), ("relationship", "cardinality", "many_to_many")],
+)
+def test_env_req_04_silent_unimplemented_key_warns_twice(
+    carrier: Any, key: str, value: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unimplemented silent key, not required: not_implemented + requires_missing warnings.
+    Every silent key is implemented now, so the engine is made to lack one (its payload
+    field removed), as an engine without the key would read it."""
+    monkeypatch.delitem(PAYLOAD_FIELDS, (carrier, key))
+    res = read(carrier, {key: value})
+    assert codes(res) == [(NOT_IMPL, "warning"), (MISSING, "warning")]
+    assert all(f"`{key}`" in d.message for d in res.diagnostics)
 
 
 @pytest.mark.parametrize("value", [None, {}, [], ""])

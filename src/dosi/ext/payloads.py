@@ -291,6 +291,8 @@ def _lod(ctx: _Ctx, value: Any) -> KeyResult:
     """D-LOD on a field: see `lod_field.py`."""
     parsed = validate_field_lod(value, ctx.path, ctx.sink)
     return KeyResult(parsed is not None, parsed)
+
+
 def _derive(ctx: _Ctx, value: Any) -> KeyResult:
     """D-DERIVE: see `derive.py`."""
     ok, payload = read_derive(value, ctx.path, ctx.sink)

@@ -63,6 +63,8 @@ class ConformedSpellings:
         fields it then reads (None without a row filter)."""
         if rq.where is None:
             return None
+        if not self.active:  # the common case: no pairing, nothing to translate
+            return rq.where.expr, rq.where.fields
         swap = {f.qualified: self.field_in_branch(root, f) for f in rq.where.fields}
         for q, f in swap.items():
             if f.qualified != q:
@@ -107,8 +109,7 @@ class ConformedSpellings:
 def _refuse_encoded_spelling(spelled: str, target: FieldIr) -> None:
     """CONF-13: a where_sql comparison is never moved onto a D-FORMAT-encoded spelling (its
     literals are not in the stored encoding); time_range converts bounds, where_sql cannot."""
-    # FieldIr.encoded comes with D-FORMAT (issue 12, D-FORMAT half); absent means native
-    if not getattr(target, "encoded", False):
+    if not target.encoded:
         return
     raise QueryError(
         "unsupported_filter",
