@@ -73,6 +73,18 @@ def test_duckdb_decodes_a_folded_value_to_its_period_start(layout: str, day: dt.
         assert got == want
 
 
+@pytest.mark.parametrize("layout", [" %Y", " %Y%m%d", "  %Y-%m", " %Y%m%d %H"])
+def test_duckdb_decodes_layouts_opening_with_whitespace(layout: str) -> None:
+    """FMT-DEC-20 regression (found by the property above): DuckDB's strptime cannot read a
+    format that starts with a space, so such layouts decode through the canonical text."""
+    fmt = _fmt(layout)
+    day = dt.date(2024, 3, 15)
+    decoded = DIALECTS["duckdb"].decode_time(exp.Literal.string(str(fmt.encode(day))), fmt)
+    got = duckdb.sql(f"SELECT {decoded.sql('duckdb')}").fetchall()[0][0]
+    want = fmt.period_start(day)
+    assert (got.date() if isinstance(got, dt.datetime) else got) == want
+
+
 @pytest.mark.parametrize("bad", ["%Y%d", "%d/%m/%Y", "%Y%-m", "%Y%m%d%z", "%f", "%", "x", "%Y%Y"])
 def test_rejected_layouts(bad: str) -> None:
     with pytest.raises(LayoutError):

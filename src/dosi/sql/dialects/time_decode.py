@@ -176,7 +176,13 @@ def decode(
     canonical text when the layout's fixed text is not one the function reads verbatim."""
     text = encoded_text(raw, fmt, parser.text_type)
     fn = parser.ts_fn if fmt.has_time else (parser.date_fn or parser.ts_fn)
-    direct = fn is not None and set(fmt.literal_text) <= parser.literals
+    # a layout that opens with whitespace goes through the canonical text: DuckDB's strptime
+    # skips leading input whitespace before it matches the format's own (' %Y' never parses)
+    direct = (
+        fn is not None
+        and set(fmt.literal_text) <= parser.literals
+        and not fmt.format[:1].isspace()
+    )
     guard = False
     if direct:
         pieces, suffix = complete(fmt)
