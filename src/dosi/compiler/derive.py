@@ -649,8 +649,9 @@ def _written(decl: ComposeDerive) -> tuple[str, ...]:
     return tuple(dict.fromkeys(c.name for c in tree.find_all(exp.Column)))
 
 
-def _fold(agg: exp.AggFunc, pred: exp.Expression) -> exp.Expression:
-    """DRV-FIL-02: CASE WHEN pred THEN arg END inside the aggregate; COUNT folds to THEN 1."""
+def fold_filter(agg: exp.Expression, pred: exp.Expression) -> exp.Expression:
+    """DRV-FIL-02: CASE WHEN pred THEN arg END inside the aggregate; COUNT folds to THEN 1.
+    Shared with query-time re-folding of bound filter literals (query/filter_params.py)."""
     out = agg.copy()
     arg = out.this
 
@@ -668,7 +669,11 @@ def _fold(agg: exp.AggFunc, pred: exp.Expression) -> exp.Expression:
         out.set("this", case(exp.Literal.number(1)))
     else:
         out.set("this", case(arg.copy()))
-    return canonical(out)
+    return out
+
+
+def _fold(agg: exp.AggFunc, pred: exp.Expression) -> exp.Expression:
+    return canonical(fold_filter(agg, pred))
 
 
 def _number(v: float | int) -> exp.Expression:

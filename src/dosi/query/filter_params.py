@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from dosi.compiler.derive import fold_filter
 from dosi.compiler.fields import field_reference
 from dosi.compiler.measures import agg_name
 from dosi.compiler.sqlparse import parse_scalar
@@ -45,7 +46,7 @@ def instantiate_filter(
     pred = _bind(
         _resolve(model, parse_scalar(where, None, bind_markers=True), base_measure), binding
     )
-    folded = _fold(base_measure.expr, pred)
+    folded = fold_filter(base_measure.expr, pred)
     signature = f"{base_measure.dataset}:{folded.sql()}"
     shared = next((m for m in model.measures.values() if m.signature == signature), None)
     if shared is not None:
@@ -93,25 +94,3 @@ def _bind(tree: exp.Expression, binding: dict[str, Scalar]) -> exp.Expression:
             lit = exp.Literal.number(plain_number(value))
         ph.replace(lit)
     return tree
-
-
-def _fold(agg: exp.Expression, pred: exp.Expression) -> exp.Expression:
-    """DRV-FIL-02: CASE WHEN pred THEN arg END inside the aggregate; COUNT folds to THEN 1."""
-    out = agg.copy()
-    arg = out.this
-
-    def case(then: exp.Expression) -> exp.Case:
-        return exp.Case(ifs=[exp.If(this=pred.copy(), true=then)])
-
-    if isinstance(arg, exp.Distinct):
-        inner = (
-            arg.expressions[0]
-            if len(arg.expressions) == 1
-            else exp.Tuple(expressions=arg.expressions)
-        )
-        out.set("this", exp.Distinct(expressions=[case(inner.copy())]))
-    elif isinstance(out, exp.Count):
-        out.set("this", case(exp.Literal.number(1)))
-    else:
-        out.set("this", case(arg.copy()))
-    return out
