@@ -51,7 +51,7 @@ def plan_lod_query(
     metrics = rq.planned_metrics
     lods, plain, composes = _leaves(model, metrics)
     check_common(model, rq, lods, plain)
-    planner = Planner(model, graph)
+    planner = Planner(model, graph, whole_query=False)
     includes = [m for m in lods if m.lod is not None and m.lod.kind == "include"]
     if includes:
         if composes:
@@ -66,6 +66,13 @@ def plan_lod_query(
         view_plan, top = _include(model, graph, rq, dia, planner, lods, plain)
     else:
         view_plan, top = _attach(model, graph, rq, dia, planner, lods, plain)
+    if (
+        rq.context is not None
+    ):  # after the parts' own errors (as the reference orders them), the whole query's verdict: some part must read the context
+        parts = [*plain, *_bases(model, lods)]
+        planner.check_context_readable(
+            [model.measures[x].dataset for m in parts for x in m.measures], rq
+        )
     outputs = (*(d.output for d in rq.dims), *(m.name for m in rq.metrics))
     if rq.result_filter is not None:
         f = rq.result_filter
@@ -167,7 +174,9 @@ def _include(
     beside = None
     if plain:  # a where_sql field some metric cannot read, as over the whole query
         reach = replace(rq, metrics=[*plain, *_bases(model, lods)], context=None)
-        plan_windows(model, graph, replace(reach, result_filter=None, order=[]), planner, dia)  # other datasets' metrics: their branches merge beside the include stage
+        plan_windows(
+            model, graph, replace(reach, result_filter=None, order=[]), planner, dia
+        )  # other datasets' metrics: their branches merge beside the include stage
         beside_rq = replace(rq, metrics=plain, result_filter=None, order=[])
         beside = _computed(model, plan_windows(model, graph, beside_rq, planner, dia), dia)
     node = LodInclude(
@@ -267,9 +276,7 @@ def _inline(model: ModelIr, formula: exp.Expression) -> exp.Expression:
     return formula.transform(sub)
 
 
-def _keys(
-    model: ModelIr, rq: ResolvedQuery, lods: list[MetricIr]
-) -> dict[str, list[ResolvedDim]]:
+def _keys(model: ModelIr, rq: ResolvedQuery, lods: list[MetricIr]) -> dict[str, list[ResolvedDim]]:
     """Every fixed key a view dim, every excluded dim one the view carries; the view dims
     each exclude metric keeps."""
     kept: dict[str, list[ResolvedDim]] = {}

@@ -7,6 +7,7 @@ whose measures live in several branches are computed after the merge.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -83,9 +84,12 @@ def time_field_for(
 
 
 class Planner:
-    def __init__(self, model: ModelIr, graph: JoinGraph) -> None:
+    def __init__(self, model: ModelIr, graph: JoinGraph, *, whole_query: bool = True) -> None:
         self.model = model
         self.graph = graph
+        # False when planning one part of a query (a D-LOD side): another part may read the
+        # context filter, so `context_unreadable` is the whole query's verdict, not a part's
+        self.whole_query = whole_query
         self.conformed = ConformedSpellings(model, graph)  # D-CONFORM per-branch spellings
 
     def plan(self, rq: ResolvedQuery, extra_metrics: tuple[MetricIr, ...] = ()) -> QueryPlan:
@@ -124,6 +128,8 @@ class Planner:
             sources[m.name] = srcs
         branch_ids = {key: f"m{i}" for i, key in enumerate(drafts)}
         branches = tuple(self._branch(branch_ids[k], d, rq) for k, d in drafts.items())
+        if rq.context is not None and drafts and self.whole_query:
+            self.check_context_readable([d.dataset for d in drafts.values()], rq)
         multi = len(branches) > 1
         metrics = tuple(
             MetricColumn(
@@ -192,6 +198,32 @@ class Planner:
                 return cand
         return own
 
+    def _reads_context(self, dataset: str, rq: ResolvedQuery) -> bool:
+        """Whether a branch rooted at `dataset` can read every field of the context filter
+        (D-LOD filter placement: the context applies to the metrics that can read it and is
+        skipped by the others, as the reference engine does)."""
+        assert rq.context is not None
+        reach = self.graph.reachable
+        return all(f.dataset == dataset or reach(dataset, f.dataset) for f in rq.context.fields)
+
+    def check_context_readable(self, datasets: Iterable[str], rq: ResolvedQuery) -> None:
+        """`context_unreadable` when no branch of the query (rooted at `datasets`) can read
+        the context filter."""
+        assert rq.context is not None
+        roots = list(dict.fromkeys(datasets))
+        if any(self._reads_context(ds, rq) for ds in roots):
+            return
+        text = rq.query.context_filter
+        reads = ", ".join(roots)
+        raise QueryError(
+            "context_unreadable",
+            f"the context_filter `{text}` names fields no metric of this query can read "
+            f"(their rows: {reads}); filter on fields those datasets reach, or add a metric "
+            "whose dataset reaches the filtered one",
+            hint="a context filter applies to the metrics whose dataset reaches its fields "
+            "along many-to-one relationships",
+        )
+
     def _branch(self, bid: str, draft: _BranchDraft, rq: ResolvedQuery) -> Branch:
         model = self.model
         ds = draft.dataset
@@ -214,7 +246,8 @@ class Planner:
             for f in where[1]:
                 needed.setdefault(f.dataset, f"where_sql field `{f.qualified}`")
             filters.append(where[0])
-        if rq.context is not None:  # context_filter: a row filter of the view too
+        if rq.context is not None and self._reads_context(ds, rq):
+            # context_filter: a row filter of the view too, for the metrics that can read it
             for f in rq.context.fields:
                 needed.setdefault(f.dataset, f"context_filter field `{f.qualified}`")
             filters.append(rq.context.expr)
