@@ -50,18 +50,6 @@ def test_unknown_query_keys_are_never_ignored(mini: Engine, key: str) -> None:
     assert query_error(mini, {"metrics": ["revenue"], key: 1}).code == "unknown_query_key"
 
 
-@pytest.mark.parametrize(
-    ("key", "value"),
-    [],
-)
-def test_reserved_query_keys_are_refused_not_unknown(mini: Engine, key: str, value: Any) -> None:
-    """Issue 2: no query key is reserved any more (time_ranges and params: issue 11;
-    context_filter: issue 13)."""
-    err = query_error(mini, {"metrics": ["revenue"], key: value})
-    assert err.code != "unknown_query_key"
-    assert key in err.message
-
-
 @pytest.mark.parametrize("query", [{"metrics": []}, {"group_by": ["orders.status"]}])
 def test_empty_query(mini: Engine, query: dict[str, Any]) -> None:
     """Issue 2: a query with no metrics is `empty_query`."""

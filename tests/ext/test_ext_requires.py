@@ -4,12 +4,14 @@ ENV-ROAD-01) and the not-implemented / misplaced key warnings."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from dosi.ext import FieldExt, MetricExt, RelationshipExt, read_extensions
 from dosi.ext.payloads import PAYLOAD_FIELDS
+from dosi.ext.registry import REGISTRY
 
 INVALID = "invalid_datus_extension"
 REQUIRED = "datus_ext_key_required"
@@ -64,13 +66,19 @@ def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value"),
     [
+        ("field", "time", {"format": "%Y%m%d"}),
+        ("relationship", "cardinality", "many_to_many"),
+        ("metric", "dataset", "orders"),
     ],
 )
 def test_env_req_02_registered_but_unimplemented_required_key_is_an_error(
-    carrier: Any, key: str, value: Any
+    carrier: Any, key: str, value: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """ENV-REQ-02: a listed key registered but not implemented here → key_required (and no
-    not-implemented / requires_missing warnings: the error replaces them)."""
+    not-implemented / requires_missing warnings: the error replaces them). Every registered
+    key is implemented now, so the engine is made to lack one, as an older engine would."""
+    monkeypatch.setitem(REGISTRY, key, replace(REGISTRY[key], implemented=False))
+    monkeypatch.delitem(PAYLOAD_FIELDS, (carrier, key))
     res = read(carrier, {"v": "1.10", "requires": [key], key: value})
     assert codes(res) == [(REQUIRED, "error")]
     assert f'"{key}"' in res.diagnostics[0].message
@@ -174,13 +182,17 @@ def test_env_req_05_basic_mode_does_not_read_requires() -> None:
 @pytest.mark.parametrize(
     ("carrier", "key", "value", "fallback_word"),
     [
+        ("field", "lod", {"expr": "fixed(revenue, orders.user_id)"}, "aggregate_field_dropped"),
+        ("metric", "dataset", "orders", "ownership"),
     ],
 )
 def test_not_implemented_key_warns_with_impact_and_fallback(
-    carrier: Any, key: str, value: Any, fallback_word: str
+    carrier: Any, key: str, value: Any, fallback_word: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A present, unimplemented, non-required key → datus_ext_key_not_implemented naming the
-    key, its impact and the fallback (from the registry)."""
+    key, its impact and the fallback (from the registry); the engine is made to lack the key
+    (its payload field removed), as an engine without it would read the entry."""
+    monkeypatch.delitem(PAYLOAD_FIELDS, (carrier, key))
     res = read(carrier, {key: value})
     assert codes(res) == [(NOT_IMPL, "warning")]
     msg = res.diagnostics[0].message
