@@ -98,7 +98,7 @@ def plan_dag(
     """Resolve and plan one parsed query: the plan records and the node tree built on them."""
     rq = resolve_query(model, query)
     if scan is not None:
-        restrict_to_ranges(rq, scan)
+        rq = restrict_to_ranges(rq, scan)
     check_window_gates(rq, dia)
     check_conformed(rq)
     if reads_lod(rq):  # D-LOD metrics: include / attach stages (plan/lod_metric_plan.py)

@@ -6,7 +6,7 @@ receives only resolved objects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
@@ -71,8 +71,11 @@ class ResolvedTimeRange:
     field: FieldIr | None  # None: each metric's own axis (or metric_time)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ResolvedQuery:
+    """A query checked against the model: complete at construction and never edited; later
+    steps derive a new one with `dataclasses.replace` (time_ranges scans, D-LOD sides)."""
+
     query: Query
     metrics: list[MetricIr]
     dims: list[ResolvedDim]
@@ -125,11 +128,13 @@ def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
         _filters(model, query.where_sql, dims, windowed) if query.where_sql else (None, None)
     )
     tr = _time_range(model, query) if query.time_range else None
-    rq = ResolvedQuery(query, metrics, dims, where, tr, result_filter=having)
-    if query.context_filter is not None:
-        rq.context = resolve_context(model, query.context_filter, resolve_where)
-    rq.order = _order(query, rq)
-    return rq
+    context = (
+        resolve_context(model, query.context_filter, resolve_where)
+        if query.context_filter is not None
+        else None
+    )
+    rq = ResolvedQuery(query, metrics, dims, where, tr, result_filter=having, context=context)
+    return replace(rq, order=_order(query, rq))
 
 
 def _metric(model: ModelIr, query: Query, name: str) -> MetricIr:

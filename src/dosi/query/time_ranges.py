@@ -117,7 +117,7 @@ def expand_time_ranges(
     return Expansion(new_model, new_query, tuple(columns)), RangeScan(by_metric)
 
 
-def restrict_to_ranges(rq: ResolvedQuery, scan: RangeScan) -> None:
+def restrict_to_ranges(rq: ResolvedQuery, scan: RangeScan) -> ResolvedQuery:
     """AND the OR of the gates into the resolved row filter (the scan predicate); a where_sql
     condition on a metric cannot say which tag's column it means."""
     if rq.result_filter is not None:
@@ -129,7 +129,7 @@ def restrict_to_ranges(rq: ResolvedQuery, scan: RangeScan) -> None:
             metrics=names,
             hint="filter on dataset fields, or query one range with time_range",
         )
-    rq.range_scans = dict(scan.by_metric)
+    return replace(rq, range_scans=dict(scan.by_metric))
 
 
 def _metric(model: ModelIr, name: str) -> MetricIr:
