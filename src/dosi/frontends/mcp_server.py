@@ -18,6 +18,7 @@ from mcp_types import CallToolResult, TextContent
 from dosi.errors import OsiError
 from dosi.frontends.contract import EngineHolder, error_body, json_safe, osi_error_body
 from dosi.frontends.rest import OsiErrorBody, validate_body
+from dosi.query.spec import QUERY_KEYS
 
 INSTRUCTIONS = (
     "A semantic layer: call list_metrics and list_dimensions first, then query with metric "
@@ -97,16 +98,7 @@ def _query(query: Any, metrics: Any, *rest: Any) -> Any:
     """The query object, or one built from the query's keys given as tool arguments."""
     if query is not None or metrics is None:
         return query
-    keys = (
-        "group_by",
-        "where_sql",
-        "time_range",
-        "order_by",
-        "limit",
-        "params",
-        "time_ranges",
-        "context_filter",
-    )
+    keys = QUERY_KEYS[1:]  # the tool arguments after `metrics`, in the query's key order
     return _drop_none({"metrics": metrics, **dict(zip(keys, rest, strict=True))})
 
 
