@@ -14,8 +14,8 @@ from dosi.errors import QueryError, closest
 from dosi.ext import WindowSpec
 from dosi.ir.conformed import conformity
 from dosi.ir.derive import EMPTY_CATALOG
-from dosi.ir.lod_catalog import lod_summary
 from dosi.ir.lod_field_catalog import lod_field_columns
+from dosi.ir.lod_metric_catalog import lod_summary
 from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.param_catalog import metric_params, param_schema
 from dosi.plan.attribution import attribution_strategy, listed_attributable

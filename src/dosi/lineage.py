@@ -13,7 +13,7 @@ from typing import Any
 from dosi.catalog import window_summary
 from dosi.errors import QueryError, closest
 from dosi.ir.graph import RelationshipGraph
-from dosi.ir.lod_catalog import lod_lineage
+from dosi.ir.lod_metric_catalog import lod_lineage
 from dosi.ir.model import MetricIr, ModelIr
 
 LAYERS = (

@@ -12,7 +12,7 @@ from dosi.ir.model import FieldIr, ModelIr
 from dosi.plan.builder.dag import build_dag
 from dosi.plan.gates import check_window_gates
 from dosi.plan.joins import JoinGraph
-from dosi.plan.lod_metric_plan import plan_lod_query, reads_lod
+from dosi.plan.lod_metric import plan_lod_query, reads_lod
 from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
@@ -101,7 +101,7 @@ def plan_dag(
         rq = restrict_to_ranges(rq, scan)
     check_window_gates(rq, dia)
     check_conformed(rq)
-    if reads_lod(rq):  # D-LOD metrics: include / attach stages (plan/lod_metric_plan.py)
+    if reads_lod(rq):  # D-LOD metrics: include / attach stages (plan/lod_metric.py)
         plan, root = plan_lod_query(model, graph, rq, dia)
         return rq, plan, root
     plan = plan_windows(model, graph, rq, Planner(model, graph), dia)

@@ -1,7 +1,7 @@
 """Data, model and an independent plain-Python windowing for the streaming-window tests.
 
 Nothing here uses the engine or `dosi.udf`: windows are enumerated from their definitions
-(dosi.query.stream_windows docstring) on integer epoch microseconds, rows are grouped per window
+(dosi.query.stream_window docstring) on integer epoch microseconds, rows are grouped per window
 and every metric is recomputed from the rows of its window.
 
 * tumble(size, offset): [offset + j*size, offset + (j+1)*size) holding t;

@@ -1,5 +1,5 @@
 """Portability: streaming-window queries render as plain SQL (no UDF calls) for every dialect
-that `dosi.udf.portable_sql` supports, agree with the window UDFs on DuckDB (UDF-GEN-01,
+that `dosi.sql.stream_window_bounds` supports, agree with the window UDFs on DuckDB (UDF-GEN-01,
 UDF-GEN-04, UDF-TUM-02/03, UDF-HOP-02/03, UDF-CUM-01/02, UDF-SES-01) and, when a PostgreSQL
 server is available (``DOSI_TEST_POSTGRES``, see scripts/postgres.sh), give the same rows there.
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import dosi
 from dosi.errors import QueryError, QueryShapeError
 from dosi.query.spec import StreamWindow, parse_query, query_to_dict
-from dosi.query.stream_windows import (
+from dosi.query.stream_window import (
     MAX_WINDOWS_PER_ROW,
     format_window,
     parse_window_object,

@@ -11,7 +11,7 @@ from types import MappingProxyType
 from dosi.compiler.context import CompileContext
 from dosi.compiler.fields import RawField, pick_expression, qualify_dataset_fields
 from dosi.compiler.keys import check_keys
-from dosi.compiler.lod_fields import (
+from dosi.compiler.lod_field import (
     check_lod_time,
     compile_lod_fields,
     lod_field_names,

@@ -137,7 +137,7 @@ class DeriveCompiler:
         elif isinstance(decl, ComposeDerive):
             e = self.expand(name, None)
             lod = [x for x in e.leaves if x in self.metrics and self.metrics[x].lod is not None]
-            if lod:  # D-LOD (LOD-REL-10): compiled by compiler/derive_lod.py when nested
+            if lod:  # D-LOD (LOD-REL-10): compiled by compiler/lod_metric.py when nested
                 raise self.error(
                     name,
                     "derive_expression_mismatch",

@@ -15,8 +15,8 @@ from dosi.compiler.conformed import compile_conformed
 from dosi.compiler.context import CompileContext
 from dosi.compiler.datasets import compile_dataset
 from dosi.compiler.derive import compile_derives
-from dosi.compiler.derive_lod import compile_lod_pending
-from dosi.compiler.lod_fields import check_lod_model
+from dosi.compiler.lod_field import check_lod_model
+from dosi.compiler.lod_metric import compile_lod_pending
 from dosi.compiler.measure_names import MeasureRegistry
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.metrics import compile_metric

@@ -17,10 +17,10 @@ from typing import Any, Literal
 from dosi.errors import DiagnosticSink, closest
 from dosi.ext.conform import CARDINALITIES, CARDINALITY_HINT, Cardinality, cardinality_value
 from dosi.ext.derive import read_derive
-from dosi.ext.derive_lod import LodSpec
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
 from dosi.ext.lod_field import FieldLodPayload, validate_field_lod
+from dosi.ext.lod_metric import LodSpec
 from dosi.ext.params import MetricParams
 from dosi.ext.registry import Carrier
 from dosi.ext.time_format import TimeSpec, read_time
@@ -74,7 +74,7 @@ class MetricExt:
     measure_name: str | None = None
     window: WindowSpec | None = None
     params: MetricParams | None = None  # D-PARAM (read by dosi.ext.params)
-    lod: LodSpec | None = None  # D-DERIVE `lod` family (ext/derive_lod.py)
+    lod: LodSpec | None = None  # D-DERIVE `lod` family (ext/lod_metric.py)
     lod_invalid: bool = False  # a lod declaration whose grammar was reported invalid
     derive: Any = None  # D-DERIVE: the family's payload (ext/derive.py)
     window_base: str | None = None  # D-DERIVE M2 `window.base`

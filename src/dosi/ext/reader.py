@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from dosi.errors import Diagnostic, DiagnosticSink
 from dosi.ext.derive import read_window_base
-from dosi.ext.derive_lod import is_lod_derive, lod_shape_ok, read_lod_derive
 from dosi.ext.envelope import Entry, PayloadDecodeError, datus_entries, decode_entry
+from dosi.ext.lod_metric import is_lod_derive, lod_shape_ok, read_lod_derive
 from dosi.ext.param_names import warn_opaque
 from dosi.ext.params import MetricParams, read_params
 from dosi.ext.payloads import (
@@ -179,7 +179,7 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
                 _warn_misplaced(info, carrier, sink, path)
             continue
         if carrier == "metric" and key == "derive" and is_lod_derive(value):
-            lod = read_lod_derive(value, path, sink)  # D-LOD on a metric (derive_lod.py)
+            lod = read_lod_derive(value, path, sink)  # D-LOD on a metric (ext/lod_metric.py)
             if lod is not None:
                 values["lod"] = lod
             elif lod_shape_ok(value):  # a grammar error: reported once, no nested_aggregate

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from dosi.ext import TimeFormat, WindowSpec
     from dosi.ext.params import MetricParams
     from dosi.ir.derive import DeriveIr
-    from dosi.ir.lod import LodFieldIr
+    from dosi.ir.lod_field import LodFieldIr
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
@@ -41,7 +41,7 @@ class FieldIr:
     description: str | None = None
     label: str | None = None
     source_sql: str = ""
-    lod: LodFieldIr | None = None  # D-LOD fixed field (dosi.ir.lod)
+    lod: LodFieldIr | None = None  # D-LOD fixed field (dosi.ir.lod_field)
     # D-FORMAT: the stored encoding (None: a native date/time, FMT-DEC-03)
     time_format: TimeFormat | None = None
 

@@ -31,13 +31,12 @@ from dosi.query.filters import (
     names_metric,
     result_filter,
 )
-from dosi.query.lod_checks import lod_metric_as_dimension
+from dosi.query.lod_metric import lod_metric_as_dimension
 from dosi.query.param_binding import check_no_bind_marker
 from dosi.query.predicate_allowlist import check_predicate
 from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
 from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
-from dosi.query.stream_window import StreamWindow
-from dosi.query.stream_windows import check_stream_query
+from dosi.query.stream_window import StreamWindow, check_stream_query
 
 METRIC_TIME = "metric_time"
 
@@ -228,7 +227,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
                     check_grain(model, model.field(mir.time_axis), g.grain, g.spelling)
         out = METRIC_TIME if g.grain is None else f"{METRIC_TIME}__{g.grain}"
         if g.window is not None:
-            out = "window_start"  # and window_end (dosi.query.stream_windows)
+            out = "window_start"  # and window_end (dosi.query.stream_window)
         return ResolvedDim(out, g.spelling, None, g.grain, g.window)
     lod_metric_as_dimension(model, g.field)  # D-LOD: LOD-NI-07
     f = find_field(model, query, g.field)
@@ -248,7 +247,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
         )
     out = f.name if g.grain is None else f"{f.name}__{g.grain}"
     if g.window is not None:
-        out = "window_start"  # and window_end (dosi.query.stream_windows)
+        out = "window_start"  # and window_end (dosi.query.stream_window)
     return ResolvedDim(out, g.spelling, f, g.grain, g.window)
 
 

@@ -18,8 +18,8 @@ from dosi.ir.model import ModelIr
 from dosi.plan.calendar import trunc_when
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
 from dosi.sql.dialects import Dialect
-from dosi.sql.lod import lod_grouped
-from dosi.sql.stream import stream_grouped, stream_window_start
+from dosi.sql.lod_field import lod_grouped
+from dosi.sql.stream_window import stream_grouped, stream_window_start
 from dosi.sql.util import aliased, and_all, clone, col, cte_name, join, number, table, table_aliased
 
 _Build = Callable[[Callable[[str], exp.Expression]], exp.Expression]
@@ -181,10 +181,10 @@ class Renderer:
         """SELECT dims, columns FROM the branch GROUP BY dims; each column builds its value
         from a measure lookup. `mode` is the plan's choice below the aggregate: "plain",
         "pre_aggregate" (grouped by the raw date first, then rolled up: PERFORMANCE.md item
-        1) or "stream" (streaming windows: dosi.sql.stream)."""
+        1) or "stream" (streaming windows: dosi.sql.stream_window)."""
         if mode == "stream":
             return stream_grouped(self, b, columns)
-        if mode == "lod":  # D-LOD fixed fields (dosi.sql.lod)
+        if mode == "lod":  # D-LOD fixed fields (dosi.sql.lod_field)
             return lod_grouped(self, b, columns)
         if mode == "pre_aggregate":
             return self._rolled_up(b, columns)

@@ -52,7 +52,7 @@ class _Source:
     scan: Scan
     joins: tuple[JoinStep, ...] = ()
     mode: str = "plain"  # "plain" | "pre_aggregate" | "stream" | "lod"
-    lod: LodShape | None = None  # D-LOD: the rollups and shape (dosi.sql.lod)
+    lod: LodShape | None = None  # D-LOD: the rollups and shape (dosi.sql.lod_field)
 
 
 @dataclass(frozen=True)

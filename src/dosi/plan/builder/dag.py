@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dosi.ir.model import ModelIr
-from dosi.plan.builder.lod import lod_input
+from dosi.plan.builder.lod_field import lod_input
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
@@ -50,7 +50,7 @@ def merge_strategy(dims: tuple[str, ...], dialect: Dialect) -> MergeStrategy:
 
 def aggregate_node(model: ModelIr, b: Branch) -> Aggregate:
     """Scan -> joins -> (stream bucket | pre-aggregation) -> the branch's GROUP BY."""
-    if b.lod is not None:  # D-LOD: a rollup read alone, or a broadcast (plan/builder/lod.py)
+    if b.lod is not None:  # D-LOD: a rollup read alone, or a broadcast (plan/builder/lod_field.py)
         return Aggregate(lod_input(b), b.id, b.dataset, b.axis, b.dims, b.measures)
     node: PlanNode = Scan(b.dataset, b.filters, b.time_filters)
     for step in b.joins:

@@ -1,15 +1,19 @@
-"""Window boundaries as plain SQL expression trees (sqlglot), for engines without the UDFs.
+"""Streaming-window boundaries as plain SQL expression trees (sqlglot), for engines without
+the window UDFs (`dosi.udf`).
 
-The planner uses these for streaming-window GROUP BY items so the same query runs on DuckDB,
-PostgreSQL and warehouses. Every builder takes the timestamp as a sqlglot expression and the
-lengths as integers in milliseconds (parse them with `dosi.udf.parse_interval_ms`), validates
-them like the UDFs do (`QueryError` code ``invalid_window_argument``), and returns a new tree;
-nothing is built by pasting text.
+The SQL of streaming-window GROUP BY items (`dosi.sql.stream_window`) is built from these, so
+the same query runs on DuckDB, PostgreSQL and warehouses. They live in the SQL layer, not in
+`dosi.udf`, because they render per dialect: `dosi.udf` (the UDFs, their Python reference and
+argument rules) imports nothing of `dosi.sql`. Every builder takes the timestamp as a sqlglot
+expression and the lengths as integers in milliseconds (parse them with
+`dosi.udf.parse_interval_ms`), validates them like the UDFs do (`QueryError` code
+``invalid_window_argument``), and returns a new tree; nothing is built by pasting text.
 
 Semantics match `dosi.udf.reference` (window-udf.md formulas as decided for dosi): floor toward
 minus infinity, pre-1970 included; results are microsecond timestamps without time zone (or
 BIGINT epoch milliseconds with ``output="epoch_ms"``). The arithmetic runs on epoch
-microseconds for timestamp input (exactly the millisecond formulas, see `duckdb_macros`) and on
+microseconds for timestamp input (exactly the millisecond formulas, see
+`dosi.udf.duckdb_macros`) and on
 epoch milliseconds for ``ts_kind="epoch_ms"`` (an integer column holding epoch milliseconds).
 `%` is made floor-modulo as ``((a % b) + b) % b``, which is right whether a dialect's `%`
 truncates or floors.

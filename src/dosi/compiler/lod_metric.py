@@ -26,7 +26,7 @@ from dosi.compiler.sqlparse import (
     strip_parens,
 )
 from dosi.errors import closest
-from dosi.ext.derive_lod import LodSpec
+from dosi.ext.lod_metric import LodSpec
 from dosi.ir.lod_metric import LodMetric
 from dosi.ir.model import MetricIr
 from dosi.model.schema import MetricSpec

@@ -19,7 +19,7 @@ from dosi.compiler.context import CompileContext
 from dosi.compiler.fields import RawField, ident
 from dosi.errors import closest
 from dosi.ext.lod_field import parse_field_lod
-from dosi.ir.lod import LodFieldIr, lod_refs
+from dosi.ir.lod_field import LodFieldIr, lod_refs
 from dosi.ir.model import DatasetIr, MeasureIr, MetricIr, RelationshipIr
 from dosi.model.schema import DatasetSpec, FieldSpec
 

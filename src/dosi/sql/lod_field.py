@@ -1,4 +1,4 @@
-"""SQL of a branch that reads D-LOD fixed fields (plan/lod.py chose the shape; datus-extensions
+"""SQL of a branch that reads D-LOD fixed fields (plan/lod_field.py chose the shape; datus-extensions
 §3 D-LOD). Each rollup is a derived table
 
     SELECT <key exprs> AS <key names>, <aggregate> AS <field> FROM <dataset> [context joins]
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Protocol
 from sqlglot import exp
 
 from dosi.compiler.fields import ident
-from dosi.ir.lod import lod_tag
-from dosi.plan.lod import key_rewrite
+from dosi.ir.lod_field import lod_tag
+from dosi.plan.lod_field import key_rewrite
 from dosi.plan.records import Branch, BranchDim, LodRollupSpec, LodShape, TimeFilter
 from dosi.sql.util import and_all, clone, join
 

@@ -1,6 +1,6 @@
 """The plan shape of a streaming-window query (window-udf.md): output columns and order.
 
-Syntax and checks: `dosi.query.stream_window` / `dosi.query.stream_windows`.
+Syntax and checks: `dosi.query.stream_window`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from dataclasses import replace
 from dosi.errors import QueryError
 from dosi.plan.records import QueryPlan
 from dosi.query.resolve import ResolvedQuery
-from dosi.query.stream_window import WINDOW_END, WINDOW_START
-from dosi.query.stream_windows import stream_window_of
+from dosi.query.stream_window import WINDOW_END, WINDOW_START, stream_window_of
 
 
 def plan_stream(plan: QueryPlan, rq: ResolvedQuery) -> QueryPlan:

@@ -10,7 +10,7 @@ D-LOD "relative views" and "fixed on a metric"; CHECKLIST LOD-REL-*, LOD-FXM-*).
 * `fixed(base[, dims...])`       -- grouped by dims only, computed before dimension filters;
   an outer aggregate is rejected (re-aggregating FIXED values is the field carrier's shape).
 
-Only the grammar is read here; names are resolved by the compiler (compiler/derive_lod.py).
+Only the grammar is read here; names are resolved by the compiler (compiler/lod_metric.py).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from dataclasses import replace
 from sqlglot import exp
 
 from dosi.errors import QueryError
-from dosi.ir.lod import ModelLodInfo, lod_refs, lod_tag, model_lod_info
+from dosi.ir.lod_field import ModelLodInfo, lod_refs, lod_tag, model_lod_info
 from dosi.ir.model import ModelIr
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.records import Branch, JoinStep, LodRollupSpec, LodShape, TimeFilter

@@ -4,7 +4,7 @@ A fixed field's value is not a stored column: it is its base aggregate over the 
 grouped by its keys. In every expression that reads it (the field itself, a row-level field
 over it, a metric or a filter) it stands as a placeholder column `<dataset>.<field>` tagged
 `meta["dosi_lod"] = "<dataset>.<field>"`; the planner decides which rollup provides the value
-(dosi.plan.lod) and the SQL layer points the placeholder at that rollup's column.
+(dosi.plan.lod_field) and the SQL layer points the placeholder at that rollup's column.
 """
 
 from __future__ import annotations

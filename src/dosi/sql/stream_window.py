@@ -1,7 +1,7 @@
 """SQL for a branch grouped by a streaming window (tumble / hop / cumulate / session).
 
-Syntax and semantics are documented in `dosi.query.stream_windows`. Every shape is plain SQL
-built from `dosi.udf.portable_sql` (epoch arithmetic, no UDF calls), so the same plan renders
+Syntax and semantics are documented in `dosi.query.stream_window`. Every shape is plain SQL
+built from `dosi.sql.stream_window_bounds` (epoch arithmetic, no UDF calls), so the same plan renders
 for DuckDB, PostgreSQL, BigQuery, Spark and Databricks; on DuckDB the boundaries equal the
 `tumble` / `hop` / `cumulate` UDFs (window-udf.md, UDF-TUM-02/03, UDF-HOP-02, UDF-CUM-01/02).
 ``window_start`` / ``window_end`` are timestamps without time zone (UDF-GEN-03) and both appear
@@ -40,7 +40,7 @@ from dosi.errors import QueryError, closest
 from dosi.plan.records import Branch, BranchDim
 from dosi.query.stream_window import WINDOW_END, WINDOW_START, StreamWindow, windows_per_row
 from dosi.sql.dialects import streaming_dialects
-from dosi.udf.portable_sql import (
+from dosi.sql.stream_window_bounds import (
     cumulate_start_expr,
     epoch_us_expr,
     hop_start_expr,

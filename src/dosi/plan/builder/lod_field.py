@@ -1,4 +1,4 @@
-"""The plan nodes below a branch aggregate that reads D-LOD fixed fields (plan/lod.py chose the
+"""The plan nodes below a branch aggregate that reads D-LOD fixed fields (plan/lod_field.py chose the
 shape): a LodRollup read alone (two-stage), or the detail rows under a LodBroadcast."""
 
 from __future__ import annotations
