@@ -24,7 +24,7 @@ from dosi.ir.model import MetricIr, ModelIr
 from dosi.pipeline import plan_tree
 from dosi.plan.attribution import Strategy, attribution_strategy
 from dosi.plan.joins import JoinGraph
-from dosi.query.attribution_params import attribution_params, bind_attribution_params
+from dosi.query.params_attribution import attribution_params, bind_attribution_params
 from dosi.query.request import request_object, shape_error
 from dosi.query.spec import TimeRange, parse_query, parse_time_range
 from dosi.sql.dialects import get_dialect

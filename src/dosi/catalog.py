@@ -12,7 +12,7 @@ from dosi.catalog_conformed import (
 )
 from dosi.errors import QueryError, closest
 from dosi.ext import WindowSpec
-from dosi.ir.conformed import conformity
+from dosi.ir.conform import conformity
 from dosi.ir.derive import EMPTY_CATALOG
 from dosi.ir.lod_field_catalog import lod_field_columns
 from dosi.ir.lod_metric_catalog import lod_summary
@@ -20,7 +20,7 @@ from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
 from dosi.param_catalog import metric_params, param_schema
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
-from dosi.plan.windows import aligned_grains
+from dosi.plan.window import aligned_grains
 from dosi.query.resolve import METRIC_TIME
 
 _SOURCES = {

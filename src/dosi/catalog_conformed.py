@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dosi.ir.conformed import conformity
+from dosi.ir.conform import conformity
 from dosi.ir.graph import RelationshipGraph
 from dosi.ir.model import FieldIr, MetricIr, ModelIr, RelationshipIr
 

@@ -10,14 +10,14 @@ from sqlglot import exp
 from dosi.errors import Diagnostic, QueryError
 from dosi.ir.model import FieldIr, ModelIr
 from dosi.plan.builder.dag import build_dag
-from dosi.plan.gates import check_window_gates
 from dosi.plan.joins import JoinGraph
 from dosi.plan.lod_metric import plan_lod_query, reads_lod
 from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
-from dosi.plan.windows import plan_windows
-from dosi.query.derive_checks import check_conformed
+from dosi.plan.window import plan_windows
+from dosi.plan.window_gates import check_window_gates
+from dosi.query.derive import check_conformed
 from dosi.query.params import OutputColumn, expand_params
 from dosi.query.resolve import ResolvedQuery, resolve_query
 from dosi.query.spec import Query, parse_query

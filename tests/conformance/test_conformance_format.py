@@ -2,7 +2,7 @@
 truncated and range-filtered on SQLite, chDB, DataFusion, Spark, PostgreSQL (and MariaDB when
 enabled), value by value against DuckDB. DuckDB itself is checked against hand-written SQL in
 tests/extensions/test_extensions_format.py. Requirement IDs: FMT-GRP-05/06, FMT-FLT-01,
-FMT-DEC-20 (decoded values), and the dialect facts of dosi.sql.dialects.time_decode."""
+FMT-DEC-20 (decoded values), and the dialect facts of dosi.sql.dialects.time_format."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from dosi.compiler.lod_field import (
 )
 from dosi.compiler.sources import compile_source
 from dosi.compiler.sqlparse import OSI_READERS
-from dosi.compiler.time_formats import field_time
+from dosi.compiler.time_format import field_time
 from dosi.ext.lod_field import dropped_in_basic_mode
 from dosi.ir.model import DatasetIr, FieldIr
 from dosi.model.schema import TEMPORAL_DATATYPES, DatasetSpec, raw_extensions

@@ -651,7 +651,7 @@ def _written(decl: ComposeDerive) -> tuple[str, ...]:
 
 def fold_filter(agg: exp.Expression, pred: exp.Expression) -> exp.Expression:
     """DRV-FIL-02: CASE WHEN pred THEN arg END inside the aggregate; COUNT folds to THEN 1.
-    Shared with query-time re-folding of bound filter literals (query/filter_params.py)."""
+    Shared with query-time re-folding of bound filter literals (query/params_filter.py)."""
     out = agg.copy()
     arg = out.this
 

@@ -18,8 +18,8 @@ from dosi.compiler.lod_metric import nests_aggregates
 from dosi.compiler.measures import infer_kind
 from dosi.compiler.metric_columns import note_measured_fields, resolve_metric_columns
 from dosi.compiler.metric_measures import split_measures
-from dosi.compiler.metric_params import check_no_bind_markers
 from dosi.compiler.metric_scope import MetricScope
+from dosi.compiler.params import check_no_bind_markers
 from dosi.compiler.sqlparse import (
     OSI_READERS,
     SqlSnippetError,

@@ -21,8 +21,8 @@ from dosi.errors import Diagnostic, DiagnosticSink
 from dosi.ext.derive import read_window_base
 from dosi.ext.envelope import Entry, PayloadDecodeError, datus_entries, decode_entry
 from dosi.ext.lod_metric import is_lod_derive, lod_shape_ok, read_lod_derive
-from dosi.ext.param_names import warn_opaque
 from dosi.ext.params import MetricParams, read_params
+from dosi.ext.params_naming import warn_opaque
 from dosi.ext.payloads import (
     PAYLOAD_FIELDS,
     KeyResult,

@@ -79,7 +79,7 @@ class RelationshipIr:
     from_columns: tuple[str, ...]
     to_columns: tuple[str, ...]
     join_type: JoinType
-    # D-CONFORM: "many_to_many" pairs two facts (never joined; see dosi.ir.conformed)
+    # D-CONFORM: "many_to_many" pairs two facts (never joined; see dosi.ir.conform)
     kind: Literal["many_to_one", "many_to_many"] = "many_to_one"
 
 
@@ -131,7 +131,7 @@ class MetricIr:
 
 
 # D-CONFORM conformity classes (datus-extensions §3 D-CONFORM); the functions that read them
-# live in dosi.ir.conformed
+# live in dosi.ir.conform
 @dataclass(frozen=True)
 class ConformClass:
     """One conformed dimension: its spellings, one per dataset, in declaration order."""
@@ -210,7 +210,7 @@ class ModelIr:
     unavailable_metrics: Mapping[str, Diagnostic] = field(
         default_factory=lambda: MappingProxyType({})
     )
-    # D-CONFORM: many_to_many edges and their classes (read via dosi.ir.conformed.conformity);
+    # D-CONFORM: many_to_many edges and their classes (read via dosi.ir.conform.conformity);
     # `relationships` holds only the edges joins may walk
     conformed: ConformedIr | None = None
 

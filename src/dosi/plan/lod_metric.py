@@ -34,7 +34,7 @@ from dosi.plan.nodes import FilterResult, OrderLimit
 from dosi.plan.nodes.lod_metric import LodAttach, LodInclude, LodIncludeMetric, LodSide
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
-from dosi.plan.windows import plan_windows
+from dosi.plan.window import plan_windows
 from dosi.query.resolve import ResolvedDim, ResolvedQuery, find_field
 from dosi.sql.dialects import Dialect
 

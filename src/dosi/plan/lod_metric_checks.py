@@ -7,7 +7,7 @@ an excluded dimension the view does not carry is `lod_dimension_not_grouped`.
 from __future__ import annotations
 
 from dosi.errors import QueryError
-from dosi.ir.conformed import same_dimension
+from dosi.ir.conform import same_dimension
 from dosi.ir.lod_field import lod_refs
 from dosi.ir.model import MetricIr, ModelIr
 from dosi.query.resolve import ResolvedDim, ResolvedQuery

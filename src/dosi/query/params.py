@@ -5,7 +5,7 @@ a binding applies to every queried metric that declares the name (directly, or t
 derive members); an omitted param takes its default; a list expands the metric into one column
 per value (several lists: the cartesian product, the earlier-declared param outer), at most 64
 columns per query. A column under the default binding keeps the metric's name; otherwise it is
-`{metric}__{param}_{value}` (`dosi.ext.param_names`).
+`{metric}__{param}_{value}` (`dosi.ext.params_naming`).
 
 An instance is the metric's IR with its slots filled at the bound values and the column as its
 name, added to a copy of the model (`dataclasses.replace`, never an edit: the IR is frozen), so
@@ -23,12 +23,12 @@ from typing import Any
 from sqlglot import exp
 
 from dosi.errors import QueryError, closest
-from dosi.ext.param_names import column_name
 from dosi.ext.params import FILTER_SLOT, MetricParams, ParamDecl, Scalar, show, typed_value
+from dosi.ext.params_naming import column_name
 from dosi.ext.window import FrameWindow, OffsetWindow, RankWindow, ValueWindow, WindowSpec
 from dosi.ext.window_payload import MAX_OFFSET_UNITS
 from dosi.ir.model import MeasureIr, MetricIr, ModelIr
-from dosi.query.filter_params import instantiate_filter
+from dosi.query.params_filter import instantiate_filter
 from dosi.query.spec import OrderItem, Query, query_to_dict
 
 MAX_COLUMNS = 64

@@ -3,7 +3,7 @@
 It sits on an Aggregate whose group-by includes encoded fields: the aggregate groups by the raw
 stored value (or by the truncated decoded value for a coarser grain), and the value is parsed
 into a DATE / TIMESTAMP in the SELECT (FMT-GRP-05) by the dialect's parse fact
-(`dosi.sql.dialects.time_decode`). The SQL visitor renders it inside the aggregate's SELECT.
+(`dosi.sql.dialects.time_format`). The SQL visitor renders it inside the aggregate's SELECT.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from typing import Any
 
 from dosi.errors import QueryError
 from dosi.ir.model import MetricIr, ModelIr
-from dosi.query.param_binding import params_to_dict, parse_params
 from dosi.query.params import expand_params
+from dosi.query.params_shape import params_to_dict, parse_params
 from dosi.query.spec import Query
 
 

@@ -22,8 +22,8 @@ from dosi.compiler.fields import field_reference
 from dosi.compiler.measures import agg_name
 from dosi.compiler.sqlparse import parse_scalar
 from dosi.errors import QueryError
-from dosi.ext.param_names import plain_number
 from dosi.ext.params import Scalar
+from dosi.ext.params_naming import plain_number
 from dosi.ir.model import MeasureIr, MetricIr, ModelIr
 
 

@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from dosi.compiler.fields import field_reference
 from dosi.errors import QueryError
-from dosi.ir.conformed import ConformedIr, conformity
+from dosi.ir.conform import ConformedIr, conformity
 from dosi.ir.model import FieldIr, ModelIr
 from dosi.plan.joins import JoinGraph
 from dosi.query.resolve import ResolvedQuery, check_grain

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dosi.compiler.context import CompileContext
 from dosi.errors import closest
 from dosi.ext.conform import JOIN_TYPE_ON_CONFORMED_HINT, is_conformed
-from dosi.ir.conformed import ConformClass, ConformedIr
+from dosi.ir.conform import ConformClass, ConformedIr
 from dosi.ir.model import DatasetIr, FieldIr, RelationshipIr
 
 INVALID = "invalid_datus_extension"

@@ -4,7 +4,7 @@ A `many_to_many` relationship pairs `from_columns[i]` with `to_columns[i]`: two 
 one dimension on two fact tables. Pairs chain transitively (payment <-> login plus login <->
 register puts all three dates in one class), and a dataset holds at most one spelling per
 class. The planner never joins along these edges: each fact aggregates on its own spelling and
-the branches merge by output name (`dosi.plan.conformed`).
+the branches merge by output name (`dosi.plan.conform`).
 """
 
 from __future__ import annotations

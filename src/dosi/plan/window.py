@@ -11,7 +11,7 @@ import datetime as dt
 from dataclasses import replace
 
 from dosi.errors import QueryError
-from dosi.ir.conformed import same_dimension
+from dosi.ir.conform import same_dimension
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
 from dosi.plan.derive_series import needs_series, series_metric, series_name

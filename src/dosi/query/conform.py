@@ -7,7 +7,7 @@ has no row on the other side to walk to, so naming it is `invalid_relationship_p
 from __future__ import annotations
 
 from dosi.errors import QueryError
-from dosi.ir.conformed import conformity
+from dosi.ir.conform import conformity
 from dosi.ir.model import ModelIr
 
 
