@@ -30,8 +30,14 @@ from dosi.plan.lod_metric_checks import (
     view_dim_for,
 )
 from dosi.plan.node import PlanNode
-from dosi.plan.nodes import FilterResult, OrderLimit
-from dosi.plan.nodes.lod_metric import LodAttach, LodInclude, LodIncludeMetric, LodSide
+from dosi.plan.nodes import (
+    FilterResult,
+    LodAttach,
+    LodInclude,
+    LodIncludeMetric,
+    LodSide,
+    OrderLimit,
+)
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
 from dosi.plan.window import plan_windows

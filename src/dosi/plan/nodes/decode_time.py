@@ -9,9 +9,9 @@ into a DATE / TIMESTAMP in the SELECT (FMT-GRP-05) by the dialect's parse fact
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 from dosi.plan.records import BranchDim
 
 
@@ -37,5 +37,5 @@ class DecodeTime(PlanNode):
             parts.append(f"{d.output} <- {d.expr.sql()} ({d.time_format.format}){grain}")
         return f"DecodeTime per group [{'; '.join(parts)}]"
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_decode_time(self)
