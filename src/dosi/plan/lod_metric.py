@@ -22,6 +22,7 @@ from sqlglot import exp
 from dosi.errors import QueryError
 from dosi.ir.model import MetricIr, ModelIr
 from dosi.plan.builder.dag import build_dag, merge_strategy
+from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.joins import JoinGraph
 from dosi.plan.lod_metric_checks import (
     check_common,
@@ -42,7 +43,6 @@ from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
 from dosi.plan.window import plan_windows
 from dosi.query.resolve import ResolvedDim, ResolvedQuery, find_field
-from dosi.sql.dialects import Dialect
 
 
 def reads_lod(rq: ResolvedQuery) -> bool:
@@ -51,7 +51,7 @@ def reads_lod(rq: ResolvedQuery) -> bool:
 
 
 def plan_lod_query(
-    model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, dia: Dialect
+    model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, dia: PlanDialect
 ) -> tuple[QueryPlan, OrderLimit]:
     """The plan records (of the view) and the node tree of a query reading LOD metrics."""
     metrics = rq.planned_metrics
@@ -121,7 +121,7 @@ def _include(
     model: ModelIr,
     graph: JoinGraph,
     rq: ResolvedQuery,
-    dia: Dialect,
+    dia: PlanDialect,
     planner: Planner,
     lods: list[MetricIr],
     plain: list[MetricIr],
@@ -211,7 +211,7 @@ def _attach(
     model: ModelIr,
     graph: JoinGraph,
     rq: ResolvedQuery,
-    dia: Dialect,
+    dia: PlanDialect,
     planner: Planner,
     lods: list[MetricIr],
     plain: list[MetricIr],
@@ -306,7 +306,7 @@ def _bases(model: ModelIr, lods: list[MetricIr]) -> list[MetricIr]:
     return list(out.values())
 
 
-def _computed(model: ModelIr, plan: QueryPlan, dia: Dialect) -> PlanNode:
+def _computed(model: ModelIr, plan: QueryPlan, dia: PlanDialect) -> PlanNode:
     """A sub-plan's rows before order / limit: its metric formulas over the grouped rows."""
     root = build_dag(model, plan, dia)
     return root.parent

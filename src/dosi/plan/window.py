@@ -16,12 +16,12 @@ from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
 from dosi.plan.derive_series import needs_series, series_metric, series_name
 from dosi.plan.derive_stage import is_nested_window, lower_stage
+from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.joins import JoinGraph
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 from dosi.query.spec import query_to_dict
-from dosi.sql.dialects import Dialect
 
 _MONTHS = {"month": 1, "quarter": 3, "year": 12}
 
@@ -46,7 +46,7 @@ def aligned_grains(count: int, granularity: str) -> list[str]:
 
 
 def plan_windows(
-    model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, planner: Planner, dialect: Dialect
+    model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, planner: Planner, dialect: PlanDialect
 ) -> QueryPlan:
     stage = lower_stage(model, rq.planned_metrics)  # D-DERIVE stage tier
     windowed = [m for m in rq.planned_metrics if m.window is not None and not is_nested_window(m)]
@@ -79,7 +79,7 @@ class _WindowPlanner:
         model: ModelIr,
         rq: ResolvedQuery,
         planner: Planner,
-        dialect: Dialect,
+        dialect: PlanDialect,
         windowed: list[MetricIr],
         members: tuple[MetricIr, ...] = (),
         nested: tuple[MetricIr, ...] = (),

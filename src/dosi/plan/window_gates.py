@@ -4,11 +4,11 @@ the warehouse would reject."""
 from __future__ import annotations
 
 from dosi.errors import QueryError
+from dosi.plan.dialect_facts import PlanDialect
 from dosi.query.resolve import ResolvedQuery
-from dosi.sql.dialects import Dialect
 
 
-def check_window_gates(rq: ResolvedQuery, dialect: Dialect) -> None:
+def check_window_gates(rq: ResolvedQuery, dialect: PlanDialect) -> None:
     for m in rq.planned_metrics:
         w = m.window
         fn = w.window_function if w is not None else None

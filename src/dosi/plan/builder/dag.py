@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from dosi.ir.model import ModelIr
 from dosi.plan.builder.lod_field import lod_input
+from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
@@ -26,7 +27,6 @@ from dosi.plan.nodes import (
     Window,
 )
 from dosi.plan.records import Branch, QueryPlan, WindowStage
-from dosi.sql.dialects import Dialect
 
 # measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
 ROLLUP_AGGS = frozenset({"sum", "count", "count_star", "min", "max"})
@@ -41,7 +41,7 @@ def pre_aggregable(model: ModelIr, b: Branch) -> bool:
     return all(model.measures[m].agg in ROLLUP_AGGS for m in b.measures)
 
 
-def merge_strategy(dims: tuple[str, ...], dialect: Dialect) -> MergeStrategy:
+def merge_strategy(dims: tuple[str, ...], dialect: PlanDialect) -> MergeStrategy:
     """How branches meet: the dialect says whether FULL JOIN takes a NULL-safe condition."""
     if not dims:
         return "cross"
@@ -71,7 +71,7 @@ def decoded(agg: Aggregate) -> PlanNode:
     return DecodeTime(agg, dims) if dims else agg
 
 
-def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
+def build_dag(model: ModelIr, plan: QueryPlan, dialect: PlanDialect) -> OrderLimit:
     """The plan as a DAG whose root is the result (OrderLimit)."""
     aggs = [aggregate_node(model, b) for b in plan.branches]
     series = [decoded(a) for a in aggs]
