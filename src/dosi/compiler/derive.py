@@ -22,18 +22,11 @@ from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.sqlparse import SqlSnippetError, SqlTooComplex, parse_scalar, strip_parens
 from dosi.errors import closest
 from dosi.ext.derive import ComposeDerive, FilterDerive
-from dosi.ext.window import (
-    FRAME_DEFAULT_PARTITION,
-    RANK_DEFAULT_PARTITION,
-    VALUE_DEFAULT_PARTITION,
-)
 from dosi.ir.derive import DeriveIr, DeriveMember, LeafMeasure
 from dosi.ir.model import MetricIr
 
 MAX_MEMBER_REFS = 256  # DRV-NEST-09: member references in one expansion
 MAX_WINDOW_LEVELS = 3  # WIN-19-06
-# the parser's defaults (identity): a partition the payload did not declare (WIN-19-07)
-_DEFAULT_PARTITIONS = (FRAME_DEFAULT_PARTITION, RANK_DEFAULT_PARTITION, VALUE_DEFAULT_PARTITION)
 EXACT_AGGS = frozenset({"sum", "count", "count_star"})  # DRV-CMP-08
 METRIC_TIME = "metric_time"
 
@@ -575,7 +568,8 @@ class DeriveCompiler:
                 hint="compute a lower level in its own query",
             )
         spec = m.window
-        implicit = spec is not None and any(spec.partition_spec is d for d in _DEFAULT_PARTITIONS)
+        # the parser's default (identity): a partition the payload did not declare (WIN-19-07)
+        implicit = spec is not None and spec.partition_is_default
         if level >= 2 and spec is not None and spec.family != "offset" and implicit:
             raise self.error(
                 name,

@@ -8,7 +8,8 @@ mode branch, live here; the rest of the engine only sees the typed payloads of `
 * `version`   – the `v` gate: §2
 * `payloads`  – typed payloads per carrier and key validators: §3, §4
 * `time_format` – D-FORMAT `time` blocks: layouts, storage, bound encoding: §3 D-FORMAT
-* `window`    – D-WINDOW validation, desugaring and IR: window-metrics-extension.md
+* `window`    – D-WINDOW: one module per family and sugar, THE family table
+  (`window.families`), validation, desugaring and IR: window-metrics-extension.md
 * `reader`    – `read_extensions`, requires handling, basic mode: §2, §5
 """
 

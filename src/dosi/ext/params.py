@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import DiagnosticSink
+from dosi.ext.window import WINDOW_SLOTS
 
 INVALID = "invalid_datus_extension"
 UNBOUNDED = "datus_param_unbounded"
@@ -32,14 +33,9 @@ PARAM_NAME = re.compile(r"[a-z][a-z0-9_]*")
 # `:name` bind markers (PARAM-SLOT-06); a `::type` cast is not one.
 BIND_MARKER = re.compile(r"(?<![:\w]):([a-z][a-z0-9_]*)\b")
 
-# Slot -> the smallest value the slot accepts (PARAM-SLOT-01..05, -07).
-WINDOW_SLOT_MIN: dict[str, int] = {
-    "offset.count": 1,
-    "frame.preceding": 0,
-    "rolling.periods": 1,
-    "rank.buckets": 1,
-    "value.n": 1,
-}
+# Slot -> the smallest value the slot accepts (PARAM-SLOT-01..05, -07; each window family
+# declares its slots, dosi.ext.window.families).
+WINDOW_SLOT_MIN: dict[str, int] = {s.name: s.least for s in WINDOW_SLOTS}
 FILTER_SLOT = "filter.literal"
 
 
@@ -276,20 +272,10 @@ class _Reader:
 
 def _window_slot_sites(window: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], str]]:
     """(slot, container, key) for every place a window may hold `{"param": n}`."""
-    off = window.get("offset")
-    if isinstance(off, dict):
-        yield "offset.count", off, "count"
-    frame = window.get("frame")
-    if isinstance(frame, dict):
-        yield "frame.preceding", frame, "preceding"
-    if window.get("type") == "rolling":
-        yield "rolling.periods", window, "periods"
-    rank = window.get("rank")
-    if isinstance(rank, dict):
-        yield "rank.buckets", rank, "buckets"
-    value = window.get("value")
-    if isinstance(value, dict):
-        yield "value.n", value, "n"
+    for slot in WINDOW_SLOTS:
+        site = slot.site(window)
+        if site is not None:
+            yield slot.name, site[0], site[1]
 
 
 def _param_ref(v: Any) -> str | Literal[False] | None:

@@ -24,8 +24,7 @@ from dosi.ext.lod_metric import LodSpec
 from dosi.ext.params import MetricParams
 from dosi.ext.registry import Carrier
 from dosi.ext.time_format import TimeSpec, read_time
-from dosi.ext.window import GRAINS, Grain, WindowSpec
-from dosi.ext.window_payload import parse_window
+from dosi.ext.window import GRAINS, Grain, WindowSpec, parse_window
 
 INVALID = "invalid_datus_extension"
 
@@ -282,7 +281,7 @@ def _time(ctx: _Ctx, value: Any) -> KeyResult:
 
 
 def _window(ctx: _Ctx, value: Any) -> KeyResult:
-    """D-WINDOW: see `window.py`."""
+    """D-WINDOW: see `dosi.ext.window`."""
     parsed = parse_window(value, path=ctx.path, sink=ctx.sink)
     return KeyResult(parsed.spec is not None, parsed.spec, parsed.features)
 

@@ -4,7 +4,7 @@ Shapes:
 - one branch, no window: a flat `SELECT dims, formulas FROM fact JOIN ... GROUP BY dims`;
 - several branches: one CTE per branch, merged with NULL-safe FULL OUTER JOINs on the
   group-by output names, formulas evaluated over the measure columns after the merge;
-- a window stage sits on top of the aggregate as further CTEs (see `dosi.sql.windows`).
+- a window stage sits on top of the aggregate as further CTEs (see `dosi.sql.window`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Shapes:
 - several branches: one CTE per branch, merged on the group-by output names (the Merge
   node's strategy), formulas evaluated over the measure columns after the merge;
 - a window stage: the branch aggregate as the `base` CTE, the window functions in `win`,
-  trim and metric filter on the rows of `win` (see `dosi.sql.windows`).
+  trim and metric filter on the rows of `win` (see `dosi.sql.window`).
 The dialect renders the text.
 """
 
@@ -43,7 +43,7 @@ from dosi.sql.dialects import Dialect
 from dosi.sql.lod_metric import attach_sql, include_sql
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, cte_name, table
-from dosi.sql.windows import BASE, WIN, render_window, trim_predicates
+from dosi.sql.window import BASE, WIN, render_window, trim_predicates
 
 
 @dataclass(frozen=True)
