@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dosi.ext.window.frame import FrameWindow, frame_function, parse_reset
+from dosi.ext.window.frame import FrameWindow, parse_reset
+from dosi.ext.window.functions import frame_function
 from dosi.ext.window.reader import WindowReader, present
 from dosi.ext.window.spec import WindowSlot
 

@@ -1,7 +1,7 @@
 """The `frame` family: ordered re-aggregation over a window frame (WM "General form — frame",
 WIN-FRM-01..21; 1.9 `scope`, WIN-19-01/02). The `rolling` and `cumulative` sugars desugar here
-(`dosi.ext.window.rolling`, `dosi.ext.window.cumulative`) and share `frame_function` and
-`parse_reset`.
+(`dosi.ext.window.rolling`, `dosi.ext.window.cumulative`) and share `parse_reset` and the
+function check (`dosi.ext.window.functions.frame_function`).
 """
 
 from __future__ import annotations
@@ -10,13 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 from dosi.ext.envelope import json_type
-from dosi.ext.window.functions import (
-    FRAME_FUNCTIONS,
-    FRAME_W2,
-    RANK_FUNCTIONS,
-    TWO_ARG_FUNCTIONS,
-    VALUE_FUNCTIONS,
-)
+from dosi.ext.window.functions import TWO_ARG_FUNCTIONS, frame_function
 from dosi.ext.window.modifiers import parse_order, parse_partition
 from dosi.ext.window.reader import WindowReader, alternatives, is_int, present, show
 from dosi.ext.window.spec import (
@@ -48,12 +42,6 @@ FRAME_DEFAULT_ORDER = OrderSpec("time", "asc")
 FRAME_DEFAULT_PARTITION = PartitionSpec("query_dimensions")
 
 _UNBOUNDED = "unbounded"
-_BARE_STATS: dict[str, str] = {
-    "stddev": "stddev_pop or stddev_samp",
-    "variance": "var_pop or var_samp",
-    "var": "var_pop or var_samp",
-    "covar": "covar_pop or covar_samp",
-}
 
 
 @dataclass(frozen=True)
@@ -271,45 +259,6 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         scope="partition" if scope else None,
         sugar=None,
     )
-
-
-def frame_function(r: WindowReader, key: str, value: Any, allow_two_arg: bool) -> str | None:
-    """W1 / W2 / W3 registry levels (WIN-ENUM-07/09/10, WIN-REG-02)."""
-    if value is None:
-        r.err(key, f"is required (one of {', '.join(FRAME_FUNCTIONS)})")
-        return None
-    if isinstance(value, str) and value in FRAME_FUNCTIONS:
-        if value in FRAME_W2:
-            r.feature("window.frame.function (W2 statistical)")
-        if value in TWO_ARG_FUNCTIONS:
-            if not allow_two_arg:
-                r.err(
-                    key,
-                    f'"{value}" is a two-argument function: it needs `second`, which only '
-                    "the general frame form has",
-                    hint=f'write {{"frame": {{"function": "{value}", "preceding": 2, '
-                    '"second": "<metric>"}}',
-                )
-                return None
-            r.feature("window.frame.function (W3 two-argument)")
-        return value
-    if isinstance(value, str) and value.lower() in _BARE_STATS:
-        r.err(
-            key,
-            f'bare "{value}" is rejected: it means different things across engines',
-            hint=f"use the explicit form {_BARE_STATS[value.lower()]}",
-        )
-        return None
-    if isinstance(value, str) and value in RANK_FUNCTIONS:
-        hint = f'"{value}" is a rank-family function: use {{"rank": {{"function": "{value}"}}}}'
-    elif isinstance(value, str) and value in VALUE_FUNCTIONS:
-        hint = (
-            f'"{value}" is a value-family function: use {{"value": {{"function": "{value}"}}}}'
-        )
-    else:
-        hint = None
-    r.enum(key, value, FRAME_FUNCTIONS, hint)
-    return None
 
 
 def _preceding(r: WindowReader, key: str, value: Any) -> int | str | None:

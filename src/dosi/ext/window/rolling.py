@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from dosi.ext.window.frame import FrameWindow, frame_function
+from dosi.ext.window.frame import FrameWindow
+from dosi.ext.window.functions import frame_function
 from dosi.ext.window.reader import WindowReader, present
 from dosi.ext.window.spec import WindowSlot, WindowSpec
 
