@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from dosi.compiler.derive import fold_filter
+from dosi.compiler.derive_filter import fold_filter
 from dosi.compiler.fields import field_reference
 from dosi.compiler.measures import agg_name
 from dosi.compiler.sqlparse import parse_scalar
