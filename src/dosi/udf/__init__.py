@@ -6,7 +6,12 @@
 * `parse_interval_ms` turns "5 minutes", "INTERVAL '1' HOUR", "PT30S"... into milliseconds.
 
 Decisions on the points the spec leaves open (CHECKLIST UDF-GAP-01..05) are in
-`dosi.udf.validation` (arguments and errors) and `dosi.udf.reference` (formulas).
+`dosi.udf.validation` (arguments and errors) and `dosi.udf.reference` (formulas). The same
+boundaries as plain SQL for any dialect are `dosi.sql.stream_window_bounds`.
+
+Layer: the window UDFs' semantics and their engine registrations, right above `dosi.errors`:
+it may import `dosi.errors` only (and the engines' Python clients, lazily); nothing of
+`dosi.sql`, so query resolution can use its interval and argument rules.
 """
 
 from __future__ import annotations

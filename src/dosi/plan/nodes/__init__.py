@@ -1,6 +1,7 @@
 """Plan node kinds, one module each, named by its `kind` (see `dosi.plan.node` for the base
 and the abstract `PlanVisitor`). `NODE_KINDS` lists every kind once; importing this package
-checks that `PlanVisitor` has exactly one abstract `visit_<kind>` per kind."""
+checks that `PlanVisitor` has exactly one abstract `visit_<kind>` per kind. Layer: logical
+plan (`dosi.plan`); a node holds IR values and plan records, never SQL under construction."""
 
 from dosi.plan.node import PlanNode, PlanVisitor
 from dosi.plan.nodes.aggregate import Aggregate
