@@ -1,4 +1,6 @@
-"""Plan -> sqlglot tree (a visitor over plan nodes); the dialect renders the text.
+"""The branch SELECTs the SQL visitor (`dosi.sql.to_sql.ToSql`) assembles: a branch's dims,
+time filters, joins and GROUP BY, the merge of several branches, the metric formulas, the
+result filter and the final order / limit. The dialect renders the text.
 
 Shapes:
 - one branch, no window: a flat `SELECT dims, formulas FROM fact JOIN ... GROUP BY dims`;
