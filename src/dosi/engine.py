@@ -14,13 +14,14 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from dosi.attribution import (
+from dosi.analysis.attribution import (
     attribution_result,
     candidate_dimensions,
     parse_request,
     plan_attribution,
 )
-from dosi.catalog import Catalog
+from dosi.analysis.lineage import lineage_graph, lineage_text
+from dosi.catalog.views import Catalog
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import ArgumentError, Diagnostic, OsiError, QueryError, bounded
 from dosi.execute.cancel import CancellationToken, run_cancellable
@@ -35,7 +36,6 @@ from dosi.execute.options import (
 from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
-from dosi.lineage import lineage_graph, lineage_text
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from dosi.catalog_conformed import (
+from dosi.catalog.conform import (
     conformed_edge_row,
     conformity_columns,
     shared_by_owners,
     shared_time_axis,
 )
+from dosi.catalog.params import metric_params, param_schema
 from dosi.errors import QueryError, closest
 from dosi.ext import WindowSpec
 from dosi.ir.conformed import conformity
@@ -17,7 +18,6 @@ from dosi.ir.derive import EMPTY_CATALOG
 from dosi.ir.lod_catalog import lod_summary
 from dosi.ir.lod_field_catalog import lod_field_columns
 from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
-from dosi.param_catalog import metric_params, param_schema
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
 from dosi.plan.windows import aligned_grains

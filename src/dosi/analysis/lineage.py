@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dosi.catalog import window_summary
+from dosi.catalog.views import window_summary
 from dosi.errors import QueryError, closest
 from dosi.ir.graph import RelationshipGraph
 from dosi.ir.lod_catalog import lod_lineage
