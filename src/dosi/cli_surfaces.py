@@ -23,7 +23,7 @@ from typing import Any
 import click
 import pyarrow as pa
 
-from dosi.charts import sparklines, write_chart
+from dosi.frontends.charts.svg import sparklines, write_chart
 from dosi.cli_output import (
     CliError,
     echo_json,
@@ -459,7 +459,7 @@ def register(group: click.Group, h: Any) -> None:
         The model file is reloaded when it changes; requests in flight finish on the old one.
         """
         try:
-            from dosi.frontends.rest import serve as run
+            from dosi.frontends.rest.app import serve as run
         except ImportError as exc:
             raise CliError(
                 "missing_extra", f"dosi serve needs pip install 'dosi[serve]' ({exc})"
@@ -507,7 +507,7 @@ def register(group: click.Group, h: Any) -> None:
         """Serve the model to AI agents over MCP: list_metrics, describe_metric,
         list_dimensions, query, compile, explain, select, attribute, validate."""
         try:
-            from dosi.frontends.mcp_server import run_mcp
+            from dosi.frontends.mcp.server import run_mcp
         except ImportError as exc:
             raise CliError(
                 "missing_extra", f"dosi mcp needs pip install 'dosi[mcp]' ({exc})"

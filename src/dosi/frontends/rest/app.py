@@ -44,7 +44,7 @@ from dosi.frontends.contract import (
     osi_error_body,
 )
 
-WEB_DIR = Path(__file__).resolve().parent / "web"
+WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_TIMEOUT = 30.0

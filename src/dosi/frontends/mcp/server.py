@@ -17,7 +17,7 @@ from mcp_types import CallToolResult, TextContent
 
 from dosi.errors import OsiError
 from dosi.frontends.contract import EngineHolder, error_body, json_safe, osi_error_body
-from dosi.frontends.rest import OsiErrorBody, validate_body
+from dosi.frontends.rest.app import OsiErrorBody, validate_body
 from dosi.query.spec import QUERY_KEYS
 
 INSTRUCTIONS = (
