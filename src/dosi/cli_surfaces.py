@@ -23,7 +23,6 @@ from typing import Any
 import click
 import pyarrow as pa
 
-from dosi.frontends.charts.svg import sparklines, write_chart
 from dosi.cli_output import (
     CliError,
     echo_json,
@@ -31,6 +30,8 @@ from dosi.cli_output import (
     print_table,
     print_warnings,
 )
+from dosi.frontends.charts.spark import sparklines
+from dosi.frontends.charts.write import write_chart
 
 RESULT_FORMATS = ("table", "text", "json", "csv", "parquet", "arrow")
 BINARY_FORMATS = ("parquet", "arrow")
@@ -459,7 +460,7 @@ def register(group: click.Group, h: Any) -> None:
         The model file is reloaded when it changes; requests in flight finish on the old one.
         """
         try:
-            from dosi.frontends.rest.app import serve as run
+            from dosi.frontends.rest.server import serve as run
         except ImportError as exc:
             raise CliError(
                 "missing_extra", f"dosi serve needs pip install 'dosi[serve]' ({exc})"

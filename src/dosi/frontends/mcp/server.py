@@ -8,17 +8,21 @@ attribute, validate. Each answers JSON (text content plus structured content); a
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult
 
-from dosi.errors import OsiError
-from dosi.frontends.contract import EngineHolder, error_body, json_safe, osi_error_body
-from dosi.frontends.rest.app import OsiErrorBody, validate_body
-from dosi.query.spec import QUERY_KEYS
+from dosi.frontends.contract import EngineHolder, validate_body
+from dosi.frontends.mcp.arguments import (
+    drop_none,
+    optional_string,
+    param_schema,
+    query_argument,
+    required,
+)
+from dosi.frontends.mcp.results import guarded
 
 INSTRUCTIONS = (
     "A semantic layer: call list_metrics and list_dimensions first, then query with metric "
@@ -27,94 +31,11 @@ INSTRUCTIONS = (
 )
 
 
-def _ok(value: Any) -> CallToolResult:
-    data = json_safe(value)
-    structured = data if isinstance(data, dict) else {"result": data}
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
-        structured_content=structured,
-    )
-
-
-def _fail(body: dict[str, Any]) -> CallToolResult:
-    body = json_safe(body)
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
-        structured_content=body,
-        is_error=True,
-    )
-
-
-def _guard(fn: Any) -> CallToolResult:
-    try:
-        return _ok(fn())
-    except OsiErrorBody as err:
-        return _fail(err.body)
-    except OsiError as err:
-        return _fail(osi_error_body(err))
-    except Exception as exc:  # the contract holds for bugs too
-        return _fail(
-            error_body(
-                "internal",
-                f"the engine failed ({type(exc).__name__}: {exc})",
-                hint="this is a bug in dosi; please report it",
-                kind="internal_error",
-            )
-        )
-
-
-def _required(value: Any, name: str, kind: type | None = None) -> Any:
-    """Arguments are checked here, not by the SDK, so a bad one gets the error contract."""
-    if value is None:
-        raise OsiErrorBody(
-            400, error_body("invalid_arguments", f"the tool needs the argument `{name}`")
-        )
-    if kind is not None and not isinstance(value, kind):
-        raise OsiErrorBody(
-            400,
-            error_body("invalid_arguments", f"`{name}` must be a {kind.__name__}"),
-        )
-    return value
-
-
-def _optional(value: Any, name: str) -> Any:
-    if value is not None and not isinstance(value, str):
-        raise OsiErrorBody(400, error_body("invalid_arguments", f"`{name}` must be a string"))
-    return value
-
-
 def _leased(holder: EngineHolder, method: str, *args: Any, **kw: Any) -> Any:
     """Run an Engine method on a leased Engine, so concurrent calls (HTTP transport) run on
     separate connections."""
     with holder.lease() as engine:
         return getattr(engine, method)(*args, **kw)
-
-
-def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if v is not None}
-
-
-def _query(query: Any, metrics: Any, *rest: Any) -> Any:
-    """The query object, or one built from the query's keys given as tool arguments."""
-    if query is not None or metrics is None:
-        return query
-    keys = QUERY_KEYS[1:]  # the tool arguments after `metrics`, in the query's key order
-    return _drop_none({"metrics": metrics, **dict(zip(keys, rest, strict=True))})
-
-
-def param_schema(metric: dict[str, Any]) -> dict[str, Any]:
-    """PARAM-CAT-02: the JSON Schema of the metric's `params` map (empty: no params yet)."""
-    props: dict[str, Any] = {}
-    for p in metric.get("params") or []:
-        schema: dict[str, Any] = {}
-        if p.get("allowed") is not None:
-            schema["enum"] = p["allowed"]
-        if p.get("min") is not None:
-            schema["minimum"] = p["min"]
-        if p.get("max") is not None:
-            schema["maximum"] = p["max"]
-        props[p["name"]] = schema
-    return {"type": "object", "properties": props, "additionalProperties": False}
 
 
 def build_server(
@@ -131,27 +52,25 @@ def build_server(
     @server.tool()
     def list_metrics() -> CallToolResult:
         """Every metric: name, kind, datasets, description, window, params, attributable."""
-        return _guard(lambda: {"metrics": holder.current().metrics()})
+        return guarded(lambda: {"metrics": holder.current().metrics()})
 
     @server.tool()
     def describe_metric(name: Any = None, metric: Any = None) -> CallToolResult:
         """One metric in full, with `param_schema` (the JSON Schema of its params)."""
 
         def run() -> dict[str, Any]:
-            m = holder.current().metric(
-                _required(name if name is not None else metric, "name", str)
-            )
+            m = holder.current().metric(required(name if name is not None else metric, "name", str))
             if m.get("param_schema") is None:  # no params: the schema of an empty map
                 m["param_schema"] = param_schema(m)
             return m
 
-        return _guard(run)
+        return guarded(run)
 
     @server.tool()
     def list_dimensions(metric: Any = None) -> CallToolResult:
         """Fields with `is_dimension` and its `source`; with `metric`, only what it reaches."""
-        return _guard(
-            lambda: {"dimensions": holder.current().dimensions(_optional(metric, "metric"))}
+        return guarded(
+            lambda: {"dimensions": holder.current().dimensions(optional_string(metric, "metric"))}
         )
 
     @server.tool()
@@ -170,7 +89,7 @@ def build_server(
         """Run a metric query and answer rows, columns and outputs. Pass the query object as
         `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit",
         "params", "time_ranges", "context_filter"}), or its keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
-        q = _query(
+        q = query_argument(
             query,
             metrics,
             group_by,
@@ -182,12 +101,12 @@ def build_server(
             time_ranges,
             context_filter,
         )
-        return _guard(
+        return guarded(
             lambda: dict(
                 _leased(
                     holder,
                     "execute",
-                    _required(q, "query"),
+                    required(q, "query"),
                     db_path=holder.db_path,
                     timeout_secs=timeout,
                 )
@@ -210,7 +129,7 @@ def build_server(
     ) -> CallToolResult:
         """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
         snowflake, bigquery, ...)."""
-        q = _query(
+        q = query_argument(
             query,
             metrics,
             group_by,
@@ -222,8 +141,10 @@ def build_server(
             time_ranges,
             context_filter,
         )
-        return _guard(
-            lambda: holder.current().compile(_required(q, "query"), _optional(dialect, "dialect"))
+        return guarded(
+            lambda: holder.current().compile(
+                required(q, "query"), optional_string(dialect, "dialect")
+            )
         )
 
     @server.tool()
@@ -240,7 +161,7 @@ def build_server(
         context_filter: Any = None,
     ) -> CallToolResult:
         """The logical plan of a metric query (as for `query`), with its outputs."""
-        q = _query(
+        q = query_argument(
             query,
             metrics,
             group_by,
@@ -255,10 +176,10 @@ def build_server(
 
         def run() -> dict[str, Any]:
             e = holder.current()
-            compiled = e.compile(_required(q, "query"))
+            compiled = e.compile(required(q, "query"))
             return {"plan": e.explain(q), "outputs": compiled["outputs"], "sql": compiled["sql"]}
 
-        return _guard(run)
+        return guarded(run)
 
     @server.tool()
     def select(
@@ -275,7 +196,7 @@ def build_server(
         `query`, or the keys as arguments with `dataset` for "from"."""
         q = query
         if q is None and dataset is not None:
-            q = _drop_none(
+            q = drop_none(
                 {
                     "from": dataset,
                     "fields": fields,
@@ -286,12 +207,12 @@ def build_server(
                     "distinct": distinct,
                 }
             )
-        return _guard(
+        return guarded(
             lambda: dict(
                 _leased(
                     holder,
                     "select",
-                    _required(q, "query"),
+                    required(q, "query"),
                     db_path=holder.db_path,
                     timeout_secs=timeout,
                 )
@@ -312,7 +233,7 @@ def build_server(
         total_change and per-dimension contributions."""
         r = request
         if r is None and metric is not None:
-            r = _drop_none(
+            r = drop_none(
                 {
                     "metric": metric,
                     "current": current,
@@ -321,11 +242,11 @@ def build_server(
                     "where_sql": where_sql,
                 }
             )
-        return _guard(
+        return guarded(
             lambda: _leased(
                 holder,
                 "attribute",
-                _required(r, "request"),
+                required(r, "request"),
                 db_path=holder.db_path,
                 timeout_secs=timeout,
             )
@@ -336,7 +257,7 @@ def build_server(
         """Validate model text (YAML or JSON) given as `model`: valid, issues,
         compile_errors, warnings."""
         text = model if model is not None else model_text
-        return _guard(lambda: validate_body({"model": text, "mode": mode}))
+        return guarded(lambda: validate_body({"model": text, "mode": mode}))
 
     return server
 
