@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dosi.cli_output import CliError
+from dosi.frontends.cli.output import CliError
 from dosi.query.bounds import MAX_QUERY_CHARS
 
 

@@ -19,7 +19,15 @@ from typing import Any, TypeVar
 
 import click
 
-from dosi.cli_output import (
+from dosi.errors import Diagnostic, ExecuteError, ModelError, OsiError
+from dosi.frontends.cli.commands.analysis import (
+    RESULT_FORMATS,
+    emit_result,
+    register,
+    result_options,
+    spinner,
+)
+from dosi.frontends.cli.output import (
     EXIT_MODEL,
     CliError,
     dumps,
@@ -32,9 +40,7 @@ from dosi.cli_output import (
     report_error,
     report_internal,
 )
-from dosi.cli_query import resolve_query
-from dosi.cli_surfaces import RESULT_FORMATS, emit_result, register, result_options, spinner
-from dosi.errors import Diagnostic, ExecuteError, ModelError, OsiError
+from dosi.frontends.cli.query_input import resolve_query
 from dosi.model.loader import read_model_text
 from dosi.model.versions import CURRENT as CURRENT_OSSIE
 
@@ -953,9 +959,9 @@ def demo(example_dir: str | None, db: str | None, rebuild: bool, fmt: str) -> No
     channels, and two facts (revenue and refunds) merged on one time axis. Each query is
     printed as JSON and as the equivalent `dosi query` flags, followed by its rows.
     """
-    from dosi.cli_demo import SHOWCASE, default_db, ensure_db, find_example_dir
-    from dosi.cli_query import command_line
     from dosi.engine import Engine
+    from dosi.frontends.cli.commands.demo import SHOWCASE, default_db, ensure_db, find_example_dir
+    from dosi.frontends.cli.query_input import command_line
 
     fmt = _fmt(fmt)
     ex = find_example_dir(example_dir)

@@ -23,15 +23,15 @@ from typing import Any
 import click
 import pyarrow as pa
 
-from dosi.cli_output import (
+from dosi.frontends.charts.spark import sparklines
+from dosi.frontends.charts.write import write_chart
+from dosi.frontends.cli.output import (
     CliError,
     echo_json,
     print_csv,
     print_table,
     print_warnings,
 )
-from dosi.frontends.charts.spark import sparklines
-from dosi.frontends.charts.write import write_chart
 
 RESULT_FORMATS = ("table", "text", "json", "csv", "parquet", "arrow")
 BINARY_FORMATS = ("parquet", "arrow")

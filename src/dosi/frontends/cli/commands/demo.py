@@ -9,7 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from dosi.cli_output import CliError
+from dosi.frontends.cli.output import CliError
 
 SHOWCASE: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
