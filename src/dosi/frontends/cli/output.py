@@ -19,6 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 from dosi.errors import ArgumentError, ExecuteError, ModelError, OsiError, QueryError
 
@@ -204,10 +207,6 @@ def _rich_table(
     title: str | None,
     null: str,
 ) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     table = Table(title=title, title_justify="left", header_style="bold", show_lines=False)
     for c, num in zip(columns, numeric, strict=True):
         table.add_column(c, justify="right" if num else "left", overflow="fold")

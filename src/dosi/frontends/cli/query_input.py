@@ -260,3 +260,37 @@ def command_line(query: dict[str, Any], command: str = "query", prefix: Sequence
     if query.get("limit") is not None:
         args += ["--limit", str(query["limit"])]
     return " ".join(shlex.quote(a) for a in args)
+
+
+def query_from(kw: dict[str, Any]) -> str | dict[str, Any]:
+    """The query of a command declared with `options.query_options`; pops those options from
+    the command's keyword arguments."""
+    flags = {
+        k: kw.pop(k)
+        for k in (
+            "metrics",
+            "group_by",
+            "where",
+            "start",
+            "end",
+            "time_dimension",
+            "order_by",
+            "limit",
+            "param",
+            "tagged_range",
+            "context_filter",
+        )
+    }
+    return resolve_query(kw.pop("query_json"), kw.pop("query_file"), flags)
+
+
+def json_argument(text: str | None, what: str) -> Any:
+    """A JSON option value (`dosi select --query`, `dosi attribute --query`; - reads stdin)."""
+    if text is None:
+        return None
+    if text == "-":
+        text = sys.stdin.read()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError("invalid_json", f"{what} is not valid JSON: {exc.msg}") from None

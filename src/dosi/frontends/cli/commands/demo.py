@@ -9,7 +9,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from dosi.frontends.cli.output import CliError
+import click
+
+from dosi.engine import Engine
+from dosi.frontends.cli.epilog import COMMAND_EPILOG
+from dosi.frontends.cli.options import format_option, use_format
+from dosi.frontends.cli.output import CliError, dumps, echo_json
+from dosi.frontends.cli.query_input import command_line
+from dosi.frontends.cli.results import print_result
 
 SHOWCASE: tuple[tuple[str, str, dict[str, Any]], ...] = (
     (
@@ -130,3 +137,73 @@ def ensure_db(example_dir: Path, db: Path, rebuild: bool) -> bool:
     db.parent.mkdir(parents=True, exist_ok=True)
     load_generator(example_dir).build(db)
     return True
+
+
+@click.command(epilog=COMMAND_EPILOG)
+@click.option(
+    "--example-dir",
+    metavar="DIR",
+    default=None,
+    help="The shop example directory (default: examples/shop of this checkout).",
+)
+@click.option(
+    "--db",
+    metavar="PATH",
+    default=None,
+    help="Where the demo database lives (default: <example-dir>/data/shop.duckdb).",
+)
+@click.option("--rebuild", is_flag=True, help="Rebuild the demo database even if it exists.")
+@format_option(("table", "text", "json"))
+def demo(example_dir: str | None, db: str | None, rebuild: bool, fmt: str) -> None:
+    """Build the shop example database (once) and run showcase queries on it.
+
+    Revenue by region, month over month, a 3-month rolling average, year to date, a rank of
+    channels, and two facts (revenue and refunds) merged on one time axis. Each query is
+    printed as JSON and as the equivalent `dosi query` flags, followed by its rows.
+    """
+    fmt = use_format(fmt)
+    ex = find_example_dir(example_dir)
+    db_path = Path(db).expanduser() if db else default_db(ex)
+    if ensure_db(ex, db_path, rebuild) and fmt != "json":
+        click.echo(f"built the demo database {_rel(db_path)}", err=True)
+    model_path = ex / "model.yaml"
+    engine = Engine(model_path=model_path)
+    prefix = ["-m", _rel(model_path), "--db", _rel(db_path)]
+    out = []
+    try:
+        for i, (title, note, q) in enumerate(SHOWCASE, 1):
+            result = engine.execute(q, db_path=db_path)
+            if fmt == "json":
+                out.append(
+                    {
+                        "title": title,
+                        "note": note,
+                        "query": q,
+                        "command": command_line(q, prefix=prefix),
+                        "result": dict(result),
+                    }
+                )
+                continue
+            click.echo(click.style(f"{i}. {title}", bold=True))
+            click.echo(f"   {note}")
+            click.echo(f"   query: {dumps(q, indent=None)}")
+            click.echo(f"   cli:   {command_line(q, prefix=prefix)}")
+            click.echo()
+            print_result("table", result)
+            click.echo()
+    finally:
+        engine.close()
+    if fmt == "json":
+        echo_json({"model": str(model_path), "db": str(db_path), "queries": out})
+    else:
+        click.echo(f"model: {_rel(model_path)}   database: {_rel(db_path)}")
+        click.echo("try:   dosi list metrics -m " + _rel(model_path))
+
+
+def _rel(path: Path) -> str:
+    """`path` relative to the working directory when it lies below it, else absolute."""
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
