@@ -44,7 +44,6 @@ def validate(model: str | None, mode: str | None, fmt: str) -> None:
     Exits 0 when valid (warnings allowed), 3 when not. It checks the model only, never the
     warehouse: it cannot confirm a field's data matches its declared D-FORMAT.
     """
-
     fmt = use_format(fmt)
     path = resolve_model(model)
     resolved_mode = resolve_mode(mode)
