@@ -1,4 +1,8 @@
-"""One query through every layer: parse -> resolve -> plan -> SQL tree -> dialect text."""
+"""One query through every layer: parse -> resolve -> plan -> SQL tree -> dialect text.
+
+It sits at the root beside the facade because it is the one module that composes every compile
+layer (`query`, `plan`, `sql`); `dosi.engine` and `dosi.analysis` call it, and nothing below
+them imports it."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 from clikit import MINI_MODEL, SHOP_DIR, SHOP_MODEL
 
-from dosi.cli import cli
+from dosi.frontends.cli import cli
 
 
 def _load_generator() -> Any:

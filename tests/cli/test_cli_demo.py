@@ -8,7 +8,7 @@ import shlex
 import pytest
 from clikit import SHOP_DIR
 
-from dosi.cli_demo import SHOWCASE
+from dosi.frontends.cli.commands.demo import SHOWCASE
 
 TITLES = [title for title, _, _ in SHOWCASE]
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from clikit import MINI_MODEL, SHOP_MODEL
 
-from dosi.cli import COMMAND_EPILOG, EPILOG
+from dosi.frontends.cli.epilog import COMMAND_EPILOG, EPILOG
 
 ERROR_KEYS = {"error", "code", "message", "candidates", "hint", "suggested_retry"}
 

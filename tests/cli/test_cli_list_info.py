@@ -144,7 +144,7 @@ def _key_rows(keys):
 def test_info_json():
     from click.testing import CliRunner
 
-    from dosi.cli import cli
+    from dosi.frontends.cli import cli
 
     r = CliRunner().invoke(cli, ["info", "--format", "json"])
     assert r.exit_code == 0

@@ -10,7 +10,7 @@ import sys
 import pytest
 from clikit import REPO, SHOP_MODEL
 
-from dosi.cli import main
+from dosi.frontends.cli import main
 
 
 def dosi(*args: object, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

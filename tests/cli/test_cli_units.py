@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from dosi import cli_output
-from dosi.cli_output import CliError, cell_text, dumps
-from dosi.cli_query import command_line, flags_query, order_item, split_top_level
+from dosi.frontends.cli import output as cli_output
+from dosi.frontends.cli.output import CliError, cell_text, dumps
+from dosi.frontends.cli.query_input import command_line, flags_query, order_item, split_top_level
 
 
 def test_split_top_level():

@@ -26,6 +26,7 @@ def main() -> None:
     server = (
         SparkSession.builder.remote("local[2]")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", str(folder / "warehouse"))  # not ./spark-warehouse
         .config("spark.sql.shuffle.partitions", "2")
         .getOrCreate()
     )

@@ -21,9 +21,11 @@ _SCRIPT = Path(__file__).with_name("spark_connect_check.py")
     reason="spark connect: install dosi[spark] (pyspark[connect])",
 )
 @pytest.mark.skipif(shutil.which("java") is None, reason="spark connect: no Java runtime")
-def test_sc_uri_matches_duckdb() -> None:
+def test_sc_uri_matches_duckdb(tmp_path: Path) -> None:
+    # run in a temporary folder: whatever the JVM writes relative to its working directory
+    # (spark-warehouse/, derby.log) stays out of the repository
     done = subprocess.run(
-        [sys.executable, str(_SCRIPT)], capture_output=True, text=True, timeout=600
+        [sys.executable, str(_SCRIPT)], capture_output=True, text=True, timeout=600, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "connect ok 5 of 5" in done.stdout

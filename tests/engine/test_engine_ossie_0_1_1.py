@@ -19,9 +19,9 @@ import yaml
 from click.testing import CliRunner
 from enginekit import assert_rows_equal, result_rows
 
-from dosi.cli import cli
 from dosi.engine import Engine, validate
 from dosi.errors import ModelError
+from dosi.frontends.cli import cli
 
 V011 = textwrap.dedent(
     """\
