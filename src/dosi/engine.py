@@ -280,7 +280,7 @@ class Engine:
         if dialect is not None:
             check_dialect(c.dialect.key, connection, profile.type)
         table = self._run(profile, c.sql, timeout, cancellation)
-        if engine_dialect != "duckdb":
+        if not get_dialect(engine_dialect).canonical_result_types:
             table = conform(table, _temporal_types(c))
         return c, _with_metadata(table, c)
 
@@ -329,7 +329,7 @@ class Engine:
         if dialect is not None:
             check_dialect(get_dialect(dialect).key, connection, profile.type)
         table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
-        if profile.dialect != "duckdb":
+        if not get_dialect(profile.dialect).canonical_result_types:
             table = conform(table, {})  # DuckDB's value types: UTC wall clocks, int64, float64
         out.update(
             {

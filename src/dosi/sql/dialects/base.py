@@ -62,6 +62,9 @@ class Dialect:
     week_start: str = "monday"
     time_parser: TimeParser = CAST_ONLY
     pre_aggregate_count_guard: bool = False
+    # its engine returns dosi's canonical Arrow types already (UTC wall clocks, int64, float64):
+    # results from any other engine are conformed to them (dosi.execute.shape.conform)
+    canonical_result_types: bool = False
 
     def __post_init__(self) -> None:
         if not self.key:

@@ -15,4 +15,5 @@ DUCKDB = Dialect(
     streaming=True,
     time_parser=PARSER,
     pre_aggregate_count_guard=True,
+    canonical_result_types=True,
 )
