@@ -170,3 +170,22 @@ def test_explain_and_catalog(conv_engine) -> None:
     ]
     assert c["calculation"] == "conversions"
     assert conv_engine.metric("visits")["conversion"] is None
+
+
+def test_attribution(conv_engine) -> None:
+    """A conversions count is term-wise (each conversion belongs to one base event, so one
+    segment); the distinct-user rate is unsupported (count distinct overlaps)."""
+    assert conv_engine.metric("visit_to_buy_rate_7d")["attribution_strategy"] == "unsupported"
+    r = conv_engine.attribute(
+        {
+            "metric": "buys_7d",
+            "baseline": {"start": "2024-01-01", "end": "2024-01-04"},
+            "current": {"start": "2024-01-04", "end": "2024-01-11"},
+            "dimensions": ["visits.referrer"],
+        }
+    )
+    w7 = attributed(7)
+    base = len([1 for v, _ in w7 if "2024-01-01" <= v[2] < "2024-01-04"])
+    cur = len([1 for v, _ in w7 if "2024-01-04" <= v[2] < "2024-01-11"])
+    assert (r["total_change"]["baseline_value"], r["total_change"]["current_value"]) == (base, cur)
+    assert r["attribution"] == "exact"

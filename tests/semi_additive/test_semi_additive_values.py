@@ -270,3 +270,35 @@ def test_catalog_metadata(semi_engine) -> None:
         "window_groupings": ["balances.account_id"],
     }
     assert semi_engine.metric("balance_all_snapshots")["semi_additive"] is None
+
+
+def test_attribution_by_region_adds_up(semi_engine) -> None:
+    """Attribution classifies a SUM balance term-wise and exact: February -> March by region
+    is each region's own last snapshots per account (segments add up to the change)."""
+    assert semi_engine.metric("balance_by_account")["attribution_strategy"] == "term_wise"
+    r = semi_engine.attribute(
+        {
+            "metric": "balance_by_account",
+            "baseline": {"start": "2024-02-01", "end": "2024-03-01"},
+            "current": {"start": "2024-03-01", "end": "2024-04-01"},
+            "dimensions": ["accounts.region"],
+        }
+    )
+    feb = [x for x in semikit.BALANCES if x[0].startswith("2024-02")]
+    mar = [x for x in semikit.BALANCES if x[0].startswith("2024-03")]
+    assert r["total_change"]["baseline_value"] == semikit.last_per(feb, key=lambda x: x[1])
+    assert r["total_change"]["current_value"] == semikit.last_per(mar, key=lambda x: x[1])
+    east = {1, 2}
+    values = {
+        v["value"]: (v["baseline_value"], v["current_value"]) for v in r["top_dimension_values"]
+    }
+    assert values == {
+        "east": (
+            semikit.last_per([x for x in feb if x[1] in east], key=lambda x: x[1]),
+            semikit.last_per([x for x in mar if x[1] in east], key=lambda x: x[1]),
+        ),
+        "west": (
+            semikit.last_per([x for x in feb if x[1] not in east], key=lambda x: x[1]),
+            semikit.last_per([x for x in mar if x[1] not in east], key=lambda x: x[1]),
+        ),
+    }
