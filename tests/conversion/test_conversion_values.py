@@ -189,3 +189,19 @@ def test_attribution(conv_engine) -> None:
     cur = len([1 for v, _ in w7 if "2024-01-04" <= v[2] < "2024-01-11"])
     assert (r["total_change"]["baseline_value"], r["total_change"]["current_value"]) == (base, cur)
     assert r["attribution"] == "exact"
+
+
+def test_a_filled_rate_reads_zero_where_nothing_converted(conv_db: Path) -> None:
+    """`fill_nulls_with: 0` on a rate: a group with base events and no attributed conversion
+    reads 0 instead of MetricFlow's NULL."""
+    filled = convkit.metric(
+        "rate_filled",
+        convkit.RATE,
+        {**convkit.conv({**convkit.BASE, "window": "7 days"}), "fill_nulls_with": 0},
+    )
+    engine = dosi.Engine(
+        model_text=convkit.conv_model_text([*convkit.METRICS, filled]),
+        connections={"db": {"type": "duckdb", "uri": str(conv_db)}},
+    )
+    got = _rows(engine, {"metrics": ["rate_filled"], "group_by": ["visits.referrer"]})
+    assert got == [("fb", 1.0), ("google", 0.0)]

@@ -21,6 +21,8 @@ from typing import Any
 import duckdb
 import yaml
 
+CONV_TABLES = ("cv_visits", "cv_buys")
+
 #: (visit_id, user_id, ds, session_id, referrer)
 VISITS: list[tuple[int, int, str, str, str]] = [
     (1, 1, "2024-01-01", "s1", "google"),
@@ -43,7 +45,8 @@ BUYS: list[tuple[int, int, str, str, int]] = [
 ]
 
 
-def build_conv(db: Path) -> None:
+def build_conv(db: Path, parquet: Path | None = None) -> None:
+    """The `cv_*` tables into schema main of `db` (and one Parquet file each)."""
     con = duckdb.connect(str(db))
     try:
         con.execute(
@@ -56,6 +59,11 @@ def build_conv(db: Path) -> None:
             "session_id VARCHAR, amount INTEGER)"
         )
         con.executemany("INSERT INTO cv_buys VALUES (?, ?, CAST(? AS DATE), ?, ?)", BUYS)
+        if parquet is not None:
+            for t in CONV_TABLES:
+                con.execute(
+                    f"COPY main.{t} TO '{(parquet / f'{t}.parquet').as_posix()}' (FORMAT parquet)"
+                )
     finally:
         con.close()
 
