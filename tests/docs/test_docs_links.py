@@ -5,8 +5,9 @@ link must name a file (or folder) inside the repository, an anchor a heading of 
 points at, and no text may point outside the repository (a URL, an absolute path, a `../`
 climbing out of it, or a document the repository does not hold). Backticked paths of the
 folders the code moves never change (`examples/`, `scripts/`, `bench/`, `docs/`, `.ci/`) must
-exist too. Anchors follow the slugs MkDocs gives headings (lower case, punctuation dropped,
-spaces to hyphens), which GitHub's agree with for these pages.
+exist too. docs/ is what MkDocs renders, so a link in docs/ stays inside docs/ (other files
+are cited by their backticked path). Anchors follow the slugs MkDocs gives headings (lower
+case, punctuation dropped, spaces to hyphens), which GitHub's agree with for these pages.
 """
 
 from __future__ import annotations
@@ -120,6 +121,9 @@ def check_link(page: Path, target: str, root: Path) -> str | None:
         return "climbs out of the repository"
     if not dest.exists():
         return "no such file in the repository"
+    docs = root / "docs"
+    if _inside(page, docs) and not _inside(dest, docs):
+        return "leaves docs/, which MkDocs renders alone: cite the file as a `path` instead"
     if anchor and dest.is_file() and dest.suffix == ".md" and anchor not in anchors(dest):
         return f"no heading with the anchor #{anchor} in {dest.relative_to(root)}"
     return None
@@ -223,6 +227,7 @@ def _tree(tmp_path: Path, page: str) -> Path:
         ("cited in window-metrics-extension.md\n", "does not hold"),
         ("```bash\ncat /work/shared/STYLE.md\n```\n", "outside the repository"),
         ("run `scripts/missing.sh`\n", "no such path"),
+        ("see [the script](../scripts/demo.sh)\n", "leaves docs/"),
         ('<a href="http://example.com">x</a>\n', "a URL"),
     ],
 )
@@ -234,7 +239,7 @@ def test_the_checker_finds(tmp_path: Path, page: str, why: str) -> None:
 def test_the_checker_accepts_links_into_the_repository(tmp_path: Path) -> None:
     page = (
         "# Page\n\nSee [other](other.md), [its section](other.md#time-ranges), "
-        "[here](#page), [scripts](../scripts/demo.sh) and `scripts/demo.sh`.\n\n"
+        "[here](#page) and `scripts/demo.sh`.\n\n"
         "```bash\nbash scripts/demo.sh   # [not a link](nowhere.md)\n```\n"
     )
     assert problems_in(_tree(tmp_path, page), tmp_path) == []
