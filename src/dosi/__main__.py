@@ -1,6 +1,6 @@
 """`python -m dosi`: the `dosi` command line."""
 
-from dosi.cli import main
+from dosi.frontends.cli import main
 
 if __name__ == "__main__":
     main()

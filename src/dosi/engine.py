@@ -6,6 +6,7 @@ normalized query, so a repeated query costs a dictionary lookup.
 
 from __future__ import annotations
 
+import importlib
 import json
 import threading
 from collections import OrderedDict
@@ -14,15 +15,16 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from dosi.attribution import (
+from dosi.analysis.attribution import (
     attribution_result,
     candidate_dimensions,
     parse_request,
     plan_attribution,
 )
-from dosi.catalog import Catalog
+from dosi.analysis.lineage import lineage_graph, lineage_text
+from dosi.catalog.views import Catalog
 from dosi.compiler.model_compiler import compile_model_text
-from dosi.errors import ArgumentError, Diagnostic, OsiError, QueryError, bounded
+from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError, QueryError, bounded
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
 from dosi.execute.engines import open_runner
@@ -35,7 +37,6 @@ from dosi.execute.options import (
 from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
-from dosi.lineage import lineage_graph, lineage_text
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
@@ -74,9 +75,10 @@ class QueryResult(dict):  # type: ignore[type-arg]
             raise ImportError("to_pandas() needs pandas: pip install 'dosi[pandas]'") from exc
 
     def to_polars(self) -> Any:
-        """A polars DataFrame (needs the optional `polars` package)."""
+        """A polars DataFrame (needs the optional `polars` package, imported by this call only,
+        as `execute.runner.require` imports an engine's driver)."""
         try:
-            import polars
+            polars = importlib.import_module("polars")
         except ImportError as exc:
             raise ImportError("to_polars() needs polars: pip install 'dosi[polars]'") from exc
         return polars.from_arrow(self._table)
@@ -278,7 +280,7 @@ class Engine:
         if dialect is not None:
             check_dialect(c.dialect.key, connection, profile.type)
         table = self._run(profile, c.sql, timeout, cancellation)
-        if engine_dialect != "duckdb":
+        if not get_dialect(engine_dialect).canonical_result_types:
             table = conform(table, _temporal_types(c))
         return c, _with_metadata(table, c)
 
@@ -327,7 +329,7 @@ class Engine:
         if dialect is not None:
             check_dialect(get_dialect(dialect).key, connection, profile.type)
         table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
-        if profile.dialect != "duckdb":
+        if not get_dialect(profile.dialect).canonical_result_types:
             table = conform(table, {})  # DuckDB's value types: UTC wall clocks, int64, float64
         out.update(
             {
@@ -466,8 +468,6 @@ def validate(model_text: str, mode: str = "datus", trust_sql: bool = False) -> d
     """Validate a model without raising: {valid, version, issues, compile_errors, warnings};
     `version` is the Ossie version the document was written in (a 0.1.1 document is read
     and upgraded in memory). For an invalid model, `stage` is the ModelError code."""
-    from dosi.errors import ModelError
-
     if not isinstance(model_text, str):
         raise ArgumentError(f"model_text must be a string, got {type(model_text).__name__}")
     try:

@@ -1,4 +1,8 @@
-"""One query through every layer: parse -> resolve -> plan -> SQL tree -> dialect text."""
+"""One query through every layer: parse -> resolve -> plan -> SQL tree -> dialect text.
+
+It sits at the root beside the facade because it is the one module that composes every compile
+layer (`query`, `plan`, `sql`); `dosi.engine` and `dosi.analysis` call it, and nothing below
+them imports it."""
 
 from __future__ import annotations
 
@@ -10,14 +14,14 @@ from sqlglot import exp
 from dosi.errors import Diagnostic, QueryError
 from dosi.ir.model import FieldIr, ModelIr
 from dosi.plan.builder.dag import build_dag
-from dosi.plan.gates import check_window_gates
 from dosi.plan.joins import JoinGraph
-from dosi.plan.lod_metric_plan import plan_lod_query, reads_lod
+from dosi.plan.lod_metric import plan_lod_query, reads_lod
 from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
-from dosi.plan.windows import plan_windows
-from dosi.query.derive_checks import check_conformed
+from dosi.plan.window import plan_windows
+from dosi.plan.window_gates import check_window_gates
+from dosi.query.derive import check_conformed
 from dosi.query.params import OutputColumn, expand_params
 from dosi.query.resolve import ResolvedQuery, resolve_query
 from dosi.query.spec import Query, parse_query
@@ -101,7 +105,7 @@ def plan_dag(
         rq = restrict_to_ranges(rq, scan)
     check_window_gates(rq, dia)
     check_conformed(rq)
-    if reads_lod(rq):  # D-LOD metrics: include / attach stages (plan/lod_metric_plan.py)
+    if reads_lod(rq):  # D-LOD metrics: include / attach stages (plan/lod_metric.py)
         plan, root = plan_lod_query(model, graph, rq, dia)
         return rq, plan, root
     plan = plan_windows(model, graph, rq, Planner(model, graph), dia)

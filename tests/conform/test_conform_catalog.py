@@ -61,7 +61,7 @@ def test_cli_list_dimensions_shows_the_class() -> None:
     """Item 6: `dosi list dimensions` prints the conformity class column."""
     from click.testing import CliRunner
 
-    from dosi.cli import cli
+    from dosi.frontends.cli import cli
 
     out = CliRunner().invoke(
         cli, ["list", "dimensions", "-m", str(NETBAR_MODEL), "--format", "json"]

@@ -1,11 +1,11 @@
-"""`dosi.ir.conformed.reachable_fields`: the dimensions one fact can group by, including
+"""`dosi.ir.conform.reachable_fields`: the dimensions one fact can group by, including
 the conformed spellings of its paired columns (CONF-05; the per-member set a D-DERIVE compose
 intersects for `unconformed_dimension`)."""
 
 from __future__ import annotations
 
 from dosi.engine import Engine
-from dosi.ir.conformed import reachable_fields, same_dimension
+from dosi.ir.conform import reachable_fields, same_dimension
 
 
 def test_reachable_fields_include_conformed_spellings(netbar: Engine) -> None:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 from enginekit import SHOP_MODEL
 
-from dosi.cli import cli
+from dosi.frontends.cli import cli
 
 SHOP_TEXT = SHOP_MODEL.read_text(encoding="utf-8")
 

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dosi.errors import DiagnosticSink
-from dosi.ext.param_names import column_name, number_text, stem, string_tokens, warn_opaque
 from dosi.ext.params import MetricParams, ParamDecl
+from dosi.ext.params_naming import column_name, number_text, stem, string_tokens, warn_opaque
 
 
 def fnv_top(text: str, bits: int = 32) -> str:

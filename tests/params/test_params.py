@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from dosi import Engine
-from dosi.cli import cli
 from dosi.errors import DiagnosticSink, ModelError, QueryError
 from dosi.ext.params import read_params, typed_value
+from dosi.frontends.cli import cli
 
 HEAD = """
 version: 0.2.0.dev0

@@ -1,6 +1,10 @@
 """Plan snapshots (issue 10): `explain` of representative queries on the shop example, kept
 as text under tests/plan/snapshots/ so a plan change shows in review. Values are asserted by
-the execution tests; these pin the shape (which nodes, in which order).
+the execution tests; these pin the shape (which nodes, in which order). MODEL_CASES plan the
+node kinds the shop model alone does not (D-FORMAT, a D-DERIVE stage, D-LOD fields and
+metrics) on the models of tests/kit/snapshotkit.py; together the cases plan every node kind,
+listed per case in snapshots/node_kinds.json (tests/architecture checks it against the node
+classes).
 
 Regenerate after a deliberate plan change: DOSI_UPDATE_SNAPSHOTS=1 pytest tests/plan
 """
@@ -13,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import snapshotkit
 
 from dosi.engine import Engine
 
@@ -54,6 +59,19 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
+# name -> (snapshotkit model, query)
+MODEL_CASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "decode_time": ("fmt", snapshotkit.SQL_QUERIES["time_format_group"][1]),
+    "derive_compute": ("shop_plus", snapshotkit.SQL_QUERIES["derive_stage_compose"][1]),
+    "lod_rollup": ("shop", snapshotkit.SQL_QUERIES["lod_field_cohort"][1]),
+    "lod_broadcast": ("shop", snapshotkit.SQL_QUERIES["lod_field_row_level"][1]),
+    "lod_include": ("shop_lod", snapshotkit.SQL_QUERIES["lod_metric_include"][1]),
+    "lod_attach": ("shop_lod", snapshotkit.SQL_QUERIES["lod_metric_exclude"][1]),
+    "conform_merge": ("netbar", snapshotkit.SQL_QUERIES["conform_two_facts"][1]),
+}
+KINDS = SNAPSHOTS / "node_kinds.json"
+
+
 @pytest.fixture(scope="module")
 def shop() -> Engine:
     return Engine(model_path=ROOT / "examples" / "shop" / "model.yaml")
@@ -69,8 +87,38 @@ def test_plan_snapshot(shop: Engine, name: str) -> None:
     assert text == path.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("name", list(MODEL_CASES))
+def test_plan_snapshot_of_other_models(name: str) -> None:
+    model, query = MODEL_CASES[name]
+    text = snapshotkit.engine(model).explain(query) + "\n"
+    path = SNAPSHOTS / f"{name}.txt"
+    if os.environ.get("DOSI_UPDATE_SNAPSHOTS"):
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"no snapshot {path.name}: run with DOSI_UPDATE_SNAPSHOTS=1"
+    assert text == path.read_text(encoding="utf-8")
+
+
 def test_every_snapshot_has_a_case() -> None:
-    assert {p.stem for p in SNAPSHOTS.glob("*.txt")} == set(CASES)
+    assert {p.stem for p in SNAPSHOTS.glob("*.txt")} == set(CASES) | set(MODEL_CASES)
+
+
+def _kinds(node: dict[str, Any], into: set[str]) -> set[str]:
+    into.add(node["kind"])
+    for p in node.get("parents", []):
+        _kinds(p, into)
+    return into
+
+
+def test_node_kinds_manifest_lists_each_case_plan(shop: Engine) -> None:
+    """snapshots/node_kinds.json: the node kinds each snapshot's plan holds (what
+    tests/architecture reads to check that every kind has a snapshot)."""
+    kinds = {name: sorted(_kinds(shop.plan_tree(q), set())) for name, q in CASES.items()}
+    for name, (model, q) in MODEL_CASES.items():
+        kinds[name] = sorted(_kinds(snapshotkit.engine(model).plan_tree(q), set()))
+    text = json.dumps(kinds, indent=2, sort_keys=True) + "\n"
+    if os.environ.get("DOSI_UPDATE_SNAPSHOTS"):
+        KINDS.write_text(text, encoding="utf-8")
+    assert text == KINDS.read_text(encoding="utf-8")
 
 
 def test_json_explain_is_the_same_tree(shop: Engine) -> None:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sqlglot import exp
 from udfkit import Engine, duckdb_column, ms_interval, to_us
 
-from dosi.udf import portable_sql
+from dosi.sql import stream_window_bounds as portable_sql
 
 TS_US = st.one_of(
     st.none(),

@@ -1,4 +1,4 @@
-"""dosi.udf.portable_sql: the boundaries as plain SQL (no UDFs) rendered through sqlglot; run on
+"""dosi.sql.stream_window_bounds: the boundaries as plain SQL (no UDFs) rendered through sqlglot; run on
 DuckDB (and on PostgreSQL when DOSI_TEST_POSTGRES holds a psql connection string), compared with
 plain integer math and with the DuckDB macros (UDF-GEN-02/03, UDF-GAP-05, portability)."""
 
@@ -19,7 +19,7 @@ from udf_expected import DAY, HOUR, MINUTE
 from udfkit import to_us
 
 from dosi.errors import QueryError
-from dosi.udf import portable_sql as ps
+from dosi.sql import stream_window_bounds as ps
 
 duckdb = pytest.importorskip("duckdb")
 

@@ -11,7 +11,7 @@ from types import MappingProxyType
 from dosi.compiler.context import CompileContext
 from dosi.compiler.fields import RawField, pick_expression, qualify_dataset_fields
 from dosi.compiler.keys import check_keys
-from dosi.compiler.lod_fields import (
+from dosi.compiler.lod_field import (
     check_lod_time,
     compile_lod_fields,
     lod_field_names,
@@ -19,7 +19,7 @@ from dosi.compiler.lod_fields import (
 )
 from dosi.compiler.sources import compile_source
 from dosi.compiler.sqlparse import OSI_READERS
-from dosi.compiler.time_formats import field_time
+from dosi.compiler.time_format import field_time
 from dosi.ext.lod_field import dropped_in_basic_mode
 from dosi.ir.model import DatasetIr, FieldIr
 from dosi.model.schema import TEMPORAL_DATATYPES, DatasetSpec, raw_extensions

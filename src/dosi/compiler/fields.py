@@ -22,7 +22,7 @@ from dosi.compiler.sqlparse import (
 )
 from dosi.compiler.trusted_sql import untrusted_construct
 from dosi.errors import DiagnosticSink
-from dosi.ir.lod import lod_placeholder
+from dosi.ir.lod_field import lod_placeholder
 from dosi.model.schema import Expression
 
 PREFERRED_OSI = ("ANSI_SQL",)
@@ -63,7 +63,7 @@ def qualify_dataset_fields(
     Inlining is bounded: a chain of field references deeper than MODEL_LIMITS.max_depth, or an
     inlined expression over MODEL_LIMITS.max_nodes (fields that double each other), is
     `expression_too_complex`. A D-LOD fixed field (`lod_fields`) keeps its aggregate in
-    `raw[name].tree` and resolves to its placeholder column (dosi.ir.lod)."""
+    `raw[name].tree` and resolves to its placeholder column (dosi.ir.lod_field)."""
     resolved: dict[str, exp.Expression] = {}
     for f in raw.values():
         try:

@@ -13,13 +13,13 @@ from sqlglot import exp
 
 from dosi import ext
 from dosi.compiler.context import Site
-from dosi.compiler.derive_lod import nests_aggregates
 from dosi.compiler.fields import pick_expression
+from dosi.compiler.lod_metric import nests_aggregates
 from dosi.compiler.measures import infer_kind
 from dosi.compiler.metric_columns import note_measured_fields, resolve_metric_columns
 from dosi.compiler.metric_measures import split_measures
-from dosi.compiler.metric_params import check_no_bind_markers
 from dosi.compiler.metric_scope import MetricScope
+from dosi.compiler.params import check_no_bind_markers
 from dosi.compiler.sqlparse import (
     OSI_READERS,
     SqlSnippetError,
@@ -45,13 +45,13 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     site = Site(mpath, mline)
     if not check_no_bind_markers(cx.sink, m.name, text, mpath, mline):
         return None
-    if mext.lod is not None:  # D-LOD: compiled once every other metric is (derive_lod.py)
+    if mext.lod is not None:  # D-LOD: compiled once every other metric is (compiler/lod_metric.py)
         scope.lod_pending.append((m, mext.lod, site))
         return None
     if mext.lod_invalid:  # its declaration was reported; the expression is never run
         return None
     if getattr(mext.derive, "family", None) == "compose" and nests_aggregates(scope, m):
-        scope.lod_pending.append((m, mext.derive, site))  # compose over LOD (derive_lod.py)
+        scope.lod_pending.append((m, mext.derive, site))  # compose over LOD (compiler/lod_metric.py)
         return None
     tree = _parse(scope, m.name, text, dialect, site)
     if tree is None:

@@ -11,18 +11,18 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from dosi.compiler.basic_mode import defer_basic_failure
-from dosi.compiler.conformed import compile_conformed
+from dosi.compiler.conform import compile_conformed
 from dosi.compiler.context import CompileContext
 from dosi.compiler.datasets import compile_dataset
 from dosi.compiler.derive import compile_derives
-from dosi.compiler.derive_lod import compile_lod_pending
-from dosi.compiler.lod_fields import check_lod_model
+from dosi.compiler.lod_field import check_lod_model
+from dosi.compiler.lod_metric import compile_lod_pending
 from dosi.compiler.measure_names import MeasureRegistry
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.metrics import compile_metric
 from dosi.compiler.relationships import compile_relationship
 from dosi.compiler.roles import dimension_roles
-from dosi.compiler.windows import check_window_references
+from dosi.compiler.window import check_window_references
 from dosi.errors import Diagnostic, DiagnosticSink, ModelError
 from dosi.ir.graph import RelationshipGraph
 from dosi.ir.model import DatasetIr, MetricIr, ModelIr, RelationshipIr

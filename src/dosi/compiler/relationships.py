@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
-from dosi.compiler.conformed import relationship_kind
+from dosi.compiler.conform import relationship_kind
 from dosi.compiler.context import CompileContext
 from dosi.compiler.fields import physical_column
 from dosi.errors import closest

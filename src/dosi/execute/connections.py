@@ -17,18 +17,36 @@ from typing import Any
 
 from dosi.errors import ExecuteError, closest
 
-# connection type -> the dosi dialect its SQL is rendered in
-ENGINE_DIALECTS: dict[str, str] = {
-    "duckdb": "duckdb",
-    "postgres": "postgres",
-    "mysql": "mysql",
-    "mariadb": "mariadb",
-    "clickhouse": "clickhouse",
-    "chdb": "clickhouse",
-    "sqlite": "sqlite",
-    "datafusion": "datafusion",
-    "spark": "spark",
+
+@dataclass(frozen=True)
+class EngineType:
+    """What dosi knows of a connection type it runs on: the dialect its SQL is rendered in,
+    and how a profile's `uri` reads (so no code elsewhere tests a type by name)."""
+
+    dialect: str
+    #: dosi opens the database itself, in process, as its own local database: the uri is the
+    #: database file (DuckDB, the default engine)
+    embedded: bool = False
+    #: a relative uri is a local path, resolved against the configuration's folder
+    local_file: bool = False
+
+
+#: connection type -> what dosi knows of it (the runnable types)
+ENGINE_TYPES: dict[str, EngineType] = {
+    "duckdb": EngineType("duckdb", embedded=True),
+    "postgres": EngineType("postgres"),
+    "mysql": EngineType("mysql"),
+    "mariadb": EngineType("mariadb"),
+    "clickhouse": EngineType("clickhouse"),
+    "chdb": EngineType("clickhouse", local_file=True),
+    "sqlite": EngineType("sqlite", local_file=True),
+    "datafusion": EngineType("datafusion", local_file=True),
+    "spark": EngineType("spark"),
 }
+#: the type of a bare path, of a profile without a type, and of dosi's own local database
+DEFAULT_TYPE = "duckdb"
+# connection type -> the dosi dialect its SQL is rendered in
+ENGINE_DIALECTS: dict[str, str] = {kind: t.dialect for kind, t in ENGINE_TYPES.items()}
 TYPE_ALIASES = {"postgresql": "postgres", "pg": "postgres", "pyspark": "spark", "sqlite3": "sqlite"}
 # a client object's top-level module -> connection type
 CLIENT_MODULES = {
@@ -65,6 +83,12 @@ class Profile:
     def executable(self) -> bool:
         return self.type in ENGINE_DIALECTS
 
+    @property
+    def embedded_database(self) -> bool:
+        """A database file dosi opens itself (not a client object handed in)."""
+        engine = ENGINE_TYPES.get(self.type)
+        return engine is not None and engine.embedded and self.client is None
+
     def password(self) -> str | None:
         """The password from the environment variable `password_env` names (never stored)."""
         var = self.options.get("password_env")
@@ -94,7 +118,7 @@ class Connections:
         return {
             n: p.uri or ":memory:"
             for n, p in self.profiles.items()
-            if p.type == "duckdb" and p.client is None
+            if p.embedded_database
         }
 
     @property
@@ -103,7 +127,7 @@ class Connections:
         return {
             n: p.type
             for n, p in self.profiles.items()
-            if p.type != "duckdb" or p.client is not None
+            if not p.embedded_database
         }
 
     def profile(self, name: str | None) -> Profile | None:
@@ -125,7 +149,7 @@ class Connections:
         p = self.profile(name)
         if p is None:
             return None
-        if p.type != "duckdb" or p.client is not None:
+        if not p.embedded_database:
             raise ExecuteError(
                 "config",
                 f"connection `{p.name}` has type `{p.type}`, not a DuckDB file",
@@ -134,12 +158,12 @@ class Connections:
         return p.uri
 
 
-def connection_dialect(kind: str = "duckdb") -> str:
+def connection_dialect(kind: str = DEFAULT_TYPE) -> str:
     """The dialect a connection of type `kind` executes (ENGINE_DIALECTS)."""
     return ENGINE_DIALECTS.get(kind, kind)
 
 
-def check_dialect(requested: str, connection: str | None, kind: str = "duckdb") -> None:
+def check_dialect(requested: str, connection: str | None, kind: str = DEFAULT_TYPE) -> None:
     """`execute(query, dialect=X)` runs only on a connection of dialect X: a mismatch is an
     error, never SQL of one dialect reported as another."""
     actual = connection_dialect(kind)
@@ -209,7 +233,7 @@ def parse_connections(raw: Any, base_dir: Path | None = None) -> Connections:
 
 def _profile(name: str, cfg: Any, base_dir: Path | None) -> Profile:
     if isinstance(cfg, (str, Path)):
-        return Profile(name, "duckdb", _duckdb_path(str(cfg), base_dir))
+        return Profile(name, DEFAULT_TYPE, _duckdb_path(str(cfg), base_dir))
     if not isinstance(cfg, Mapping):
         kind = client_type(cfg)
         if kind is None:
@@ -222,13 +246,14 @@ def _profile(name: str, cfg: Any, base_dir: Path | None) -> Profile:
         return Profile(name, kind, client=cfg)
     client = cfg.get("client")
     raw_type = cfg.get("type") or (client_type(client) if client is not None else None)
-    kind = str(raw_type or "duckdb").lower()
+    kind = str(raw_type or DEFAULT_TYPE).lower()
     kind = TYPE_ALIASES.get(kind, kind)
     options = {k: v for k, v in cfg.items() if k not in ("type", "uri", "client", "default")}
     uri = cfg.get("uri") or cfg.get("path") or cfg.get("database") or cfg.get("dsn")
-    if kind == "duckdb" and client is None:
+    engine = ENGINE_TYPES.get(kind)
+    if engine is not None and engine.embedded and client is None:
         return Profile(name, kind, _duckdb_path(str(uri or ":memory:"), base_dir), None, options)
-    if kind in ("sqlite", "datafusion", "chdb") and uri and base_dir is not None:
+    if engine is not None and engine.local_file and uri and base_dir is not None:
         uri = _local_path(str(uri), base_dir)
     return Profile(name, kind, None if uri is None else str(uri), client, options)
 

@@ -3,11 +3,12 @@ object it carries). Drivers are imported only when a profile of their type is us
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dosi.errors import ExecuteError
 from dosi.execute.chdb_runner import ChdbRunner, ClickHouseRunner
-from dosi.execute.connections import ENGINE_DIALECTS, Profile
+from dosi.execute.connections import ENGINE_DIALECTS, Profile, client_type
 from dosi.execute.datafusion_runner import DataFusionRunner
 from dosi.execute.duckdb_runner import DuckDBRunner, open_duckdb
 from dosi.execute.mysql_runner import MySQLRunner
@@ -18,8 +19,8 @@ from dosi.execute.spark_runner import SparkRunner
 from dosi.execute.sqlite_runner import SQLiteRunner
 from dosi.udf import register_duckdb
 
+#: connection type -> the runner connecting to a profile's uri
 _FROM_URI: dict[str, Any] = {
-    "duckdb": DuckDBRunner,
     "sqlite": SQLiteRunner,
     "postgres": PostgresRunner,
     "mysql": MySQLRunner,
@@ -50,7 +51,7 @@ def open_runner(profile: Profile, exec_options: ExecOptions | None = None) -> Ru
         if password is not None:
             options["password"] = password
         try:
-            if profile.type == "duckdb":
+            if profile.embedded_database:  # dosi's own: locked down, memory-limited
                 runner = DuckDBRunner(open_duckdb(profile.uri, options=exec_options), owned=True)
             else:
                 runner = _FROM_URI[profile.type].connect(profile.uri, options)
@@ -67,25 +68,33 @@ def open_runner(profile: Profile, exec_options: ExecOptions | None = None) -> Ru
     return runner
 
 
-def _wrap(kind: str, client: Any) -> Runner:
-    if kind == "duckdb":
-        register_duckdb(client)  # the streaming-window functions (window-udf.md)
-        return DuckDBRunner(client, owned=False)
-    if kind == "sqlite":
-        return SQLiteRunner(client, owned=False)
-    if kind == "postgres":
-        return PostgresRunner(client, owned=False)
-    if kind in ("mysql", "mariadb"):
-        return MySQLRunner(client, owned=False)
-    if kind == "chdb":
+def _wrap_duckdb(client: Any) -> Runner:
+    register_duckdb(client)  # the streaming-window functions (window-udf.md)
+    return DuckDBRunner(client, owned=False)
+
+
+def _wrap_clickhouse(client: Any) -> Runner:
+    if client_type(client) == "chdb":  # a chDB session handed in as a ClickHouse client
         return ChdbRunner(_chdb_session(client), owned=False)
-    if kind == "clickhouse":
-        if type(client).__module__.split(".")[0] == "chdb":
-            return ChdbRunner(_chdb_session(client), owned=False)
-        return ClickHouseRunner(client, owned=False)
-    if kind == "datafusion":
-        return DataFusionRunner(client)
-    return SparkRunner(client, owned=False)
+    return ClickHouseRunner(client, owned=False)
+
+
+#: connection type -> the runner around a client object the application handed in
+_WRAP: dict[str, Callable[[Any], Runner]] = {
+    "duckdb": _wrap_duckdb,
+    "sqlite": lambda client: SQLiteRunner(client, owned=False),
+    "postgres": lambda client: PostgresRunner(client, owned=False),
+    "mysql": lambda client: MySQLRunner(client, owned=False),
+    "mariadb": lambda client: MySQLRunner(client, owned=False),
+    "chdb": lambda client: ChdbRunner(_chdb_session(client), owned=False),
+    "clickhouse": _wrap_clickhouse,
+    "datafusion": lambda client: DataFusionRunner(client),
+    "spark": lambda client: SparkRunner(client, owned=False),
+}
+
+
+def _wrap(kind: str, client: Any) -> Runner:
+    return _WRAP[kind](client)
 
 
 def _chdb_session(client: Any) -> Any:

@@ -1,17 +1,25 @@
-"""DATUS extension reading: the one module that parses `custom_extensions` DATUS payloads.
+"""DATUS extension reading: the one package that parses `custom_extensions` DATUS payloads.
 
-datus-extensions §5 ("implementation boundary"): all extension reading, and the datus/basic
-mode branch, live here; the rest of the engine only sees the typed payloads of `ExtRead`.
+Layer: extension reading, the lowest after `dosi.errors`. It may import `dosi.errors` and the
+standard library only; nothing of `dosi.model`, `dosi.ir`, `dosi.compiler` or any layer
+above (it never sees SQL trees). datus-extensions §5 ("implementation boundary"): all
+extension reading, and the datus/basic mode branch, live here; the rest of the engine only
+sees the typed payloads of `ExtRead`.
 
-* `registry`  – capability registry (keys, impacts, fallbacks, history): §2.1, §7
-* `envelope`  – locating DATUS entries and strict JSON decoding: §2
-* `version`   – the `v` gate: §2
-* `payloads`  – typed payloads per carrier and key validators: §3, §4
-* `time_format` – D-FORMAT `time` blocks: layouts, storage, bound encoding: §3 D-FORMAT
-* `window`    – D-WINDOW validation, desugaring and IR: window-metrics-extension.md
-* `reader`    – `read_extensions`, requires handling, basic mode: §2, §5
+* `reader`        – `read_extensions`, the mode branch: §2, §5
+* `registry`      – the capability registry (keys, impacts, fallbacks): §2.1; `history` §7
+* `envelope`      – locating DATUS entries and strict JSON decoding: §2
+* `version`       – the `v` gate: §2; `requires` – `requires`: §2
+* `key_warnings`  – keys on the wrong carrier, not implemented, missing from requires
+* `basic_mode`    – the one warning per element in basic mode: §5
+* `payloads`      – typed payloads per carrier: §3, §4; `key_validators` one per key
+* one module per extension: `conform` (D-CONFORM), `derive` (D-DERIVE), `lod_field` and
+  `lod_metric` (D-LOD), `params` / `params_decl` / `params_slots` / `params_naming`
+  (D-PARAM), `time_format` (D-FORMAT), `window/` (D-WINDOW: one module per family and sugar,
+  THE family table `window.families`; window-metrics-extension.md)
 """
 
+from dosi.ext.history import HISTORY, WINDOW_FEATURES, HistoryEntry
 from dosi.ext.payloads import (
     DatasetExt,
     FieldExt,
@@ -25,12 +33,9 @@ from dosi.ext.reader import ExtRead, Mode, read_extensions
 from dosi.ext.registry import (
     DATUS_EXT,
     DATUS_EXT_VERSION,
-    HISTORY,
     IMPACTS,
     REGISTRY,
-    WINDOW_FEATURES,
     Carrier,
-    HistoryEntry,
     Impact,
     KeyInfo,
     capabilities,

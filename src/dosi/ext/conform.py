@@ -2,7 +2,7 @@
 D-CONFORM, CHECKLIST CONF-01/02, JOIN-06).
 
 Only the payload shape lives here; the pairing itself (classes, is_time / datatype agreement,
-one column per dataset per class) is checked by `dosi.compiler.conformed` against the model.
+one column per dataset per class) is checked by `dosi.compiler.conform` against the model.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (datus-extensions §3 D-LOD "fixed fields"; CHECKLIST LOD-FLD-01..05).
 
 One grammar, two carriers: the expression is parsed by the same parser as the metric's
-`derive: {type: "lod"}` (`dosi.ext.derive_lod.parse_lod_expr`); this module adds what the
+`derive: {type: "lod"}` (`dosi.ext.lod_metric.parse_lod_expr`); this module adds what the
 field carrier accepts. A field takes only `fixed`, with no outer aggregate (its value is one
 per key); `include` / `exclude` are relative to a view, so they belong on a metric. A dims entry
 may be written bare (`user_id`): it names a field of the field's own dataset.
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from dosi.errors import DiagnosticSink
-from dosi.ext.derive_lod import LodSpec, parse_lod_expr
 from dosi.ext.envelope import datus_entries, json_type
 from dosi.ext.envelope import show_json as _show
+from dosi.ext.lod_metric import LodSpec, parse_lod_expr
 
 INVALID = "invalid_datus_extension"
 HINT = 'write e.g. {"expr": "fixed(active_days, sessions.user_id)"} (datus-extensions D-LOD)'

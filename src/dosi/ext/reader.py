@@ -8,7 +8,10 @@ ENV-MODE-07):
 * basic mode: the DATUS entry is inert. Its payload is not validated (even a malformed one),
   no version diagnostics are produced, and each carrying element gets exactly one
   `ignored_vendor_extension` warning naming the fallback that applies instead (§5,
-  ENV-MODE-02/04, WM "Engine modes").
+  ENV-MODE-02/04, WM "Engine modes"; its text: `dosi.ext.basic_mode`).
+
+The version gate is `dosi.ext.version`, `requires` is `dosi.ext.requires`, the warnings about
+keys read elsewhere or not implemented are `dosi.ext.key_warnings`.
 """
 
 from __future__ import annotations
@@ -18,61 +21,41 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import Diagnostic, DiagnosticSink
+from dosi.ext.basic_mode import basic_warning
 from dosi.ext.derive import read_window_base
-from dosi.ext.derive_lod import is_lod_derive, lod_shape_ok, read_lod_derive
 from dosi.ext.envelope import Entry, PayloadDecodeError, datus_entries, decode_entry
-from dosi.ext.param_names import warn_opaque
-from dosi.ext.params import MetricParams, read_params
-from dosi.ext.payloads import (
-    PAYLOAD_FIELDS,
-    KeyResult,
-    Payload,
-    build_payload,
-    default_payload,
-    validate_key,
+from dosi.ext.history import WINDOW_FEATURES
+from dosi.ext.key_validators import KeyResult, validate_key
+from dosi.ext.key_warnings import (
+    CARRIER_NAMES,
+    non_empty,
+    warn_misplaced,
+    warn_not_implemented,
+    warn_requires_missing,
 )
+from dosi.ext.lod_metric import is_lod_derive, lod_shape_ok, read_lod_derive
+from dosi.ext.params import MetricParams, read_params
+from dosi.ext.params_naming import warn_opaque
+from dosi.ext.payloads import PAYLOAD_FIELDS, Payload, build_payload, default_payload
 from dosi.ext.registry import (
     CARRIERS,
     DATUS_EXT_VERSION,
     ENVELOPE_KEYS,
     REGISTRY,
-    WINDOW_FEATURES,
     Carrier,
-    KeyInfo,
     parse_engine_version,
 )
-from dosi.ext.version import (
-    BelowOne,
-    Version,
-    VersionFormatError,
-    classify,
-    fmt,
-    parse_declared,
-)
+from dosi.ext.requires import check_requires, read_requires
+from dosi.ext.version import fmt, gate_version
 
 Mode = Literal["datus", "basic"]
 MODES: tuple[Mode, ...] = ("datus", "basic")
 
-# Diagnostic codes: CHECKLIST §18, plus datus_ext_key_not_implemented and datus_ext_key_misplaced
-# (this engine's warnings for registered keys it does not read here).
+# Diagnostic codes (CHECKLIST §18) raised here; the version gate's are in `version`, the
+# requires checks' in `requires`, the key warnings' in `key_warnings`, basic mode's in
+# `basic_mode`.
 INVALID = "invalid_datus_extension"
-UNSUPPORTED_VERSION = "unsupported_datus_ext_version"
-VERSION_AHEAD = "datus_ext_version_ahead"
 KEY_NEWER = "datus_ext_key_newer_than_declared"
-KEY_REQUIRED = "datus_ext_key_required"
-REQUIRES_MISSING = "datus_ext_requires_missing"
-KEY_NOT_IMPLEMENTED = "datus_ext_key_not_implemented"
-KEY_MISPLACED = "datus_ext_key_misplaced"
-IGNORED_VENDOR = "ignored_vendor_extension"
-NOT_IMPLEMENTED = "not_implemented"
-
-_CARRIER_NAMES: dict[str, str] = {
-    "semantic_model": "semantic model",
-    "dataset": "dataset",
-    "field": "field",
-    "relationship": "relationship",
-    "metric": "metric",
-}
 
 
 @dataclass(frozen=True)
@@ -135,7 +118,7 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
         sink.error(
             INVALID,
             f"custom_extensions[{e.index}] is a second DATUS entry on this "
-            f"{_CARRIER_NAMES[carrier]}: at most one DATUS entry per object "
+            f"{CARRIER_NAMES[carrier]}: at most one DATUS entry per object "
             f"(custom_extensions[{first.index}] is the one read)",
             path=path,
             hint="merge the payloads into a single DATUS entry",
@@ -153,9 +136,9 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
         return ExtRead(True, default_payload(carrier), tuple(sink.items))
 
     keys = tuple(k for k in obj if k not in ENVELOPE_KEYS)
-    requires = _read_requires(obj.get("requires"), sink, path)
+    requires = read_requires(obj.get("requires"), sink, path)
 
-    declared = _gate_version(obj.get("v"), keys, requires, sink, path)
+    declared = gate_version(obj.get("v"), keys, requires, sink, path)
     if declared == "unsupported":
         # A future major (or a pre-1.0 v) is the only blanket rejection: nothing is read (§2).
         return ExtRead(True, default_payload(carrier), tuple(sink.items), keys)
@@ -176,10 +159,10 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
             continue  # unknown: ignored (ENV-CAR-06), or datus_ext_key_required below
         if carrier not in info.carriers:
             if not required:
-                _warn_misplaced(info, carrier, sink, path)
+                warn_misplaced(info, carrier, sink, path)
             continue
         if carrier == "metric" and key == "derive" and is_lod_derive(value):
-            lod = read_lod_derive(value, path, sink)  # D-LOD on a metric (derive_lod.py)
+            lod = read_lod_derive(value, path, sink)  # D-LOD on a metric (ext/lod_metric.py)
             if lod is not None:
                 values["lod"] = lod
             elif lod_shape_ok(value):  # a grammar error: reported once, no nested_aggregate
@@ -187,9 +170,9 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
             continue
         if (carrier, key) not in PAYLOAD_FIELDS:
             if not required:
-                _warn_not_implemented(info, sink, path)
-                if info.requires_needed and _non_empty(value):
-                    _warn_requires_missing(info, sink, path)
+                warn_not_implemented(info, sink, path)
+                if info.requires_needed and non_empty(value):
+                    warn_requires_missing(info, sink, path)
             continue
         if value is None and key not in _NULL_IS_INVALID:
             continue  # null ≡ absent
@@ -197,8 +180,8 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
             result = KeyResult(params is not None, params)
         else:
             result = validate_key(carrier, key, value, path, sink)
-        if info.requires_needed and _non_empty(value) and not required:
-            _warn_requires_missing(info, sink, path)
+        if info.requires_needed and non_empty(value) and not required:
+            warn_requires_missing(info, sink, path)
         if not result.ok:
             continue
         values[PAYLOAD_FIELDS[(carrier, key)]] = result.value
@@ -223,7 +206,7 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
         base = read_window_base(obj)  # D-DERIVE M2
         if base is not None:
             values["window_base"] = base
-    _check_requires(carrier, obj, requires, sink, path)
+    check_requires(carrier, obj, requires, sink, path)
     return ExtRead(
         True,
         build_payload(carrier, values),
@@ -233,223 +216,8 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
     )
 
 
-def _gate_version(
-    raw: Any, keys: tuple[str, ...], requires: tuple[str, ...], sink: DiagnosticSink, path: str
-) -> Version | Literal["unsupported"] | None:
-    """Read `v` and apply the §2 table; returns the declared version, None, or "unsupported"."""
-    try:
-        declared = parse_declared(raw)
-    except VersionFormatError as exc:
-        sink.error(INVALID, exc.message, path=path, hint=exc.hint)
-        return None
-    if declared is None:
-        return None
-    if isinstance(declared, BelowOne):
-        sink.error(
-            UNSUPPORTED_VERSION,
-            f"`v` {declared.text} is below 1.0: no DATUS version before 1.0 exists",
-            path=path,
-            hint=f'declare a version from "1.0" to "{DATUS_EXT_VERSION}", or omit v',
-        )
-        return "unsupported"
-    outcome = classify(declared)
-    if outcome == "unsupported":
-        sink.error(
-            UNSUPPORTED_VERSION,
-            f"`v` {fmt(declared)} declares DATUS major {declared[0]}, but this engine implements "
-            f"{DATUS_EXT_VERSION}: a major bump changes the meaning of at least one key, so the "
-            "payload is not read",
-            path=path,
-            hint="run an engine that implements this major version, or re-export the model for "
-            "datus-ext/1",
-        )
-        return "unsupported"
-    if outcome == "ahead":
-        dropped = [k for k in keys if k not in REGISTRY and k not in requires]
-        detail = (
-            f"keys this engine does not know are dropped: {', '.join(dropped)}"
-            if dropped
-            else "no key in this payload is unknown here, so nothing is dropped"
-        )
-        sink.warn(
-            VERSION_AHEAD,
-            f"`v` {fmt(declared)} is newer than this engine's DATUS {DATUS_EXT_VERSION}; "
-            f"{detail}; every key this engine knows still applies",
-            path=path,
-            hint="upgrade the engine to honor the newer keys; list any key that must not be "
-            "dropped in requires",
-            candidates=tuple(dropped),
-        )
-    return declared
-
-
-def _read_requires(raw: Any, sink: DiagnosticSink, path: str) -> tuple[str, ...]:
-    """`requires`: an array of key names (ENV-REQ-01). Malformed → invalid; strings still count."""
-    if raw is None:
-        return ()
-    if isinstance(raw, list) and all(isinstance(k, str) for k in raw):
-        return tuple(dict.fromkeys(raw))
-    sink.error(
-        INVALID,
-        f"`requires` must be an array of key names (strings), got {_describe(raw)}",
-        path=path,
-        hint='e.g. "requires": ["measure"]',
-    )
-    if isinstance(raw, list):
-        return tuple(dict.fromkeys(k for k in raw if isinstance(k, str)))
-    return ()
-
-
-def _check_requires(
-    carrier: Carrier,
-    obj: dict[str, Any],
-    requires: tuple[str, ...],
-    sink: DiagnosticSink,
-    path: str,
-) -> None:
-    """`datus_ext_key_required` for each listed key this engine would drop (ENV-REQ-02)."""
-    for key in requires:
-        if key in ENVELOPE_KEYS:
-            continue
-        info = REGISTRY.get(key)
-        if info is None:
-            message = (
-                f'`requires` lists "{key}", a key this engine (DATUS {DATUS_EXT_VERSION}) does '
-                "not know; it refuses to drop it"
-            )
-        elif not info.implemented and not (key == "derive" and is_lod_derive(obj.get(key))):
-            message = (
-                f'`requires` lists "{key}" ({info.extension}, DATUS {info.since}), which this '
-                "engine registers but does not implement yet; it refuses to drop it"
-            )
-        elif carrier not in info.carriers and obj.get(key) is not None:
-            message = (
-                f'`requires` lists "{key}", which is not read on a {_CARRIER_NAMES[carrier]} '
-                f"(only on {_carriers_text(info)}); it refuses to drop it"
-            )
-        else:
-            continue
-        sink.error(
-            KEY_REQUIRED,
-            message,
-            path=path,
-            hint=f"run an engine that implements {key}, or remove it from requires if ignoring "
-            "it is safe",
-            candidates=(key,),
-        )
-
-
 # D-FILL: "a JSON number" — a null fill is a malformed payload (as the reference engine says),
 # not an absent key that would silently keep NULL groups NULL.
 _NULL_IS_INVALID = frozenset({"fill_nulls_with"})
 
 
-def _warn_misplaced(info: KeyInfo, carrier: Carrier, sink: DiagnosticSink, path: str) -> None:
-    sink.warn(
-        KEY_MISPLACED,
-        f"`{info.key}` ({info.extension}) is not read on a {_CARRIER_NAMES[carrier]}: it belongs "
-        f"on a {_carriers_text(info)}; ignored here",
-        path=path,
-        hint=f"move it into the DATUS entry of the {_carriers_text(info)} it describes",
-    )
-
-
-def _warn_not_implemented(info: KeyInfo, sink: DiagnosticSink, path: str) -> None:
-    if info.requires_needed:
-        hint = (
-            "its impact is silent: numbers may be wrong with no other signal. Run an engine that "
-            f"implements {info.extension}, and list {info.key} in requires"
-        )
-    else:
-        hint = f"list {info.key} in requires to make this engine refuse the model instead"
-    sink.warn(
-        KEY_NOT_IMPLEMENTED,
-        f"`{info.key}` ({info.extension}, DATUS {info.since}) is not implemented in this engine "
-        f"and is ignored (ignore impact: {info.impact}); what applies instead: {info.fallback}",
-        path=path,
-        hint=hint,
-    )
-
-
-def _warn_requires_missing(info: KeyInfo, sink: DiagnosticSink, path: str) -> None:
-    sink.warn(
-        REQUIRES_MISSING,
-        f"`{info.key}` ({info.extension}) has silent ignore impact but is not listed in "
-        "`requires`: an engine that lacks it would return different numbers with no signal",
-        path=path,
-        hint=f'add it to the entry: "requires": ["{info.key}"]',
-    )
-
-
-def _non_empty(value: Any) -> bool:
-    if value is None:
-        return False
-    return not (isinstance(value, str | list | dict) and len(value) == 0)
-
-
-def _carriers_text(info: KeyInfo) -> str:
-    return " or ".join(_CARRIER_NAMES[c] for c in info.carriers)
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, list):
-        bad = [v for v in value if not isinstance(v, str)]
-        return f"an array with non-string entries ({', '.join(repr(b) for b in bad[:3])})"
-    return f"{type(value).__name__} {value!r}"
-
-
-# --------------------------------------------------------------------------------------------
-# basic mode
-
-
-def basic_warning(carrier: Carrier, path: str, entries: list[Entry]) -> Diagnostic:
-    """The single `ignored_vendor_extension` warning for a carrying element (§5, ENV-MODE-02).
-
-    The payload is not validated; it is decoded only to name the fallbacks of the keys that
-    appear (registry texts). If it does not decode, a generic text is used.
-    """
-    keys: list[str] = []
-    decoded = True
-    for entry in entries:
-        try:
-            obj = decode_entry(entry)
-        except PayloadDecodeError:
-            decoded = False
-            continue
-        keys.extend(k for k in obj if k not in ENVELOPE_KEYS and k not in keys)
-    where = _CARRIER_NAMES[carrier]
-    silent: list[str] = []
-    if decoded:
-        parts: list[str] = []
-        for key in keys:
-            info = REGISTRY.get(key)
-            if info is not None and carrier in info.carriers:
-                parts.append(f"{info.extension} {key} → {info.fallback}")
-                if info.requires_needed:
-                    silent.append(key)
-            else:
-                parts.append(f"{key} → ignored (not a key this engine reads on a {where})")
-        text = (
-            "; ".join(parts) if parts else "the entry carries no extension keys, so nothing changes"
-        )
-    else:
-        text = (
-            f"the payload is not read, so every DATUS extension on this {where} falls back to its "
-            "plain Ossie default"
-        )
-        if carrier == "metric":
-            text += " (no window derivation applies: the metric is its plain base aggregate)"
-    if silent:
-        hint = (
-            f"silent-impact keys ({', '.join(silent)}) are ignored: basic mode may return "
-            "different numbers with no other signal; run this model in datus mode"
-        )
-    else:
-        hint = "run in datus mode (the default, --osi-datus) to apply the extension"
-    return Diagnostic(
-        IGNORED_VENDOR,
-        f"DATUS extension ignored in basic mode (--osi-basic); what applies instead: {text}",
-        "warning",
-        path=path,
-        hint=hint,
-    )

@@ -3,8 +3,8 @@
 This table is the single source of truth (datus-extensions §2.1, CHECKLIST ENV-REG-01/02): the
 version gate (`version.py`), the basic-mode and not-implemented warning texts (`envelope.py`,
 `reader.py`), `dosi info` and `GET /v1/capabilities` all read it at run time, so none of them
-can drift. The §7 changelog is mirrored in `HISTORY`; a test checks that every key appears in
-exactly one history row, at its `since` version.
+can drift. The §7 changelog is mirrored in `HISTORY` (`dosi.ext.history`); a test checks that
+every key appears in exactly one history row, at its `since` version.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from dosi.ext.history import HISTORY, WINDOW_FEATURES
 
 DATUS_EXT_VERSION = "1.10"
 """The DATUS extension version this engine implements (datus-extensions header, §2.1)."""
@@ -197,72 +199,6 @@ _KEYS: tuple[KeyInfo, ...] = (
 
 REGISTRY: dict[str, KeyInfo] = {k.key: k for k in _KEYS}
 """Every payload key this engine knows, by name."""
-
-WINDOW_FEATURES: dict[str, str] = {
-    "window.rank": "1.3",
-    "window.value": "1.3",
-    "window.offset.direction": "1.3",
-    "window.frame.order": "1.3",
-    "window.frame.partition": "1.3",
-    "window.frame.units": "1.3",
-    "window.frame.second": "1.3",
-    "window.frame.function (W2 statistical)": "1.3",
-    "window.frame.function (W3 two-argument)": "1.3",
-    "window.frame.scope": "1.9",
-    "window.order.nulls": "1.9",
-}
-"""In-family growth of `window` (no registry rows, §7 1.3 / 1.9): the minor that added each
-shape. Used by the gate for `datus_ext_key_newer_than_declared` (a new accepted shape of an
-existing key is a MINOR bump, §2.1)."""
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    """One released minor version (datus-extensions §7)."""
-
-    version: str
-    date: str
-    keys: tuple[str, ...]
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"version": self.version, "date": self.date, "added": list(self.keys)}
-        if self.note:
-            out["note"] = self.note
-        return out
-
-
-HISTORY: tuple[HistoryEntry, ...] = (
-    HistoryEntry("1.0", "2026-07-11", ("join_type", "fill_nulls_with")),
-    HistoryEntry(
-        "1.1",
-        "2026-08-02",
-        ("time_dimension", "time_granularity", "dataset"),
-        "2026-08-04: the envelope version gate (v) and requires, with no new keys",
-    ),
-    HistoryEntry("1.2", "2026-08-06", ("window",)),
-    HistoryEntry(
-        "1.3",
-        "2026-08-09",
-        (),
-        "in-family window growth: rank and value families, offset.direction, frame "
-        "order/partition/units/second, W2/W3 functions",
-    ),
-    HistoryEntry("1.4", "2026-08-12", ("derive", "measure")),
-    HistoryEntry("1.5", "2026-08-26", ("params",)),
-    HistoryEntry("1.6", "2026-09-02", ("time",)),
-    HistoryEntry("1.7", "2026-09-11", ("is_dimension",)),
-    HistoryEntry("1.8", "2026-09-16", ("cardinality",)),
-    HistoryEntry(
-        "1.9",
-        "2026-09-16",
-        (),
-        "in-family window growth: frame.scope, order.nulls, window.base over ratio/compose, "
-        "nested windows",
-    ),
-    HistoryEntry("1.10", "2026-09-23", ("lod",)),
-)
-
 
 def parse_engine_version(text: str) -> tuple[int, int]:
     """`"1.10"` → `(1, 10)`; for registry strings only (user input goes through version.py)."""

@@ -6,7 +6,7 @@ of `%Y%m%d%H%M%S` (stopping at any level, none skipped, repeated or reordered) w
 text around the parts and `%%` for a literal percent (FMT-DEC-04/05). Everything else (unknown
 directives, `%-m`, `%f`, `%z`, epoch forms) is `invalid_datus_extension` naming the key
 (FMT-DEC-06/22). Checks that need the field's datatype or `is_time` live in
-`dosi.compiler.time_formats`.
+`dosi.compiler.time_format`.
 
 `TimeFormat` is the parsed layout the IR carries: where each part sits (by character), the
 grain the layout derives, and how a date bound is written in the stored encoding (the filter

@@ -18,7 +18,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dosi.ext.registry import ENGINE_VERSION
+from dosi.errors import DiagnosticSink
+from dosi.ext.registry import DATUS_EXT_VERSION, ENGINE_VERSION, REGISTRY
+
+INVALID = "invalid_datus_extension"
+UNSUPPORTED_VERSION = "unsupported_datus_ext_version"
+VERSION_AHEAD = "datus_ext_version_ahead"
 
 Version = tuple[int, int]
 GateOutcome = Literal["ok", "ahead", "unsupported"]
@@ -124,3 +129,53 @@ def classify(declared: Version) -> GateOutcome:
     if declared[1] > ENGINE_VERSION[1]:
         return "ahead"
     return "ok"
+
+
+def gate_version(
+    raw: Any, keys: tuple[str, ...], requires: tuple[str, ...], sink: DiagnosticSink, path: str
+) -> Version | Literal["unsupported"] | None:
+    """Read `v` and apply the §2 table; returns the declared version, None, or "unsupported"."""
+    try:
+        declared = parse_declared(raw)
+    except VersionFormatError as exc:
+        sink.error(INVALID, exc.message, path=path, hint=exc.hint)
+        return None
+    if declared is None:
+        return None
+    if isinstance(declared, BelowOne):
+        sink.error(
+            UNSUPPORTED_VERSION,
+            f"`v` {declared.text} is below 1.0: no DATUS version before 1.0 exists",
+            path=path,
+            hint=f'declare a version from "1.0" to "{DATUS_EXT_VERSION}", or omit v',
+        )
+        return "unsupported"
+    outcome = classify(declared)
+    if outcome == "unsupported":
+        sink.error(
+            UNSUPPORTED_VERSION,
+            f"`v` {fmt(declared)} declares DATUS major {declared[0]}, but this engine implements "
+            f"{DATUS_EXT_VERSION}: a major bump changes the meaning of at least one key, so the "
+            "payload is not read",
+            path=path,
+            hint="run an engine that implements this major version, or re-export the model for "
+            "datus-ext/1",
+        )
+        return "unsupported"
+    if outcome == "ahead":
+        dropped = [k for k in keys if k not in REGISTRY and k not in requires]
+        detail = (
+            f"keys this engine does not know are dropped: {', '.join(dropped)}"
+            if dropped
+            else "no key in this payload is unknown here, so nothing is dropped"
+        )
+        sink.warn(
+            VERSION_AHEAD,
+            f"`v` {fmt(declared)} is newer than this engine's DATUS {DATUS_EXT_VERSION}; "
+            f"{detail}; every key this engine knows still applies",
+            path=path,
+            hint="upgrade the engine to honor the newer keys; list any key that must not be "
+            "dropped in requires",
+            candidates=tuple(dropped),
+        )
+    return declared

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dosi import DATUS_EXT_VERSION, SPEC_VERSION, __version__
-from dosi.engine import Engine
+from dosi.engine import Engine, validate
 from dosi.errors import ExecuteError, ModelError, OsiError, QueryError
 from dosi.ext import IMPACTS, capabilities
 from dosi.model.loader import read_model_text
@@ -214,3 +214,43 @@ class EngineHolder:
 
     def lease(self) -> contextlib.AbstractContextManager[Engine]:
         return self.current_pool().lease()
+
+
+class OsiErrorBody(Exception):
+    """A request problem found before the engine runs (bad JSON, bad envelope)."""
+
+    def __init__(self, status: int, body: dict[str, Any]) -> None:
+        super().__init__(body["message"])
+        self.status = status
+        self.body = body
+
+
+def validate_body(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+        raise OsiErrorBody(
+            400,
+            error_body(
+                "invalid_request",
+                'the body is {"model": "<model YAML or JSON text>"}',
+                candidates=["model", "mode"],
+            ),
+        )
+    extra = set(body) - {"model", "mode"}
+    if extra:
+        raise OsiErrorBody(
+            400,
+            error_body(
+                "unknown_request_key",
+                f"unknown key `{sorted(extra)[0]}`",
+                candidates=["model", "mode"],
+            ),
+        )
+    mode = body.get("mode", "datus")
+    if mode not in ("datus", "basic"):
+        raise OsiErrorBody(
+            400,
+            error_body(
+                "invalid_request", '`mode` is "datus" or "basic"', candidates=["datus", "basic"]
+            ),
+        )
+    return validate(body["model"], mode)

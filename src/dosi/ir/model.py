@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from dosi.ext import TimeFormat, WindowSpec
     from dosi.ext.params import MetricParams
     from dosi.ir.derive import DeriveIr
-    from dosi.ir.lod import LodFieldIr
+    from dosi.ir.lod_field import LodFieldIr
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
@@ -41,7 +41,7 @@ class FieldIr:
     description: str | None = None
     label: str | None = None
     source_sql: str = ""
-    lod: LodFieldIr | None = None  # D-LOD fixed field (dosi.ir.lod)
+    lod: LodFieldIr | None = None  # D-LOD fixed field (dosi.ir.lod_field)
     # D-FORMAT: the stored encoding (None: a native date/time, FMT-DEC-03)
     time_format: TimeFormat | None = None
 
@@ -79,7 +79,7 @@ class RelationshipIr:
     from_columns: tuple[str, ...]
     to_columns: tuple[str, ...]
     join_type: JoinType
-    # D-CONFORM: "many_to_many" pairs two facts (never joined; see dosi.ir.conformed)
+    # D-CONFORM: "many_to_many" pairs two facts (never joined; see dosi.ir.conform)
     kind: Literal["many_to_one", "many_to_many"] = "many_to_one"
 
 
@@ -131,7 +131,7 @@ class MetricIr:
 
 
 # D-CONFORM conformity classes (datus-extensions §3 D-CONFORM); the functions that read them
-# live in dosi.ir.conformed
+# live in dosi.ir.conform
 @dataclass(frozen=True)
 class ConformClass:
     """One conformed dimension: its spellings, one per dataset, in declaration order."""
@@ -210,7 +210,7 @@ class ModelIr:
     unavailable_metrics: Mapping[str, Diagnostic] = field(
         default_factory=lambda: MappingProxyType({})
     )
-    # D-CONFORM: many_to_many edges and their classes (read via dosi.ir.conformed.conformity);
+    # D-CONFORM: many_to_many edges and their classes (read via dosi.ir.conform.conformity);
     # `relationships` holds only the edges joins may walk
     conformed: ConformedIr | None = None
 

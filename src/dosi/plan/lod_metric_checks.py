@@ -7,8 +7,8 @@ an excluded dimension the view does not carry is `lod_dimension_not_grouped`.
 from __future__ import annotations
 
 from dosi.errors import QueryError
-from dosi.ir.conformed import same_dimension
-from dosi.ir.lod import lod_refs
+from dosi.ir.conform import same_dimension
+from dosi.ir.lod_field import lod_refs
 from dosi.ir.model import MetricIr, ModelIr
 from dosi.query.resolve import ResolvedDim, ResolvedQuery
 
@@ -17,7 +17,7 @@ NOT_GROUPED = "lod_dimension_not_grouped"
 
 def lod_field_read(model: ModelIr, rq: ResolvedQuery, plain: list[MetricIr]) -> str | None:
     """The first D-LOD field the query reads: a group-by item, a row filter, or a plain
-    metric's measure (all carry the field's placeholder column, dosi.ir.lod)."""
+    metric's measure (all carry the field's placeholder column, dosi.ir.lod_field)."""
     exprs = [d.field.expr for d in rq.dims if d.field is not None]
     if rq.where is not None:
         exprs.append(rq.where.expr)

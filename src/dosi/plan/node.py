@@ -3,21 +3,116 @@
 A plan is a DAG of these: scans and joins at the leaves, aggregates above them, then merge,
 metric formulas, window stages, trim, the metric filter and order / limit at the root. Nodes
 hold IR values and plain descriptions, never SQL trees under construction: the SQL visitor
-(`dosi.sql.to_sql`) builds SQL from them, `explain` prints them.
+(`dosi.sql.to_sql`, a `PlanVisitor`) builds SQL from them, `explain` prints them.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class PlanVisitor(ABC, Generic[T]):
+    """A pass over the plan DAG answering a `T` per node: one abstract `visit_<kind>` per node
+    kind (as MetricFlow's DataflowPlanNodeVisitor). A visitor that misses one cannot be
+    instantiated; a node kind without its method here fails when its class is defined
+    (`PlanNode.__init_subclass__`), and `dosi.plan.nodes` checks at import that every method
+    here has its kind. Each method receives the node of its kind (the subclass annotates the
+    concrete class; this module imports no kind, the kinds import it).
+
+    Adding a node kind: plan/nodes/<kind>.py (the frozen dataclass, its `accept` calling
+    `visit_<kind>`), a `visit_<kind>` here, the class in `dosi.plan.nodes`, and the method in
+    every visitor (the SQL visitor `dosi.sql.to_sql.ToSql`).
+    """
+
+    @abstractmethod
+    def visit_aggregate(self, node: PlanNode) -> T:
+        """A `Aggregate` node (plan/nodes/aggregate.py)."""
+
+    @abstractmethod
+    def visit_compute_metrics(self, node: PlanNode) -> T:
+        """A `ComputeMetrics` node (plan/nodes/compute_metrics.py)."""
+
+    @abstractmethod
+    def visit_decode_time(self, node: PlanNode) -> T:
+        """A `DecodeTime` node (plan/nodes/decode_time.py)."""
+
+    @abstractmethod
+    def visit_derive_compute(self, node: PlanNode) -> T:
+        """A `DeriveCompute` node (plan/nodes/derive_compute.py)."""
+
+    @abstractmethod
+    def visit_filter_result(self, node: PlanNode) -> T:
+        """A `FilterResult` node (plan/nodes/filter_result.py)."""
+
+    @abstractmethod
+    def visit_join(self, node: PlanNode) -> T:
+        """A `Join` node (plan/nodes/join.py)."""
+
+    @abstractmethod
+    def visit_lod_attach(self, node: PlanNode) -> T:
+        """A `LodAttach` node (plan/nodes/lod_attach.py)."""
+
+    @abstractmethod
+    def visit_lod_broadcast(self, node: PlanNode) -> T:
+        """A `LodBroadcast` node (plan/nodes/lod_broadcast.py)."""
+
+    @abstractmethod
+    def visit_lod_include(self, node: PlanNode) -> T:
+        """A `LodInclude` node (plan/nodes/lod_include.py)."""
+
+    @abstractmethod
+    def visit_lod_rollup(self, node: PlanNode) -> T:
+        """A `LodRollup` node (plan/nodes/lod_rollup.py)."""
+
+    @abstractmethod
+    def visit_merge(self, node: PlanNode) -> T:
+        """A `Merge` node (plan/nodes/merge.py)."""
+
+    @abstractmethod
+    def visit_order_limit(self, node: PlanNode) -> T:
+        """A `OrderLimit` node (plan/nodes/order_limit.py)."""
+
+    @abstractmethod
+    def visit_pre_aggregate(self, node: PlanNode) -> T:
+        """A `PreAggregate` node (plan/nodes/pre_aggregate.py)."""
+
+    @abstractmethod
+    def visit_scan(self, node: PlanNode) -> T:
+        """A `Scan` node (plan/nodes/scan.py)."""
+
+    @abstractmethod
+    def visit_stream_bucket(self, node: PlanNode) -> T:
+        """A `StreamBucket` node (plan/nodes/stream_bucket.py)."""
+
+    @abstractmethod
+    def visit_trim(self, node: PlanNode) -> T:
+        """A `Trim` node (plan/nodes/trim.py)."""
+
+    @abstractmethod
+    def visit_window(self, node: PlanNode) -> T:
+        """A `Window` node (plan/nodes/window.py)."""
 
 
 @dataclass(frozen=True)
-class PlanNode:
-    """A plan operator. Subclasses set `kind` and check their invariants in __post_init__."""
+class PlanNode(ABC):
+    """A plan operator. Subclasses set `kind`, check their invariants in __post_init__ and
+    accept a `PlanVisitor` by calling its `visit_<kind>`."""
 
     kind: ClassVar[str] = "node"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("kind")
+        if kind is not None and f"visit_{kind}" not in PlanVisitor.__abstractmethods__:
+            raise TypeError(
+                f"plan node kind {kind!r} ({cls.__name__}) has no abstract "
+                f"visit_{kind} in dosi.plan.node.PlanVisitor"
+            )
 
     @property
     def parents(self) -> tuple[PlanNode, ...]:
@@ -40,9 +135,9 @@ class PlanNode:
             out["parents"] = [p.to_json() for p in self.parents]
         return out
 
-    def accept(self, visitor: Any) -> Any:
+    @abstractmethod
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         """Double dispatch: each node kind calls its own `visitor.visit_<kind>(self)`."""
-        raise NotImplementedError(type(self).__name__)
 
     def walk(self) -> Iterator[PlanNode]:
         """This node, then its ancestors depth first (each shared parent once)."""

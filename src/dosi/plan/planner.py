@@ -14,11 +14,10 @@ from sqlglot import exp
 
 from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
-from dosi.plan.builder.stream import plan_stream
-from dosi.plan.conformed import ConformedSpellings
-from dosi.plan.encoded_time import branch_dim, time_filter
+from dosi.plan.builder.stream_window import plan_stream
+from dosi.plan.conform import ConformedSpellings
 from dosi.plan.joins import JoinGraph, join_order
-from dosi.plan.lod import lod_query_branch
+from dosi.plan.lod_field import lod_query_branch
 from dosi.plan.records import (
     Branch,
     BranchDim,
@@ -28,9 +27,10 @@ from dosi.plan.records import (
     QueryPlan,
     TimeFilter,
 )
+from dosi.plan.time_format import branch_dim, time_filter
 from dosi.plan.where_reach import where_context_error
-from dosi.query.encoded_time import check_bounds
 from dosi.query.resolve import ResolvedQuery
+from dosi.query.time_format import check_bounds
 
 
 @dataclass
@@ -287,7 +287,7 @@ class Planner:
             filters=tuple(filters),
             time_filters=tuple(time_filters),
         )
-        return lod_query_branch(model, self.graph, branch, rq)  # D-LOD (plan/lod.py)
+        return lod_query_branch(model, self.graph, branch, rq)  # D-LOD (plan/lod_field.py)
 
 
 def _named_fields(rq: ResolvedQuery) -> list[FieldIr]:

@@ -77,7 +77,7 @@ class Branch:
     measures: tuple[str, ...]
     filters: tuple[exp.Expression, ...]
     time_filters: tuple[TimeFilter, ...] = ()
-    lod: LodShape | None = None  # D-LOD fixed fields read in this branch (plan/lod.py)
+    lod: LodShape | None = None  # D-LOD fixed fields read in this branch (plan/lod_field.py)
 
     def describe(self) -> str:
         parts = [f"Branch {self.id}: aggregate {self.dataset}"]

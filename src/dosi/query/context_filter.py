@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from dosi.compiler.sqlparse import PREDICATE_LIMITS, SqlSnippetError, SqlTooComplex, parse_scalar
 from dosi.errors import QueryError
-from dosi.ir.lod import lod_refs
+from dosi.ir.lod_field import lod_refs
 from dosi.ir.model import FieldIr, ModelIr
 from dosi.query.filters import column_name, metric_named
 

@@ -5,7 +5,7 @@ a binding applies to every queried metric that declares the name (directly, or t
 derive members); an omitted param takes its default; a list expands the metric into one column
 per value (several lists: the cartesian product, the earlier-declared param outer), at most 64
 columns per query. A column under the default binding keeps the metric's name; otherwise it is
-`{metric}__{param}_{value}` (`dosi.ext.param_names`).
+`{metric}__{param}_{value}` (`dosi.ext.params_naming`).
 
 An instance is the metric's IR with its slots filled at the bound values and the column as its
 name, added to a copy of the model (`dataclasses.replace`, never an edit: the IR is frozen), so
@@ -23,12 +23,11 @@ from typing import Any
 from sqlglot import exp
 
 from dosi.errors import QueryError, closest
-from dosi.ext.param_names import column_name
 from dosi.ext.params import FILTER_SLOT, MetricParams, ParamDecl, Scalar, show, typed_value
-from dosi.ext.window import FrameWindow, OffsetWindow, RankWindow, ValueWindow, WindowSpec
-from dosi.ext.window_payload import MAX_OFFSET_UNITS
+from dosi.ext.params_naming import column_name
+from dosi.ext.window import SLOT_BY_NAME, SlotOutOfRange, WindowSpec
 from dosi.ir.model import MeasureIr, MetricIr, ModelIr
-from dosi.query.filter_params import instantiate_filter
+from dosi.query.params_filter import instantiate_filter
 from dosi.query.spec import OrderItem, Query, query_to_dict
 
 MAX_COLUMNS = 64
@@ -363,26 +362,14 @@ def _swap_measures(metric: MetricIr, renames: dict[str, str]) -> MetricIr:
 
 
 def fill_window_slot(metric: str, window: WindowSpec, slot: str, value: int) -> WindowSpec:
-    """A window spec with one slot at `value` (PARAM-SLOT-01..05)."""
-    if slot == "offset.count" and isinstance(window, OffsetWindow):
-        most = MAX_OFFSET_UNITS.get(window.granularity)
-        if most is not None and value > most:
-            raise QueryError(
-                "param_out_of_domain",
-                f"metric `{metric}`: an offset of {value} {window.granularity}s shifts more than "
-                "10,000 years",
-                metrics=[metric],
-            )
-        return replace(window, count=value)
-    if slot == "frame.preceding" and isinstance(window, FrameWindow):
-        return replace(window, preceding=value)
-    if slot == "rolling.periods" and isinstance(window, FrameWindow):
-        return replace(window, preceding=value - 1)
-    if slot == "rank.buckets" and isinstance(window, RankWindow):
-        return replace(window, buckets=value)
-    if slot == "value.n" and isinstance(window, ValueWindow):
-        return replace(window, n=value)
-    raise AssertionError(f"slot {slot} does not fit a {window.family} window")
+    """A window spec with one slot at `value` (PARAM-SLOT-01..05; each family's slots are in
+    its module, `dosi.ext.window.families.WINDOW_SLOTS`)."""
+    try:
+        return SLOT_BY_NAME[slot].bind(window, value)
+    except SlotOutOfRange as err:
+        raise QueryError(
+            "param_out_of_domain", f"metric `{metric}`: {err}", metrics=[metric]
+        ) from None
 
 
 def _order_keys(

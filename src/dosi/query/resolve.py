@@ -20,9 +20,8 @@ from dosi.compiler.sqlparse import (
 )
 from dosi.errors import QueryError, closest
 from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
-from dosi.query.conformed_paths import check_not_conformed_path
+from dosi.query.conform import check_not_conformed_path
 from dosi.query.context_filter import names_only_outputs, resolve_context
-from dosi.query.encoded_time import check_bounds, reject_in_where
 from dosi.query.filters import (
     ResultFilter,
     column_name,
@@ -31,13 +30,13 @@ from dosi.query.filters import (
     names_metric,
     result_filter,
 )
-from dosi.query.lod_checks import lod_metric_as_dimension
-from dosi.query.param_binding import check_no_bind_marker
+from dosi.query.lod_metric import lod_metric_as_dimension
+from dosi.query.params_shape import check_no_bind_marker
 from dosi.query.predicate_allowlist import check_predicate
 from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
 from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
-from dosi.query.stream_window import StreamWindow
-from dosi.query.stream_windows import check_stream_query
+from dosi.query.stream_window import StreamWindow, check_stream_query
+from dosi.query.time_format import check_bounds, reject_in_where
 
 METRIC_TIME = "metric_time"
 
@@ -228,7 +227,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
                     check_grain(model, model.field(mir.time_axis), g.grain, g.spelling)
         out = METRIC_TIME if g.grain is None else f"{METRIC_TIME}__{g.grain}"
         if g.window is not None:
-            out = "window_start"  # and window_end (dosi.query.stream_windows)
+            out = "window_start"  # and window_end (dosi.query.stream_window)
         return ResolvedDim(out, g.spelling, None, g.grain, g.window)
     lod_metric_as_dimension(model, g.field)  # D-LOD: LOD-NI-07
     f = find_field(model, query, g.field)
@@ -248,7 +247,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
         )
     out = f.name if g.grain is None else f"{f.name}__{g.grain}"
     if g.window is not None:
-        out = "window_start"  # and window_end (dosi.query.stream_windows)
+        out = "window_start"  # and window_end (dosi.query.stream_window)
     return ResolvedDim(out, g.spelling, f, g.grain, g.window)
 
 

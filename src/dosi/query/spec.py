@@ -14,7 +14,7 @@ from typing import Any
 from dosi.errors import QueryError, QueryShapeError, bounded, closest
 from dosi.ir.model import GRAINS
 from dosi.query.bounds import check_query_bounds
-from dosi.query.param_binding import params_to_dict, parse_params
+from dosi.query.params_shape import params_to_dict, parse_params
 from dosi.query.stream_window import (
     STREAM_WINDOW_TYPES,
     StreamWindow,
@@ -22,7 +22,7 @@ from dosi.query.stream_window import (
     parse_window_object,
     parse_window_text,
 )
-from dosi.query.tagged_ranges import TaggedRange, parse_time_ranges
+from dosi.query.time_ranges_shape import TaggedRange, parse_time_ranges
 
 QUERY_KEYS = (
     "metrics",

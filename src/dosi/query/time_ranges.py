@@ -28,7 +28,7 @@ from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.query.params import Expansion, OutputColumn
 from dosi.query.resolve import ResolvedQuery
-from dosi.query.tagged_ranges import TaggedRange
+from dosi.query.time_ranges_shape import TaggedRange
 
 When = dt.date | dt.datetime
 # (time field, start, end) -> the predicates a range filter on it renders to (the dialect's)

@@ -12,14 +12,14 @@ from sqlglot import exp
 from dosi.compiler.fields import ident
 from dosi.errors import QueryError
 from dosi.ir.model import ModelIr, RelationshipIr
-from dosi.plan.encoded_time import branch_dim, time_filter
 from dosi.plan.joins import JoinGraph, join_order
-from dosi.plan.lod import detail_lod_shape
+from dosi.plan.lod_field import detail_lod_shape
 from dosi.plan.records import LodShape, TimeFilter
+from dosi.plan.time_format import branch_dim, time_filter
 from dosi.query.detail import ResolvedDetail
-from dosi.query.encoded_time import check_bounds
+from dosi.query.time_format import check_bounds
 from dosi.sql.dialects import Dialect
-from dosi.sql.lod import join_rollups, values_rewrite
+from dosi.sql.lod_field import join_rollups, values_rewrite
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, col
 

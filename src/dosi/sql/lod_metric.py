@@ -1,4 +1,4 @@
-"""SQL for the D-LOD metric stages (plan/nodes/lod_metric.py).
+"""SQL for the D-LOD metric stages (plan/nodes/lod_include.py, plan/nodes/lod_attach.py).
 
 Every sub-plan (view, sides, include rows) renders to its own SELECT, possibly with CTEs (a
 merge); those CTEs are lifted to the statement with a per-stage prefix, so the statement has
@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dosi.compiler.fields import ident
-from dosi.plan.nodes.lod_metric import LodAttach, LodInclude
+from dosi.plan.nodes import LodAttach, LodInclude
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, join, number, table
 

@@ -1,10 +1,12 @@
-"""Plan -> sqlglot tree (a visitor over plan nodes); the dialect renders the text.
+"""The branch SELECTs the SQL visitor (`dosi.sql.to_sql.ToSql`) assembles: a branch's dims,
+time filters, joins and GROUP BY, the merge of several branches, the metric formulas, the
+result filter and the final order / limit. The dialect renders the text.
 
 Shapes:
 - one branch, no window: a flat `SELECT dims, formulas FROM fact JOIN ... GROUP BY dims`;
 - several branches: one CTE per branch, merged with NULL-safe FULL OUTER JOINs on the
   group-by output names, formulas evaluated over the measure columns after the merge;
-- a window stage sits on top of the aggregate as further CTEs (see `dosi.sql.windows`).
+- a window stage sits on top of the aggregate as further CTEs (see `dosi.sql.window`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from dosi.ir.model import ModelIr
 from dosi.plan.calendar import trunc_when
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
 from dosi.sql.dialects import Dialect
-from dosi.sql.lod import lod_grouped
-from dosi.sql.stream import stream_grouped, stream_window_start
+from dosi.sql.lod_field import lod_grouped
+from dosi.sql.stream_window import stream_grouped, stream_window_start
 from dosi.sql.util import aliased, and_all, clone, col, cte_name, join, number, table, table_aliased
 
 _Build = Callable[[Callable[[str], exp.Expression]], exp.Expression]
@@ -181,10 +183,10 @@ class Renderer:
         """SELECT dims, columns FROM the branch GROUP BY dims; each column builds its value
         from a measure lookup. `mode` is the plan's choice below the aggregate: "plain",
         "pre_aggregate" (grouped by the raw date first, then rolled up: PERFORMANCE.md item
-        1) or "stream" (streaming windows: dosi.sql.stream)."""
+        1) or "stream" (streaming windows: dosi.sql.stream_window)."""
         if mode == "stream":
             return stream_grouped(self, b, columns)
-        if mode == "lod":  # D-LOD fixed fields (dosi.sql.lod)
+        if mode == "lod":  # D-LOD fixed fields (dosi.sql.lod_field)
             return lod_grouped(self, b, columns)
         if mode == "pre_aggregate":
             return self._rolled_up(b, columns)

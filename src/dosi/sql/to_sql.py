@@ -5,7 +5,7 @@ Shapes:
 - several branches: one CTE per branch, merged on the group-by output names (the Merge
   node's strategy), formulas evaluated over the measure columns after the merge;
 - a window stage: the branch aggregate as the `base` CTE, the window functions in `win`,
-  trim and metric filter on the rows of `win` (see `dosi.sql.windows`).
+  trim and metric filter on the rows of `win` (see `dosi.sql.window`).
 The dialect renders the text.
 """
 
@@ -18,7 +18,7 @@ from sqlglot import exp
 from dosi.compiler.fields import ident
 from dosi.ir.model import ModelIr
 from dosi.plan.builder.dag import build_dag
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
@@ -26,7 +26,9 @@ from dosi.plan.nodes import (
     DeriveCompute,
     FilterResult,
     Join,
+    LodAttach,
     LodBroadcast,
+    LodInclude,
     LodRollup,
     Merge,
     OrderLimit,
@@ -36,13 +38,12 @@ from dosi.plan.nodes import (
     Trim,
     Window,
 )
-from dosi.plan.nodes.lod_metric import LodAttach, LodInclude
 from dosi.plan.records import Branch, JoinStep, LodShape, QueryPlan
 from dosi.sql.dialects import Dialect
 from dosi.sql.lod_metric import attach_sql, include_sql
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, cte_name, table
-from dosi.sql.windows import BASE, WIN, render_window, trim_predicates
+from dosi.sql.window import BASE, WIN, render_window, trim_predicates
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class _Source:
     scan: Scan
     joins: tuple[JoinStep, ...] = ()
     mode: str = "plain"  # "plain" | "pre_aggregate" | "stream" | "lod"
-    lod: LodShape | None = None  # D-LOD: the rollups and shape (dosi.sql.lod)
+    lod: LodShape | None = None  # D-LOD: the rollups and shape (dosi.sql.lod_field)
 
 
 @dataclass(frozen=True)
@@ -85,32 +86,60 @@ class _Rows:
     wheres: list[exp.Expression] = field(default_factory=list)
 
 
-class ToSql:
+#: What a node renders to, from the leaves up: the source rows, a branch aggregate, the
+#: branches to merge, a SELECT, a window stage over its series, or the windowed rows.
+SqlPart = _Source | _Grouped | _Merged | exp.Select | _Windowed | _Rows
+
+
+class ToSql(PlanVisitor[SqlPart]):
+    """The SQL visitor: one `visit_<kind>` per node kind (`dosi.plan.node.PlanVisitor`)."""
+
     def __init__(self, model: ModelIr, dialect: Dialect) -> None:
         self.r = Renderer(model, dialect)
+
+    # -- what a parent renders to, where only one part can stand ---------------------------
+    def _source(self, node: PlanNode) -> _Source:
+        out = node.accept(self)
+        assert isinstance(out, _Source)
+        return out
+
+    def _grouped(self, node: PlanNode) -> _Grouped:
+        out = node.accept(self)
+        assert isinstance(out, _Grouped)
+        return out
+
+    def _select(self, node: PlanNode) -> exp.Select:
+        out = node.accept(self)
+        assert isinstance(out, exp.Select)
+        return out
+
+    def _staged(self, node: PlanNode) -> _Windowed | _Rows | exp.Select:
+        out = node.accept(self)
+        assert isinstance(out, _Windowed | _Rows | exp.Select)
+        return out
 
     def visit_scan(self, node: Scan) -> _Source:
         return _Source(node)
 
     def visit_join(self, node: Join) -> _Source:
-        src: _Source = node.parent.accept(self)
+        src = self._source(node.parent)
         return replace(src, joins=(*src.joins, JoinStep(node.relationship)))
 
     def visit_pre_aggregate(self, node: PreAggregate) -> _Source:
-        return replace(node.parent.accept(self), mode="pre_aggregate")
+        return replace(self._source(node.parent), mode="pre_aggregate")
 
     def visit_stream_bucket(self, node: StreamBucket) -> _Source:
-        return replace(node.parent.accept(self), mode="stream")
+        return replace(self._source(node.parent), mode="stream")
 
     def visit_lod_rollup(self, node: LodRollup) -> _Source:
         """Two-stage: the view reads only this rollup, its dimension filters on the output."""
         return _Source(Scan(node.spec.dataset, node.output_filters), mode="lod", lod=node.shape)
 
     def visit_lod_broadcast(self, node: LodBroadcast) -> _Source:
-        return replace(node.parent.accept(self), mode="lod", lod=node.shape)
+        return replace(self._source(node.parent), mode="lod", lod=node.shape)
 
     def visit_aggregate(self, node: Aggregate) -> _Grouped:
-        src: _Source = node.parent.accept(self)
+        src = self._source(node.parent)
         branch = Branch(
             id=node.branch_id,
             dataset=node.dataset,
@@ -127,11 +156,10 @@ class ToSql:
     def visit_decode_time(self, node: DecodeTime) -> _Grouped:
         """The parse runs in the aggregate's SELECT over its group keys: the dialect's decode
         fact, applied where the renderer selects an encoded dim (Renderer.decoded)."""
-        below: _Grouped = node.parent.accept(self)
-        return below
+        return self._grouped(node.parent)
 
     def visit_merge(self, node: Merge) -> _Merged:
-        return _Merged(node, tuple(p.accept(self) for p in node.inputs))
+        return _Merged(node, tuple(self._grouped(p) for p in node.inputs))
 
     def visit_compute_metrics(self, node: ComputeMetrics) -> exp.Select:
         below = node.parent.accept(self)
@@ -151,12 +179,12 @@ class ToSql:
 
     def visit_lod_attach(self, node: LodAttach) -> exp.Select:
         """D-LOD exclude / fixed: side values attached to the view rows."""
-        return attach_sql(node, node.view.accept(self), [s.node.accept(self) for s in node.sides])
+        return attach_sql(node, self._select(node.view), [self._select(s.node) for s in node.sides])
 
     def visit_lod_include(self, node: LodInclude) -> exp.Select:
         """D-LOD include: the finer rows folded per view row."""
-        beside = node.beside.accept(self) if node.beside is not None else None
-        return include_sql(self.r, node, node.inner.accept(self), beside)
+        beside = self._select(node.beside) if node.beside is not None else None
+        return include_sql(self.r, node, self._select(node.inner), beside)
 
     def visit_window(self, node: Window) -> _Windowed | _Rows:
         below = node.parent.accept(self)
@@ -174,7 +202,7 @@ class ToSql:
     def visit_derive_compute(self, node: DeriveCompute) -> _Rows:
         """Stage-tier composes over the window rows: the window CTE renamed, the composes in
         a SELECT over it that takes its name (the trim and filters stay outside)."""
-        rows = self._rows(node.parent.accept(self))
+        rows = self._rows(self._staged(node.parent))
         name, body = rows.ctes[-1]
         below = f"{name}_{len(rows.ctes)}"
         rows.ctes[-1] = (below, body)
@@ -185,7 +213,7 @@ class ToSql:
         return rows
 
     def visit_trim(self, node: Trim) -> _Rows:
-        rows = self._rows(node.parent.accept(self))
+        rows = self._rows(self._staged(node.parent))
         cond = and_all(trim_predicates(self.r, node))
         if cond is not None:
             rows.wheres.append(cond)
@@ -202,7 +230,7 @@ class ToSql:
         return _Rows([*_lift(below), (WIN, below)])
 
     def visit_filter_result(self, node: FilterResult) -> _Rows | exp.Select:
-        below = node.parent.accept(self)
+        below = self._staged(node.parent)
         if isinstance(below, exp.Select):
             return self.r.filtered(below, node.outputs, node.predicate)
         rows = self._rows(below)  # after the trim: both keep rows of the windowed result
@@ -210,7 +238,7 @@ class ToSql:
         return rows
 
     def visit_order_limit(self, node: OrderLimit) -> exp.Select:
-        below = node.parent.accept(self)
+        below = self._staged(node.parent)
         if isinstance(below, exp.Select):
             return self.r.finish(below, node.order, node.limit)
         rows = self._rows(below)
@@ -232,7 +260,7 @@ def _lift(sel: exp.Select) -> list[tuple[str, exp.Select]]:
 
 
 def dag_to_sql(model: ModelIr, root: PlanNode, dialect: Dialect) -> exp.Expression:
-    return root.accept(ToSql(model, dialect))
+    return ToSql(model, dialect)._select(root)
 
 
 def render_plan(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> exp.Expression:

@@ -2,8 +2,8 @@
 
 All values are integers in epoch milliseconds; Python's `//` and `%` floor toward minus infinity,
 so pre-1970 (negative) timestamps fall in the window that really contains them. The SQL
-implementations (`duckdb_macros`, `datafusion_udfs`, `portable_sql`) compute the same results
-and return them as microsecond timestamps; these functions are what the planner and the tests use
+implementations (`duckdb_macros`, `datafusion_udfs`, `dosi.sql.stream_window_bounds`) compute
+the same results and return them as microsecond timestamps; these functions are what the planner and the tests use
 when they need a boundary in Python.
 
 Formulas (UDF-GAP-05 as decided for dosi):

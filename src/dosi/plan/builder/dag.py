@@ -7,7 +7,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dosi.ir.model import ModelIr
-from dosi.plan.builder.lod import lod_input
+from dosi.plan.builder.lod_field import lod_input
+from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
@@ -26,7 +27,6 @@ from dosi.plan.nodes import (
     Window,
 )
 from dosi.plan.records import Branch, QueryPlan, WindowStage
-from dosi.sql.dialects import Dialect
 
 # measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
 ROLLUP_AGGS = frozenset({"sum", "count", "count_star", "min", "max"})
@@ -41,7 +41,7 @@ def pre_aggregable(model: ModelIr, b: Branch) -> bool:
     return all(model.measures[m].agg in ROLLUP_AGGS for m in b.measures)
 
 
-def merge_strategy(dims: tuple[str, ...], dialect: Dialect) -> MergeStrategy:
+def merge_strategy(dims: tuple[str, ...], dialect: PlanDialect) -> MergeStrategy:
     """How branches meet: the dialect says whether FULL JOIN takes a NULL-safe condition."""
     if not dims:
         return "cross"
@@ -50,7 +50,7 @@ def merge_strategy(dims: tuple[str, ...], dialect: Dialect) -> MergeStrategy:
 
 def aggregate_node(model: ModelIr, b: Branch) -> Aggregate:
     """Scan -> joins -> (stream bucket | pre-aggregation) -> the branch's GROUP BY."""
-    if b.lod is not None:  # D-LOD: a rollup read alone, or a broadcast (plan/builder/lod.py)
+    if b.lod is not None:  # D-LOD: a rollup read alone, or a broadcast (plan/builder/lod_field.py)
         return Aggregate(lod_input(b), b.id, b.dataset, b.axis, b.dims, b.measures)
     node: PlanNode = Scan(b.dataset, b.filters, b.time_filters)
     for step in b.joins:
@@ -71,7 +71,7 @@ def decoded(agg: Aggregate) -> PlanNode:
     return DecodeTime(agg, dims) if dims else agg
 
 
-def build_dag(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> OrderLimit:
+def build_dag(model: ModelIr, plan: QueryPlan, dialect: PlanDialect) -> OrderLimit:
     """The plan as a DAG whose root is the result (OrderLimit)."""
     aggs = [aggregate_node(model, b) for b in plan.branches]
     series = [decoded(a) for a in aggs]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 from dosi.plan.records import BranchDim
 
 
@@ -39,5 +39,5 @@ class Aggregate(PlanNode):
             parts.append(f"by=[{', '.join(d.output for d in self.dims)}]")
         return " ".join(parts)
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_aggregate(self)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 from dosi.plan.records import MetricColumn
 
 
@@ -36,5 +36,5 @@ class ComputeMetrics(PlanNode):
             *(f"pass {bid}.{n}" for n, bid in self.passed),
         )
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_compute_metrics(self)

@@ -3,15 +3,15 @@
 It sits on an Aggregate whose group-by includes encoded fields: the aggregate groups by the raw
 stored value (or by the truncated decoded value for a coarser grain), and the value is parsed
 into a DATE / TIMESTAMP in the SELECT (FMT-GRP-05) by the dialect's parse fact
-(`dosi.sql.dialects.time_decode`). The SQL visitor renders it inside the aggregate's SELECT.
+(`dosi.sql.dialects.time_format`). The SQL visitor renders it inside the aggregate's SELECT.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 from dosi.plan.records import BranchDim
 
 
@@ -37,5 +37,5 @@ class DecodeTime(PlanNode):
             parts.append(f"{d.output} <- {d.expr.sql()} ({d.time_format.format}){grain}")
         return f"DecodeTime per group [{'; '.join(parts)}]"
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_decode_time(self)

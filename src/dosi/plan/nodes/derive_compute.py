@@ -4,10 +4,10 @@ of the window stage below, before the trim: members accumulate first, then the a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from dosi.plan.derive_stage import DerivedColumn
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 
 
 @dataclass(frozen=True)
@@ -30,5 +30,5 @@ class DeriveCompute(PlanNode):
     def details(self) -> tuple[str, ...]:
         return tuple(c.describe() for c in self.columns)
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_derive_compute(self)

@@ -4,11 +4,11 @@ aggregation, the window stage and its trim, before order / limit."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from sqlglot import exp
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 
 
 @dataclass(frozen=True)
@@ -30,5 +30,5 @@ class FilterResult(PlanNode):
     def describe(self) -> str:
         return f"FilterResult {self.predicate.sql()}"
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_filter_result(self)

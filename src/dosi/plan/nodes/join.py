@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from dosi.ir.model import RelationshipIr
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 
 
 @dataclass(frozen=True)
@@ -30,5 +30,5 @@ class Join(PlanNode):
             f"({r.from_dataset} -> {r.to_dataset})"
         )
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_join(self)

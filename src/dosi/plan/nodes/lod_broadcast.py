@@ -6,9 +6,9 @@ aggregated family's keys), so a pinned value counts once per key per group."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 from dosi.plan.nodes.lod_rollup import LodRollup
 from dosi.plan.records import LodShape
 
@@ -44,5 +44,5 @@ class LodBroadcast(PlanNode):
     def details(self) -> tuple[str, ...]:
         return tuple(f"dimension filter {where}: {text}" for where, text in self.shape.placements)
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_lod_broadcast(self)

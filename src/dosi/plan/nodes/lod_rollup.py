@@ -6,11 +6,11 @@ LodBroadcast it is one of the derived tables joined to the detail rows."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from sqlglot import exp
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 from dosi.plan.records import LodRollupSpec, LodShape
 
 
@@ -41,5 +41,5 @@ class LodRollup(PlanNode):
             *(f"dimension filter on the rollup output: {f.sql()}" for f in self.output_filters),
         )
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_lod_rollup(self)

@@ -8,9 +8,9 @@ a NULL-safe condition: PostgreSQL, MySQL); `cross` joins single-row branches (no
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 
 MergeStrategy = Literal["full_outer", "union_keys", "cross"]
 
@@ -38,5 +38,5 @@ class Merge(PlanNode):
         how = "FULL OUTER" if self.strategy == "full_outer" else "UNION of keys LEFT JOIN"
         return f"Merge {how} on [{', '.join(self.dims)}] (NULL-safe)"
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_merge(self)

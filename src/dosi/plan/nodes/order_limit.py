@@ -4,9 +4,9 @@ unless asked otherwise) and its row limit. Always the root of a plan."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 
 
 @dataclass(frozen=True)
@@ -37,5 +37,5 @@ class OrderLimit(PlanNode):
             parts.append(f"Limit {self.limit}")
         return " ".join(parts)
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_order_limit(self)

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 
 
 @dataclass(frozen=True)
@@ -29,5 +29,5 @@ class PreAggregate(PlanNode):
             f"PreAggregate per day of [{', '.join(self.by)}] measures=[{', '.join(self.measures)}]"
         )
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_pre_aggregate(self)

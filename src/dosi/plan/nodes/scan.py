@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from sqlglot import exp
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 from dosi.plan.records import TimeFilter
 
 
@@ -31,5 +31,5 @@ class Scan(PlanNode):
             *(t.describe() for t in self.time_filters),
         )
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_scan(self)

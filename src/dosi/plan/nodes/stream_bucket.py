@@ -4,9 +4,9 @@ cumulate, session), so the aggregate above groups per window_start / window_end.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 from dosi.query.stream_window import StreamWindow, format_window
 
 
@@ -28,5 +28,5 @@ class StreamBucket(PlanNode):
     def describe(self) -> str:
         return f"StreamBucket {format_window(self.window)} on {self.output}"
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_stream_bucket(self)

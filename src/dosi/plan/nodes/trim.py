@@ -4,9 +4,9 @@ widened for lookback / lookahead; WHERE before the window functions would lose t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 from dosi.plan.records import TimeBounds
 
 
@@ -29,5 +29,5 @@ class Trim(PlanNode):
         b = self.bounds
         return f"Trim {self.time_key} in [{b.start or '-inf'}, {b.end or '+inf'})"
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_trim(self)

@@ -5,9 +5,9 @@ window functions, the base metrics carried beside them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from dosi.plan.node import PlanNode
+from dosi.plan.node import PlanNode, PlanVisitor, T
 from dosi.plan.records import MetricColumn, WindowMetric
 
 
@@ -43,5 +43,5 @@ class Window(PlanNode):
             *(m.describe() for m in self.metrics),
         )
 
-    def accept(self, visitor: Any) -> Any:
+    def accept(self, visitor: PlanVisitor[T]) -> T:
         return visitor.visit_window(self)

@@ -1,5 +1,11 @@
 """SQL dialects: one class or instance per warehouse (facts and small overrides), looked up by
-the names connections and `compile(dialect=...)` use."""
+the names connections and `compile(dialect=...)` use.
+
+Layer: dialect rendering, the only place that knows a warehouse by name: nothing outside this
+package compares dialect names; it asks a dialect for a fact or a builder instead. It may
+import `dosi.errors`, `dosi.ext.time_format` (D-FORMAT layouts) and sqlglot; nothing of the
+plan or the SQL tree builders. The planner reads its facts through
+`dosi.plan.dialect_facts.PlanDialect`."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ Facts a dialect states (each checked against sqlglot or an engine in tests/sql/d
 - `streaming`: streaming windows render as portable epoch arithmetic (`epoch_us`,
   `from_epoch`);
 - `week_start`: the weekday a week bucket starts on (ISO Monday everywhere dosi executes);
-- `time_parser`: how a D-FORMAT stored time value is parsed (dosi.sql.dialects.time_decode);
+- `time_parser`: how a D-FORMAT stored time value is parsed (dosi.sql.dialects.time_format);
 - `pre_aggregate_count_guard`: the day pre-aggregation grouped by the date alone carries a
   no-op `HAVING COUNT(*) > 0` (DuckDB 2.0 runs a perfect-hash GROUP BY on a DATE key with a
   lone SUM about 2x slower without a COUNT(*) beside it: PERFORMANCE.md item 5).
@@ -29,7 +29,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect as SqlglotDialect
 
 from dosi.ext.time_format import TimeFormat
-from dosi.sql.dialects.time_decode import CAST_ONLY, TimeParser, decode
+from dosi.sql.dialects.time_format import CAST_ONLY, TimeParser, decode
 
 _DATE = exp.DataType.build("DATE")
 _TIMESTAMP = exp.DataType.build("TIMESTAMP")
@@ -62,6 +62,9 @@ class Dialect:
     week_start: str = "monday"
     time_parser: TimeParser = CAST_ONLY
     pre_aggregate_count_guard: bool = False
+    # its engine returns dosi's canonical Arrow types already (UTC wall clocks, int64, float64):
+    # results from any other engine are conformed to them (dosi.execute.shape.conform)
+    canonical_result_types: bool = False
 
     def __post_init__(self) -> None:
         if not self.key:

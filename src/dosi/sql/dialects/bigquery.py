@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
-from dosi.sql.dialects.time_decode import TimeParser
+from dosi.sql.dialects.time_format import TimeParser
 
 # D-FORMAT: PARSE_DATE / PARSE_DATETIME take the format first
 PARSER = TimeParser(date_fn="PARSE_DATE", ts_fn="PARSE_DATETIME", format_first=True)

@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect, float_statistic, sqlglot_null_ordering
 from dosi.sql.dialects.sqlite import union_values
-from dosi.sql.dialects.time_decode import MYSQL_TOKENS, TimeParser
+from dosi.sql.dialects.time_format import MYSQL_TOKENS, TimeParser
 
 
 def _to_date(value: exp.Expression) -> exp.Expression:

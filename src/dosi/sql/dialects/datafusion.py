@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect
 from dosi.sql.dialects.postgres import Postgres
-from dosi.sql.dialects.time_decode import TimeParser
+from dosi.sql.dialects.time_format import TimeParser
 
 _BIGINT = exp.DataType.build("BIGINT")
 _MICROS = "Timestamp(Microsecond, None)"

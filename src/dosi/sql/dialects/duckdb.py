@@ -4,7 +4,7 @@ UNIX_MICROS / MAKE_TIMESTAMP through sqlglot's UnixMicros / UnixToTime."""
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
-from dosi.sql.dialects.time_decode import TimeParser
+from dosi.sql.dialects.time_format import TimeParser
 
 # D-FORMAT: STRPTIME reads strftime layouts (a TIMESTAMP; a date layout is cast to DATE)
 PARSER = TimeParser(ts_fn="STRPTIME")
@@ -15,4 +15,5 @@ DUCKDB = Dialect(
     streaming=True,
     time_parser=PARSER,
     pre_aggregate_count_guard=True,
+    canonical_result_types=True,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
-from dosi.sql.dialects.time_decode import ORACLE_TOKENS, TimeParser
+from dosi.sql.dialects.time_format import ORACLE_TOKENS, TimeParser
 
 # D-FORMAT: TO_DATE (a DATE, which carries a time on Oracle) / TO_TIMESTAMP
 PARSER = TimeParser(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
-from dosi.sql.dialects.time_decode import ORACLE_TOKENS, TimeParser
+from dosi.sql.dialects.time_format import ORACLE_TOKENS, TimeParser
 
 # D-FORMAT: TO_DATE / TO_TIMESTAMP with template patterns (TO_TIMESTAMP is zoned: cast back)
 PARSER = TimeParser(date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=ORACLE_TOKENS, ts_cast=True)

@@ -4,7 +4,7 @@ hash-joinable conditions (PostgreSQL's rule)."""
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
-from dosi.sql.dialects.time_decode import ORACLE_TOKENS, TimeParser
+from dosi.sql.dialects.time_format import ORACLE_TOKENS, TimeParser
 
 REDSHIFT = Dialect(
     "redshift",

@@ -4,7 +4,7 @@ Snowflake, so they are refused before any SQL is produced."""
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
-from dosi.sql.dialects.time_decode import ORACLE_TOKENS, TimeParser
+from dosi.sql.dialects.time_format import ORACLE_TOKENS, TimeParser
 
 # D-FORMAT: TO_DATE / TO_TIMESTAMP_NTZ with Snowflake's format elements
 PARSER = TimeParser(date_fn="TO_DATE", ts_fn="TO_TIMESTAMP_NTZ", tokens=ORACLE_TOKENS)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
-from dosi.sql.dialects.time_decode import JAVA_TOKENS, TimeParser
+from dosi.sql.dialects.time_format import JAVA_TOKENS, TimeParser
 
 # D-FORMAT: to_date / to_timestamp with datetime patterns (yyyy, MM, dd, HH, mm, ss)
 PARSER = TimeParser(date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=JAVA_TOKENS)

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from dosi.ext.time_format import TimeFormat
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
-from dosi.sql.dialects.time_decode import canonical_text, encoded_text
+from dosi.sql.dialects.time_format import canonical_text, encoded_text
 
 _TEMPORAL_TS = {"DateTime", "DateTimeTz"}
 _INT = exp.DataType.build("BIGINT")

@@ -4,7 +4,7 @@ Presto and Trino dialects state."""
 from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
-from dosi.sql.dialects.time_decode import MYSQL_TOKENS, TimeParser
+from dosi.sql.dialects.time_format import MYSQL_TOKENS, TimeParser
 
 # D-FORMAT: date_parse reads MySQL-style formats into a TIMESTAMP (a date layout is cast)
 PARSER = TimeParser(ts_fn="DATE_PARSE", tokens=MYSQL_TOKENS)

@@ -1,0 +1,31 @@
+"""The `cumulative` sugar: a running total, desugared to an unbounded `frame` with an optional
+`reset` grain (WM "Sugar — cumulative", WIN-CUM-01..03)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dosi.ext.window.frame import FrameWindow, parse_reset
+from dosi.ext.window.functions import frame_function
+from dosi.ext.window.reader import WindowReader, present
+from dosi.ext.window.spec import WindowSlot
+
+#: Top-level payload keys this sugar takes (besides `type`).
+TOP_KEYS: tuple[str, ...] = ("function", "reset")
+#: Hints for its keys written in the general form (where they belong there).
+GENERAL_HINTS: dict[str, str] = {
+    "function": "put it inside the family object (window.frame.function), or use "
+    '"type": "rolling" / "cumulative"',
+    "reset": 'put it at window.frame.reset, or use "type": "cumulative"',
+}
+SLOTS: tuple[WindowSlot, ...] = ()
+
+
+def parse(r: WindowReader, raw: dict[str, Any]) -> FrameWindow | None:
+    """`cumulative` → unbounded frame, optional reset (WIN-CUM-01..03)."""
+    start = r.errors
+    fn = frame_function(r, "window.function", raw.get("function"), allow_two_arg=False)
+    reset = parse_reset(r, "window.reset", raw["reset"]) if present(raw, "reset") else None
+    if r.errors != start or fn is None:
+        return None
+    return FrameWindow(fn, None, reset, sugar="cumulative")  # type: ignore[arg-type]

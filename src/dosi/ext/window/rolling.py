@@ -1,0 +1,56 @@
+"""The `rolling` sugar: a trailing frame of `periods` buckets, desugared to the `frame` family
+with `preceding = periods - 1` (WM "Sugar — rolling", WIN-ROL-01..04)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from dosi.ext.window.frame import FrameWindow
+from dosi.ext.window.functions import frame_function
+from dosi.ext.window.reader import WindowReader, present
+from dosi.ext.window.spec import WindowSlot, WindowSpec
+
+#: Top-level payload keys this sugar takes (besides `type`).
+TOP_KEYS: tuple[str, ...] = ("function", "periods", "require_full_window")
+#: Hints for its keys written in the general form (where they belong there).
+GENERAL_HINTS: dict[str, str] = {
+    "function": "put it inside the family object (window.frame.function), or use "
+    '"type": "rolling" / "cumulative"',
+    "periods": 'in the general form write window.frame.preceding = periods - 1, or use "type": '
+    '"rolling"',
+    "require_full_window": "put it at window.frame.require_full_window",
+}
+
+
+def parse(r: WindowReader, raw: dict[str, Any]) -> FrameWindow | None:
+    """`rolling` → frame with preceding = periods - 1 (WIN-ROL-01..04)."""
+    start = r.errors
+    fn = frame_function(r, "window.function", raw.get("function"), allow_two_arg=False)
+    periods: int | None = None
+    if present(raw, "periods"):
+        periods = r.int_min(
+            "window.periods", raw["periods"], 1, "periods counts buckets, current included"
+        )
+    else:
+        r.err("window.periods", 'is required with "type": "rolling" (an integer >= 1)')
+    rfw = False
+    if present(raw, "require_full_window"):
+        rfw = bool(r.boolean("window.require_full_window", raw["require_full_window"]))
+    if r.errors != start or fn is None or periods is None:
+        return None
+    return FrameWindow(fn, periods - 1, None, rfw, sugar="rolling")
+
+
+def _periods_site(window: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+    return (window, "periods") if window.get("type") == "rolling" else None
+
+
+def _bind_periods(spec: WindowSpec, value: int) -> WindowSpec:
+    if not isinstance(spec, FrameWindow):
+        raise AssertionError(f"slot rolling.periods does not fit a {spec.family} window")
+    return replace(spec, preceding=value - 1)
+
+
+#: D-PARAM slots (PARAM-SLOT-03): `periods`.
+SLOTS: tuple[WindowSlot, ...] = (WindowSlot("rolling.periods", 1, _periods_site, _bind_periods),)

@@ -1,0 +1,177 @@
+"""D-WINDOW: what every window family's spec shares, the base the planner and catalog read.
+
+window-metrics-extension.md: every window metric normalizes to one spec of one family (the
+table in `dosi.ext.window.families`); the `pop` / `rolling` / `cumulative` sugars are
+desugared by their parsers into the same classes, recording the sugar in `sugar`. The
+properties (`needs_time_axis`, `partition_global`, `is_running`, `expands_scan`) encode the
+query-time restrictions of WM "Restrictions" (CHECKLIST WIN-RES-01 … 05, WIN-FRM-21).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Literal, NamedTuple
+
+Grain = Literal["day", "week", "month", "quarter", "year"]
+Direction = Literal["back", "forward"]
+
+GRAINS: tuple[str, ...] = ("day", "week", "month", "quarter", "year")
+RESET_GRAINS: tuple[str, ...] = ("week", "month", "quarter", "year")
+
+ORDER_BY: tuple[str, ...] = ("time", "value")
+ORDER_DIRECTIONS: tuple[str, ...] = ("asc", "desc")
+NULLS: tuple[str, ...] = ("first", "last")
+PARTITION_MODES: tuple[str, ...] = (
+    "query_dimensions",
+    "query_dimensions_except",
+    "time_bucket",
+    "none",
+)
+ORDER_KEYS: tuple[str, ...] = ("by", "direction", "nulls")
+PARTITION_KEYS: tuple[str, ...] = ("mode", "exclude")
+
+
+@dataclass(frozen=True)
+class OrderSpec:
+    """Shared `order` modifier (WM "Shared modifiers"; `nulls` is 1.9)."""
+
+    by: Literal["time", "value"]
+    direction: Literal["asc", "desc"]
+    nulls: Literal["first", "last"] | None = None
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """Shared `partition` modifier (WM "Shared modifiers")."""
+
+    mode: Literal["query_dimensions", "query_dimensions_except", "time_bucket", "none"]
+    exclude: tuple[str, ...] = ()
+
+
+class Shift(NamedTuple):
+    """An offset's calendar shift (WM "General form — offset"): what the planner aligns the
+    grain to and widens the scan by."""
+
+    count: int
+    granularity: Grain
+    direction: Direction
+
+
+class WindowSpec:
+    """A window metric's normalized spec: the base of every family's frozen dataclass.
+
+    The planner and the catalog read these properties, never the family's type (issue 10: no
+    isinstance chains); only the family's SQL renderer reads its own fields."""
+
+    family: ClassVar[str] = ""
+    #: the partition its parser uses when the payload declares none (identity-compared)
+    default_partition: ClassVar[PartitionSpec | None] = None
+
+    @property
+    def needs_time_axis(self) -> bool:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def partition_global(self) -> bool:
+        return False
+
+    @property
+    def is_running(self) -> bool:
+        return False
+
+    @property
+    def expands_scan(self) -> bool:
+        return False
+
+    # -- uniform facts the planner reads of every family (no per-family probing) -----------
+    @property
+    def window_function(self) -> str | None:
+        """The SQL window function it needs (None: offsets are self-joins)."""
+        return None
+
+    @property
+    def partition_spec(self) -> PartitionSpec | None:
+        """Its declared partition (None: offsets partition by the non-time dims)."""
+        return None
+
+    @property
+    def partition_is_default(self) -> bool:
+        """No `partition` was declared: the family's default applies (WIN-19-07)."""
+        spec = self.partition_spec
+        return spec is not None and spec is self.default_partition
+
+    @property
+    def second_metric(self) -> str | None:
+        """The second series of a two-argument frame (covar / corr)."""
+        return None
+
+    @property
+    def ordered_by_time(self) -> bool:
+        """Rows are ordered (or shifted) along the time axis."""
+        return False
+
+    @property
+    def wants_total_order(self) -> bool:
+        """Its value depends on the order of peers: dims break ties (WIN-RNK-06, WIN-VAL-06)."""
+        return False
+
+    @property
+    def shift(self) -> Shift | None:
+        """The calendar shift of an offset; None for the other families."""
+        return None
+
+    @property
+    def reset_grain(self) -> Grain | None:
+        """The grain a frame's accumulation restarts at (WIN-FRM-17); None: never resets."""
+        return None
+
+    @property
+    def masked_outside_range(self) -> bool:
+        """Rows loaded only for other metrics' lookback / lookahead enter it as NULL: true of
+        time-ordered frames, whose value reads the neighbouring buckets."""
+        return False
+
+    @property
+    def listed_function(self) -> str:  # pragma: no cover - overridden
+        """What the catalog lists as its function: an offset's calculation, else the SQL
+        window function."""
+        raise NotImplementedError
+
+    def describe(self) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)  # type: ignore[call-overload]
+        out["family"] = self.family
+        return out
+
+
+class SlotOutOfRange(ValueError):
+    """A D-PARAM value a window slot's type accepts but the window cannot take (an offset
+    past 10,000 years); the message says why, without the metric."""
+
+
+@dataclass(frozen=True)
+class WindowSlot:
+    """A D-PARAM slot of the window payload (PARAM-SLOT-01..05, -07): where `{"param": n}` may
+    stand, the least value it takes, and the spec with the slot at a bound value."""
+
+    name: str  # "offset.count", "frame.preceding", ...
+    least: int
+    #: (the payload object holding the slot, its key), or None when this payload has no such
+    #: slot
+    site: Callable[[dict[str, Any]], tuple[dict[str, Any], str] | None]
+    bind: Callable[[WindowSpec, int], WindowSpec]
+
+
+def key_in_object(
+    family_key: str, key: str
+) -> Callable[[dict[str, Any]], tuple[dict[str, Any], str] | None]:
+    """A slot site: `key` inside the payload's `family_key` object, when that is an object."""
+
+    def site(window: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+        value = window.get(family_key)
+        return (value, key) if isinstance(value, dict) else None
+
+    return site

@@ -1,0 +1,327 @@
+"""`dosi validate`, `dosi list` and `dosi info`: what the model holds and what the engine
+supports (the capability registry), without running anything."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import click
+
+import dosi
+from dosi.errors import ModelError
+from dosi.ext import IMPACTS, capabilities
+from dosi.frontends.cli.engine_input import open_engine, read_model, resolve_mode, resolve_model
+from dosi.frontends.cli.epilog import COMMAND_EPILOG
+from dosi.frontends.cli.options import (
+    DATA_FORMATS,
+    TEXT_FORMATS,
+    cli_state,
+    format_option,
+    model_options,
+    use_format,
+)
+from dosi.frontends.cli.output import (
+    EXIT_MODEL,
+    CliError,
+    echo_json,
+    print_csv,
+    print_diagnostics,
+    print_kv,
+    print_table,
+    print_warnings,
+)
+from dosi.model.versions import CURRENT as CURRENT_OSSIE
+
+
+@click.command(epilog=COMMAND_EPILOG)
+@model_options
+@format_option(TEXT_FORMATS)
+def validate(model: str | None, mode: str | None, fmt: str) -> None:
+    """Validate a model: every problem with its path and line, and any warnings.
+
+    Exits 0 when valid (warnings allowed), 3 when not. It checks the model only, never the
+    warehouse: it cannot confirm a field's data matches its declared D-FORMAT.
+    """
+    fmt = use_format(fmt)
+    path = resolve_model(model)
+    resolved_mode = resolve_mode(mode)
+    try:
+        result = dosi.validate(read_model(path), resolved_mode, trust_sql=cli_state().trust_sql)
+    except ModelError as err:  # unreadable file
+        result = {
+            "valid": False,
+            "stage": err.code,
+            "issues": [d.to_dict() for d in err.issues],
+            "compile_errors": [],
+            "warnings": [],
+        }
+    if fmt == "json":
+        echo_json(result)
+    else:
+        where = "stdin" if path == "-" else path
+        warnings = result.get("warnings") or []
+        if result["valid"]:
+            note = f", {len(warnings)} warning(s)" if warnings else ""
+            version = result.get("version", CURRENT_OSSIE)
+            read = f"Ossie {version}" + (
+                f", upgraded in memory to {CURRENT_OSSIE}" if version != CURRENT_OSSIE else ""
+            )
+            click.echo(
+                click.style("OK", fg="green", bold=True)
+                + f": {where} is a valid model ({read}; {resolved_mode} mode{note})"
+            )
+        else:
+            issues = result.get("issues") or []
+            stage = result.get("stage")
+            click.echo(
+                click.style("INVALID", fg="red", bold=True)
+                + f": {where} has {len(issues)} problem(s) ("
+                + (f"{stage}; " if stage else "")
+                + f"{resolved_mode} mode)"
+            )
+            print_diagnostics(issues, err=False, label="error")
+        print_diagnostics(warnings, err=False, label="warning")
+    if not result["valid"]:
+        sys.exit(EXIT_MODEL)
+
+
+# -- list ---------------------------------------------------------------------------------------
+_LIST_KINDS = {
+    "metrics": "metrics",
+    "metric": "metrics",
+    "dimensions": "dimensions",
+    "dimension": "dimensions",
+    "datasets": "datasets",
+    "dataset": "datasets",
+}
+
+
+def _columns(
+    rows: Sequence[Mapping[str, Any]], preferred: Sequence[str], optional: Sequence[str] = ()
+) -> list[str]:
+    keys = {k for r in rows for k in r}
+    return [c for c in preferred if c in keys or not rows] + [c for c in optional if c in keys]
+
+
+def _all_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(k for r in rows for k in r))
+
+
+def _emit_rows(fmt: str, rows: list[dict[str, Any]], table_cols: Sequence[str]) -> None:
+    if fmt == "json":
+        echo_json(rows)
+    elif fmt == "csv":
+        print_csv(_all_columns(rows) or list(table_cols), rows)
+    else:
+        print_table(table_cols, rows, null="")
+
+
+@click.command("list", epilog=COMMAND_EPILOG)
+@click.argument(
+    "kind",
+    required=False,
+    default="metrics",
+    type=click.Choice(sorted(_LIST_KINDS), case_sensitive=False),
+)
+@click.option(
+    "--metric",
+    "metric_name",
+    metavar="NAME",
+    default=None,
+    help="metrics: show this metric in detail; dimensions: only those it can use.",
+)
+@click.option(
+    "--dataset",
+    "dataset_name",
+    metavar="NAME",
+    default=None,
+    help="datasets: show this dataset in detail (fields, relationships).",
+)
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="dimensions: also list fields that are not dimensions (measures, keys).",
+)
+@model_options
+@format_option(DATA_FORMATS)
+def list_(
+    kind: str,
+    metric_name: str | None,
+    dataset_name: str | None,
+    show_all: bool,
+    model: str | None,
+    mode: str | None,
+    fmt: str,
+) -> None:
+    """List the model's metrics, dimensions or datasets (KIND, default metrics)."""
+    fmt = use_format(fmt)
+    kind = _LIST_KINDS[kind.lower()]
+    if dataset_name is not None and kind != "datasets":
+        raise CliError("conflicting_options", "--dataset applies to `dosi list datasets`")
+    if metric_name is not None and kind == "datasets":
+        raise CliError(
+            "conflicting_options",
+            "--metric applies to `dosi list metrics` and `dosi list dimensions`",
+        )
+    engine = open_engine(model, mode)
+    for w in engine.warnings:
+        if fmt != "json":
+            print_warnings([w])
+    if kind == "metrics":
+        if metric_name is not None:
+            _show_detail(fmt, engine.metric(metric_name))
+            return
+        rows = engine.metrics()
+        if fmt == "table":
+            rows = [{**r, "window": _window_label(r)} for r in rows]
+        _emit_rows(
+            fmt,
+            rows,
+            _columns(
+                rows,
+                ["name", "kind", "datasets", "time_dimension"],
+                ["window", "derive_family", "attributable", "description"],
+            ),
+        )
+    elif kind == "dimensions":
+        rows = engine.dimensions(metric_name)
+        if not show_all:
+            rows = [r for r in rows if r.get("is_dimension", True)]
+        # metric_time rows (one per time axis) carry the grains they allow and their metrics
+        preferred = ["name", "is_time", "time_granularity", "grains", "datatype", "source"]
+        if show_all:
+            preferred.insert(1, "is_dimension")
+        optional = [
+            "time_axis",
+            "metrics",
+            "time_format",
+            "time_storage",
+            "conformity_class",
+            "conformed_with",
+            "description",
+        ]
+        _emit_rows(fmt, rows, _columns(rows, preferred, optional))
+    else:
+        if dataset_name is not None:
+            _show_dataset(fmt, engine.dataset(dataset_name))
+            return
+        rows = engine.datasets()
+        _emit_rows(
+            fmt,
+            rows,
+            _columns(
+                rows,
+                ["name", "source", "primary_key", "fields", "primary_time_dimension"],
+                ["description"],
+            ),
+        )
+
+
+def _window_label(metric: Mapping[str, Any]) -> str | None:
+    parts = [metric.get("window_family"), metric.get("window_function")]
+    return "/".join(str(x) for x in parts if x) or None
+
+
+def _show_detail(fmt: str, item: dict[str, Any]) -> None:
+    if fmt == "json":
+        echo_json(item)
+    elif fmt == "csv":
+        print_csv(["key", "value"], [{"key": k, "value": v} for k, v in item.items()])
+    else:
+        print_kv(item.items())
+
+
+def _show_dataset(fmt: str, ds: dict[str, Any]) -> None:
+    if fmt != "table":
+        _show_detail(fmt, ds)
+        return
+    print_kv([(k, v) for k, v in ds.items() if k not in ("fields", "relationships")])
+    click.echo()
+    fields = ds.get("fields") or []
+    print_table(
+        _columns(
+            fields,
+            ["name", "is_time", "datatype", "expression"],
+            ["time_format", "description"],  # D-FORMAT layouts, when a field declares one
+        ),
+        fields,
+        title="fields",
+        null="",
+    )
+    rels = ds.get("relationships") or []
+    if rels:
+        click.echo()
+        print_table(
+            _columns(rels, ["name", "to", "cardinality", "join_type", "columns"]),
+            rels,
+            title="relationships",
+        )
+
+
+# -- info ---------------------------------------------------------------------------------------
+def info_dict() -> dict[str, Any]:
+
+    caps = capabilities()
+    return {
+        "engine": "dosi",
+        "engine_version": dosi.__version__,
+        "spec_version": dosi.SPEC_VERSION,
+        "datus_ext_version": dosi.DATUS_EXT_VERSION,
+        "modes": ["datus", "basic"],
+        "impacts": dict(IMPACTS),
+        **caps,
+    }
+
+
+@click.command(epilog=COMMAND_EPILOG)
+@format_option(TEXT_FORMATS)
+def info(fmt: str) -> None:
+    """Engine version, the DATUS extension version and the capability registry.
+
+    Lists every DATUS payload key with its extension, carriers, the version that added it, its
+    ignore impact (what an engine without it gets wrong) and that fallback; then the history.
+    """
+    fmt = use_format(fmt)
+    data = info_dict()
+    if fmt == "json":
+        echo_json(data)
+        return
+    click.echo(f"dosi {data['engine_version']}")
+    click.echo(f"Ossie spec:        {data['spec_version']}")
+    click.echo(f"datus-ext version: {data['datus_ext_version']}")
+    click.echo("modes:             --osi-datus (default), --osi-basic")
+    click.echo()
+    rows = _key_rows(data.get("keys"))
+    print_table(
+        ["key", "extension", "carriers", "since", "impact", "implemented", "fallback"],
+        rows,
+        title="capabilities (DATUS payload keys)",
+        null="",
+    )
+    click.echo()
+    print_table(
+        ["impact", "meaning"],
+        [{"impact": k, "meaning": v} for k, v in data["impacts"].items()],
+        title="ignore impacts",
+    )
+    click.echo()
+    hist = [
+        {
+            "version": h.get("version"),
+            "date": h.get("date"),
+            "keys": h.get("added", h.get("keys")) or None,
+            "note": h.get("note"),
+        }
+        for h in data.get("history") or []
+    ]
+    print_table(["version", "date", "keys", "note"], hist, title="history", null="")
+
+
+def _key_rows(keys: Any) -> list[dict[str, Any]]:
+    """Registry rows, whether `keys` is a list of rows or a {key: row} mapping."""
+    if isinstance(keys, Mapping):
+        return [{"key": k, **v} for k, v in keys.items()]
+    return [dict(r) for r in keys or []]

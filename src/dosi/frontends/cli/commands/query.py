@@ -1,0 +1,166 @@
+"""`dosi compile`, `dosi explain` and `dosi query`: a metric query (JSON, a file, stdin or the
+query flags) compiled to SQL, shown as its plan, or run and printed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from dosi.errors import ExecuteError
+from dosi.frontends.cli.engine_input import open_engine, resolve_db
+from dosi.frontends.cli.epilog import COMMAND_EPILOG
+from dosi.frontends.cli.options import (
+    RESULT_FORMATS,
+    TEXT_FORMATS,
+    db_options,
+    format_option,
+    model_options,
+    query_options,
+    result_options,
+    use_format,
+)
+from dosi.frontends.cli.output import CliError, dumps, echo_json, print_warnings
+from dosi.frontends.cli.query_input import query_from
+from dosi.frontends.cli.results import decimal_scales, emit_result, spinner
+
+
+@click.command("compile", epilog=COMMAND_EPILOG)
+@query_options
+@click.option(
+    "--dialect",
+    "-d",
+    default="duckdb",
+    show_default=True,
+    metavar="NAME",
+    help="SQL dialect (duckdb, postgres, snowflake, bigquery, databricks, trino, ...).",
+)
+@click.option("--pretty", is_flag=True, help="Indent the SQL.")
+@model_options
+@format_option(TEXT_FORMATS)
+def compile_(
+    dialect: str, pretty: bool, model: str | None, mode: str | None, fmt: str, **kw: Any
+) -> None:
+    """Compile a metric query to SQL without running it.
+
+    Give the query as --query JSON / --query-file FILE, or with the query flags
+    (-M revenue -g metric_time:month --start 2025-01-01 ...).
+    """
+    fmt = use_format(fmt)
+    query = query_from(kw)
+    engine = open_engine(model, mode)
+    result = engine.compile(query, dialect=dialect, pretty=pretty)
+    if fmt == "json":
+        echo_json(result)
+        return
+    sql = result["sql"]
+    click.echo(sql if sql.rstrip().endswith(";") else sql.rstrip() + ";")
+    print_warnings(result.get("warnings") or [])
+
+
+@click.command(epilog=COMMAND_EPILOG)
+@query_options
+@click.option("--sql", "show_sql", is_flag=True, help="Also print the compiled (pretty) SQL.")
+@model_options
+@format_option(TEXT_FORMATS)
+def explain(show_sql: bool, model: str | None, mode: str | None, fmt: str, **kw: Any) -> None:
+    """Show the query plan: the tree of plan nodes (scans, joins, aggregates, merge, windows,
+    order), and the output columns; --format json adds the tree as JSON (`plan_tree`)."""
+    fmt = use_format(fmt)
+    query = query_from(kw)
+    engine = open_engine(model, mode)
+    plan = engine.explain(query)
+    compiled = engine.compile(query, pretty=True)
+    if fmt == "json":
+        echo_json(
+            {
+                "plan": plan,
+                "plan_tree": engine.plan_tree(query),
+                "outputs": compiled["outputs"],
+                "requested_columns": compiled["requested_columns"],
+                "warnings": compiled["warnings"],
+                "sql": compiled["sql"],
+            }
+        )
+        return
+    click.echo(plan.rstrip())
+    click.echo("Outputs")
+    for d in compiled["requested_columns"]:
+        click.echo(f"  {d['column']} <- {d['requested']}")
+    for o in compiled["outputs"]:
+        params = o.get("params")
+        suffix = f" params={dumps(params, indent=None)}" if params else ""
+        click.echo(f"  {o['column']} <- metric {o['metric']}{suffix}")
+    if show_sql:
+        click.echo()
+        click.echo(compiled["sql"].rstrip() + ";")
+    print_warnings(compiled.get("warnings") or [])
+
+
+@click.command(epilog=COMMAND_EPILOG)
+@query_options
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Cancel the query after this many seconds (exit 4).",
+)
+@click.option("--show-sql", is_flag=True, help="Print the SQL that runs to stderr.")
+@result_options
+@db_options
+@model_options
+@format_option(RESULT_FORMATS)
+def query(
+    timeout: float | None,
+    show_sql: bool,
+    output: str | None,
+    chart: str | None,
+    spark: bool,
+    db: str | None,
+    connections_file: str | None,
+    connection: str | None,
+    model: str | None,
+    mode: str | None,
+    fmt: str,
+    **kw: Any,
+) -> None:
+    """Run a metric query on DuckDB and print the rows.
+
+    --format table prints a table (warnings on stderr), csv a header and rows, json the whole
+    result: dialect, sql, outputs, warnings, requested_columns, columns, rows, row_count;
+    parquet and arrow (IPC stream) write the Arrow table. --output FILE writes the result to a
+    file, --chart FILE draws it (.svg or .png), --spark prints a sparkline per metric.
+    """
+    fmt = use_format(fmt)
+    q = query_from(kw)
+    engine = open_engine(model, mode, connections_file, connection)
+    db_path = resolve_db(db)
+    if db_path is None and connection is None and engine.connections.path_for(None) is None:
+        engine.close()
+        raise CliError(
+            "no_connection",
+            "no database to run the query on: pass --db PATH (or set DOSI_DB), or "
+            "--connections FILE with a default profile (or --connection NAME)",
+            hint="`--db :memory:` runs on an empty in-memory DuckDB (sources that read files); "
+            "`dosi compile` prints the SQL without running it",
+        )
+    if show_sql:
+        click.echo(engine.compile(q)["sql"], err=True)
+    try:
+        with spinner("querying"):
+            result = engine.execute(q, connection=connection, timeout_secs=timeout, db_path=db_path)
+    except ExecuteError as err:
+        _cli_hint(err)
+        raise
+    finally:
+        engine.close()
+    emit_result(fmt, result, output=output, chart=chart, spark=spark, scales=decimal_scales(result))
+
+
+def _cli_hint(err: ExecuteError) -> None:
+    """Say the engine's hints in command-line terms (--db, --timeout)."""
+    hint = err.hint or ""
+    hint = hint.replace("pass db_path= an existing", "pass --db an existing")
+    hint = hint.replace("raise timeout_secs", "raise --timeout").replace("(db_path)", "(--db)")
+    err.hint = hint or None

@@ -1,0 +1,126 @@
+"""`dosi serve` (the REST API and the web explorer) and `dosi mcp` (the MCP server).
+
+Their servers need optional extras (fastapi and uvicorn; the MCP SDK), so they are loaded
+through `dosi.frontends.extras` only when the command runs: the `dosi` command starts, and
+`dosi serve --help` works, without them."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from dosi.frontends.cli.engine_input import (
+    load_connections,
+    resolve_db,
+    resolve_mode,
+    resolve_model,
+)
+from dosi.frontends.cli.epilog import COMMAND_EPILOG
+from dosi.frontends.cli.options import db_options, model_options
+from dosi.frontends.cli.output import CliError
+from dosi.frontends.extras import load_extra
+
+REST_SERVER = "dosi.frontends.rest.server"
+MCP_SERVER = "dosi.frontends.mcp.server"
+
+
+@click.command(epilog=COMMAND_EPILOG)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option(
+    "--token",
+    default=None,
+    metavar="TOKEN",
+    help="Require `Authorization: Bearer TOKEN` on /v1 (default: $DOSI_TOKEN).",
+)
+@click.option("--max-body", type=int, default=1_000_000, show_default=True, metavar="BYTES")
+@click.option(
+    "--timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Per-request query timeout.",
+)
+@db_options
+@model_options
+def serve(
+    host: str,
+    port: int,
+    token: str | None,
+    max_body: int,
+    timeout: float,
+    db: str | None,
+    connections_file: str | None,
+    connection: str | None,
+    model: str | None,
+    mode: str | None,
+) -> None:
+    """Serve the REST API (/v1/...) and the web explorer (/) with uvicorn.
+
+    The model file is reloaded when it changes; requests in flight finish on the old one.
+    """
+    try:
+        rest = load_extra(REST_SERVER)
+    except ImportError as exc:
+        raise CliError(
+            "missing_extra", f"dosi serve needs pip install 'dosi[serve]' ({exc})"
+        ) from None
+    path = resolve_model(model)
+    if path == "-":
+        raise CliError("model_from_stdin", "dosi serve reloads the model file: pass a path")
+    conns = load_connections(connections_file)
+    rest.serve(
+        path,
+        host=host,
+        port=port,
+        connections=conns,
+        db_path=resolve_db(db),
+        mode=resolve_mode(mode),
+        token=token or os.environ.get("DOSI_TOKEN") or None,
+        max_body=max_body,
+        timeout=timeout,
+    )
+
+
+@click.command(epilog=COMMAND_EPILOG)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a local agent; http is MCP streamable HTTP at /mcp.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8765, show_default=True)
+@click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS")
+@db_options
+@model_options
+def mcp(
+    transport: str,
+    host: str,
+    port: int,
+    timeout: float,
+    db: str | None,
+    connections_file: str | None,
+    connection: str | None,
+    model: str | None,
+    mode: str | None,
+) -> None:
+    """Serve the model to AI agents over MCP: list_metrics, describe_metric,
+    list_dimensions, query, compile, explain, select, attribute, validate."""
+    try:
+        mcp_server = load_extra(MCP_SERVER)
+    except ImportError as exc:
+        raise CliError("missing_extra", f"dosi mcp needs pip install 'dosi[mcp]' ({exc})") from None
+    mcp_server.run_mcp(
+        resolve_model(model),
+        transport=transport,
+        host=host,
+        port=port,
+        connections=load_connections(connections_file),
+        db_path=resolve_db(db),
+        mode=resolve_mode(mode),
+        timeout=timeout,
+    )

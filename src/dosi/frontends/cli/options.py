@@ -1,0 +1,278 @@
+"""Option types of the `dosi` command line, shared by every command.
+
+The model, mode and database options may be given before or after the subcommand name
+(`dosi -m M query ...` or `dosi query -m M ...`): the group stores them in `CliState`, and the
+flags without a parameter of their own (--trust-sql, --allow-extensions, --memory-limit) are
+stored there by a callback. `use_format` records the output format, so a failure is reported
+in it (`app.DosiGroup`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+TEXT_FORMATS = ("table", "text", "json")
+DATA_FORMATS = ("table", "text", "json", "csv")
+RESULT_FORMATS = ("table", "text", "json", "csv", "parquet", "arrow")
+
+
+@dataclass
+class CliState:
+    """What the group and its commands share for one invocation (`click`'s context object)."""
+
+    model: str | None = None
+    mode: str | None = None
+    db: str | None = None
+    fmt: str = "table"
+    trust_sql: bool = False
+    allow_extensions: bool = False
+    memory_limit: str | None = None
+
+
+def cli_state() -> CliState:
+    """The current invocation's state (made on first use)."""
+    ctx = click.get_current_context()
+    obj = ctx.find_object(CliState)
+    if obj is None:
+        obj = ctx.ensure_object(CliState)
+    return obj
+
+
+def _set_state(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    """A callback storing an option in the shared state, so it works before or after the
+    subcommand name without every command taking it as a parameter."""
+
+    def store(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+        if value:
+            setattr(ctx.ensure_object(CliState), name, value)
+
+    return store
+
+
+def model_options(f: F) -> F:
+    """--model/-m, --osi-basic / --osi-datus (the `mode` parameter) and --trust-sql."""
+    f = click.option(
+        "--trust-sql",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_state("trust_sql"),
+        help="Trust the model's SQL: let sources and expressions read files or settings or "
+        'write (off by default; see the README, "Running untrusted queries").',
+    )(f)
+    f = click.option(
+        "--osi-datus",
+        "mode",
+        flag_value="datus",
+        help="Read the DATUS extensions (the default).",
+    )(f)
+    f = click.option(
+        "--osi-basic",
+        "mode",
+        flag_value="basic",
+        default=None,
+        help="Plain Ossie: ignore DATUS extensions, with an ignored_vendor_extension warning each.",
+    )(f)
+    f = click.option(
+        "--model",
+        "-m",
+        "model",
+        metavar="PATH",
+        default=None,
+        help="Ossie model file (YAML or JSON; - reads stdin). Default: $DOSI_MODEL.",
+    )(f)
+    return f
+
+
+def db_options(f: F) -> F:
+    """--db, --connections, --connection, and the DuckDB limits (--memory-limit,
+    --allow-extensions) for a command that runs SQL."""
+    f = click.option(
+        "--allow-extensions",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_state("allow_extensions"),
+        help="Let DuckDB read external files and auto-load extensions (locked down by default).",
+    )(f)
+    f = click.option(
+        "--memory-limit",
+        metavar="SIZE",
+        expose_value=False,
+        callback=_set_state("memory_limit"),
+        help="DuckDB memory limit for the query, e.g. 2GB (default: DuckDB's own).",
+    )(f)
+    f = click.option(
+        "--connection",
+        "connection",
+        metavar="NAME",
+        default=None,
+        help="Which connection of --connections to run on (default: its default / only one).",
+    )(f)
+    f = click.option(
+        "--connections",
+        "connections_file",
+        metavar="FILE",
+        default=None,
+        help="Connections YAML: {name: {type: duckdb, uri: PATH}}, or an agent.yml "
+        "with a `datasources:` section.",
+    )(f)
+    f = click.option(
+        "--db",
+        "db",
+        metavar="PATH",
+        default=None,
+        help="DuckDB database file to run on. Default: $DOSI_DB.",
+    )(f)
+    return f
+
+
+def format_option(choices: Sequence[str]) -> Callable[[F], F]:
+    """--format/-f with the formats a command can write (default table)."""
+
+    def deco(f: F) -> F:
+        return click.option(
+            "--format",
+            "-f",
+            "fmt",
+            type=click.Choice(list(choices), case_sensitive=False),
+            default="table",
+            show_default=True,
+            help="Output format (text is a synonym of table).",
+        )(f)
+
+    return deco
+
+
+def query_options(f: F) -> F:
+    """--query / --query-file, or the query flags that build one (`query_input.query_from`)."""
+    options = [
+        click.option(
+            "--query",
+            "-q",
+            "query_json",
+            metavar="JSON",
+            help="The query as JSON text (- reads stdin).",
+        ),
+        click.option(
+            "--query-file",
+            "query_file",
+            metavar="FILE",
+            help="Read the JSON query from FILE (- for stdin).",
+        ),
+        click.option(
+            "--metric",
+            "-M",
+            "metrics",
+            multiple=True,
+            metavar="NAME[,NAME]",
+            help="Metric to compute; repeatable or comma-separated.",
+        ),
+        click.option(
+            "--group-by",
+            "-g",
+            "group_by",
+            multiple=True,
+            metavar="FIELD[:GRAIN]",
+            help="Group by a field (orders.region) or time axis (metric_time:month); repeatable.",
+        ),
+        click.option(
+            "--where",
+            "-w",
+            "where",
+            multiple=True,
+            metavar="SQL",
+            help="Row filter on fields, e.g. \"orders.status = 'completed'\"; "
+            "repeated filters are ANDed.",
+        ),
+        click.option(
+            "--context-filter",
+            "context_filter",
+            multiple=True,
+            metavar="SQL",
+            help="Context-layer row filter (D-LOD): feeds every fixed rollup and the window "
+            "population; repeated filters are ANDed.",
+        ),
+        click.option("--start", metavar="DATE", help="Time range start (inclusive, YYYY-MM-DD)."),
+        click.option("--end", metavar="DATE", help="Time range end (exclusive, YYYY-MM-DD)."),
+        click.option(
+            "--time-dimension",
+            "time_dimension",
+            metavar="FIELD",
+            help="Time axis --start/--end filter (e.g. metric_time, the default).",
+        ),
+        click.option(
+            "--param",
+            "-p",
+            "param",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="Bind a metric parameter (D-PARAM): n=6, r=east, n=[3,6,12]; a repeated "
+            "name binds a list (one column per value).",
+        ),
+        click.option(
+            "--tagged-range",
+            "tagged_range",
+            multiple=True,
+            metavar="TAG=START..END",
+            help="A tagged time range (time_ranges): h1=2024-01-01..2024-07-01 gives "
+            "<metric>__h1 columns; repeatable; either bound may be empty.",
+        ),
+        click.option(
+            "--order-by",
+            "order_by",
+            multiple=True,
+            metavar="KEY[:desc]",
+            help="Sort key; -revenue or revenue:desc sorts descending; repeatable.",
+        ),
+        click.option(
+            "--limit",
+            "-l",
+            type=click.IntRange(min=0),
+            default=None,
+            metavar="N",
+            help="Keep at most N rows.",
+        ),
+    ]
+    for opt in reversed(options):
+        f = opt(f)
+    return f
+
+
+def result_options(f: F) -> F:
+    """--output, --chart and --spark for a command that prints a result."""
+    f = click.option(
+        "--spark",
+        is_flag=True,
+        help="Print a terminal sparkline per metric (time series) below the result.",
+    )(f)
+    f = click.option(
+        "--chart",
+        "chart",
+        metavar="FILE",
+        default=None,
+        help="Also draw the result to FILE (.svg, or .png with the charts extra): a line "
+        "chart for time series, bars otherwise.",
+    )(f)
+    f = click.option(
+        "--output",
+        "-o",
+        "output",
+        metavar="FILE",
+        default=None,
+        help="Write the result to FILE instead of stdout (required for parquet / arrow on a "
+        "terminal).",
+    )(f)
+    return f
+
+
+def use_format(fmt: str) -> str:
+    """The command's --format, normalised (text is table) and recorded for error reports."""
+    fmt = fmt.lower()
+    fmt = "table" if fmt == "text" else fmt
+    cli_state().fmt = fmt
+    return fmt

@@ -1,0 +1,282 @@
+"""REST API over the Engine (FastAPI): `dosi serve -m MODEL`.
+
+Every POST body is JSON: `/v1/query`, `/v1/compile` and `/v1/explain` take the query object
+itself (the same JSON as `Engine.execute`); `/v1/select` the detail query; `/v1/attribute`
+`{"metric", "current", "baseline", "dimensions"}`; `/v1/validate` `{"model": "<yaml text>"}`.
+Errors are the engine's structured errors as JSON (`dosi.frontends.contract`), 4xx for caller
+mistakes. Results are JSON by default, CSV or an Arrow IPC stream by `Accept`.
+
+Operations: optional bearer token (`DOSI_TOKEN`), a request-size limit, a per-request timeout
+and cancellation when the client disconnects, model reload on file change, and one JSON access
+log line per request (logger `dosi.access`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from dosi.engine import Engine
+from dosi.errors import OsiError
+from dosi.execute.cancel import CancellationToken
+from dosi.frontends.contract import (
+    EngineHolder,
+    OsiErrorBody,
+    engine_capabilities,
+    error_body,
+    http_status,
+    json_safe,
+    osi_error_body,
+    validate_body,
+)
+from dosi.frontends.rest.guard import Guard
+from dosi.frontends.rest.responses import error_response, result_response, too_large
+from dosi.frontends.rest.schemas import (
+    ATTRIBUTE_SCHEMA,
+    QUERY_SCHEMA,
+    SELECT_SCHEMA,
+    VALIDATE_SCHEMA,
+    body_doc,
+)
+
+WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+DEFAULT_MAX_BODY = 1_000_000
+DEFAULT_TIMEOUT = 30.0
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+def create_app(
+    model_path: str | Path,
+    *,
+    connections: Any = None,
+    db_path: str | None = None,
+    mode: str = "datus",
+    token: str | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    reload_interval: float = 0.5,
+) -> FastAPI:
+    holder = EngineHolder(model_path, connections, db_path, mode, reload_interval)
+    app = FastAPI(
+        title="dosi",
+        version=engine_capabilities()["engine_version"],
+        description="Semantic-layer engine for Apache Ossie models with the DATUS extensions.",
+        openapi_url="/v1/openapi.json",
+        docs_url="/v1/docs",
+        redoc_url=None,
+    )
+    app.state.holder = holder
+
+    app.add_middleware(Guard, token=token, max_body=max_body)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return error_response(exc.status_code, error_body(code, str(exc.detail)))
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(
+            500,
+            error_body(
+                "internal",
+                f"the server failed ({type(exc).__name__}: {exc})",
+                hint="this is a bug in dosi; please report it with the request",
+                kind="internal_error",
+            ),
+        )
+
+    async def body_of(request: Request) -> Any:
+        chunks = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_body:
+                raise _BodyTooLarge
+            chunks.append(chunk)
+        raw = b"".join(chunks)
+        if not raw.strip():
+            raise OsiErrorBody(
+                400, error_body("invalid_json", "the request body is empty; send a JSON object")
+            )
+        try:
+            return json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise OsiErrorBody(
+                400,
+                error_body("invalid_json", f"the request body is not valid JSON: {exc}"),
+            ) from None
+
+    async def call(request: Request, fn: Callable[..., Any]) -> Any:
+        """Run `fn(engine, token)` in a worker thread; cancel it if the client goes away."""
+        cancel = CancellationToken()
+        pool = holder.current_pool()
+
+        def work() -> Any:
+            with pool.lease() as engine:
+                return fn(engine, cancel)
+
+        task = asyncio.ensure_future(anyio.to_thread.run_sync(work))
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=0.05)
+            if done:
+                break
+            if await request.is_disconnected():
+                cancel.cancel()
+                break
+        return await task
+
+    async def handle(
+        request: Request,
+        fn: Callable[[Engine, CancellationToken, Any], Any],
+        *,
+        needs_body: bool = True,
+        lookup: bool = False,
+        result: bool = False,
+    ) -> Response:
+        try:
+            body = await body_of(request) if needs_body else None
+            out = await call(request, lambda e, c: fn(e, c, body))
+        except _BodyTooLarge:
+            return too_large(max_body)
+        except OsiErrorBody as err:
+            return error_response(err.status, err.body)
+        except OsiError as err:
+            return error_response(http_status(err, lookup=lookup), osi_error_body(err))
+        if result:
+            return result_response(request, out)
+        return JSONResponse(json_safe(out))
+
+    def dialect(request: Request) -> str | None:
+        return request.query_params.get("dialect") or None
+
+    # -- catalog ---------------------------------------------------------------------------
+    @app.get("/v1/capabilities", tags=["catalog"])
+    async def get_capabilities() -> JSONResponse:
+        """Engine and DATUS extension versions, each key's impact, history, params support."""
+        return JSONResponse(engine_capabilities())
+
+    @app.get("/v1/metrics", tags=["catalog"])
+    async def get_metrics(request: Request) -> Response:
+        """Every metric with its kind, datasets, window and attribution metadata."""
+        return await handle(request, lambda e, c, b: e.metrics(), needs_body=False)
+
+    @app.get("/v1/metrics/{name}", tags=["catalog"])
+    async def get_metric(request: Request, name: str) -> Response:
+        """One metric in full."""
+        return await handle(request, lambda e, c, b: e.metric(name), needs_body=False, lookup=True)
+
+    @app.get("/v1/dimensions", tags=["catalog"])
+    async def get_dimensions(request: Request, metric: str | None = None) -> Response:
+        """Fields with their D-DIM role; with `?metric=`, only what that metric reaches."""
+        return await handle(
+            request, lambda e, c, b: e.dimensions(metric), needs_body=False, lookup=True
+        )
+
+    @app.get("/v1/datasets", tags=["catalog"])
+    async def get_datasets(request: Request) -> Response:
+        return await handle(request, lambda e, c, b: e.datasets(), needs_body=False)
+
+    @app.get("/v1/datasets/{name}", tags=["catalog"])
+    async def get_dataset(request: Request, name: str) -> Response:
+        return await handle(request, lambda e, c, b: e.dataset(name), needs_body=False, lookup=True)
+
+    @app.get("/v1/lineage", tags=["catalog"])
+    async def get_lineage(request: Request, metric: str | None = None) -> Response:
+        """The lineage graph; with `?metric=`, that metric's subgraph and tree."""
+        return await handle(
+            request, lambda e, c, b: e.lineage(metric), needs_body=False, lookup=True
+        )
+
+    # -- queries ---------------------------------------------------------------------------
+    @app.post("/v1/compile", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
+    async def post_compile(request: Request) -> Response:
+        """The SQL of a metric query (`?dialect=`, `?pretty=true`)."""
+        pretty = request.query_params.get("pretty", "").lower() in ("1", "true", "yes")
+        d = dialect(request) or "duckdb"
+        return await handle(request, lambda e, c, b: e.compile(b, d, pretty))
+
+    @app.post("/v1/query", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
+    async def post_query(request: Request) -> Response:
+        """Run a metric query: JSON (rows, columns, outputs), CSV or Arrow IPC by `Accept`."""
+        return await handle(
+            request,
+            lambda e, c, b: e.execute(
+                b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c
+            ),
+            result=True,
+        )
+
+    @app.post("/v1/explain", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
+    async def post_explain(request: Request) -> Response:
+        """The logical plan as text, with the query's outputs."""
+
+        def run(e: Engine, c: CancellationToken, b: Any) -> dict[str, Any]:
+            plan = e.explain(b)
+            compiled = e.compile(b)
+            return {
+                "plan": plan,
+                "outputs": compiled["outputs"],
+                "requested_columns": compiled["requested_columns"],
+                "sql": compiled["sql"],
+            }
+
+        return await handle(request, run)
+
+    @app.post("/v1/select", tags=["query"], openapi_extra=body_doc(SELECT_SCHEMA))
+    async def post_select(request: Request) -> Response:
+        """Detail rows (no rollup): `{"from", "fields", "where_sql", "order_by", "limit"}`."""
+        return await handle(
+            request,
+            lambda e, c, b: e.select(
+                b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c
+            ),
+            result=True,
+        )
+
+    @app.post("/v1/attribute", tags=["query"], openapi_extra=body_doc(ATTRIBUTE_SCHEMA))
+    async def post_attribute(request: Request) -> Response:
+        """Why a metric changed between `baseline` and `current`, by dimension."""
+        return await handle(
+            request,
+            lambda e, c, b: e.attribute(
+                b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c
+            ),
+        )
+
+    @app.post("/v1/validate", tags=["model"], openapi_extra=body_doc(VALIDATE_SCHEMA))
+    async def post_validate(request: Request) -> Response:
+        """Validate model text: `{"valid", "issues", "compile_errors", "warnings"}`."""
+
+        def run(e: Engine, c: CancellationToken, b: Any) -> dict[str, Any]:
+            return validate_body(b)
+
+        return await handle(request, run)
+
+    # -- the explorer ------------------------------------------------------------------------
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(WEB_DIR / "index.html", media_type="text/html")
+
+    @app.get("/explorer.js", include_in_schema=False)
+    async def explorer_js() -> FileResponse:
+        return FileResponse(WEB_DIR / "explorer.js", media_type="text/javascript")
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> JSONResponse:
+        return JSONResponse(
+            {"ok": True, "reloads": holder.reloads, "last_reload_error": holder.last_reload_error}
+        )
+
+    return app

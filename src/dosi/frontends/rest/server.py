@@ -1,0 +1,53 @@
+"""`dosi serve`: the REST API and the web explorer under uvicorn.
+
+fastapi and uvicorn (the `serve` extra) are imported at the top of this module and of
+`rest.app`; the CLI loads this module only when `dosi serve` runs (`dosi.frontends.extras`)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from dosi.frontends.rest.app import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, create_app
+from dosi.frontends.rest.guard import access_log
+
+
+def serve(
+    model_path: str | Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    connections: Any = None,
+    db_path: str | None = None,
+    mode: str = "datus",
+    token: str | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    timeout: float | None = DEFAULT_TIMEOUT,
+) -> None:
+    """Run the REST API and the explorer with uvicorn until interrupted."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access_log.addHandler(handler)
+    access_log.setLevel(logging.INFO)
+    access_log.propagate = False
+    app = create_app(
+        model_path,
+        connections=connections,
+        db_path=db_path,
+        mode=mode,
+        token=token,
+        max_body=max_body,
+        timeout=timeout,
+    )
+    print(f"dosi: serving {model_path} on http://{host}:{port}/ (API at /v1)", file=sys.stderr)
+    if db_path is None and app.state.holder.current().connections.path_for(None) is None:
+        print(
+            "dosi: no database given (--db / --connections): queries run on an empty "
+            "in-memory DuckDB",
+            file=sys.stderr,
+        )
+    uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")

@@ -1,0 +1,483 @@
+"""D-WINDOW planning: the window stage above the base aggregate.
+
+window-metrics-extension.md: the base CTE is the exact grouped aggregate of the base metrics;
+offsets become shifted-key self-joins, frames / ranks / values window functions; the scan is
+widened for offset lookback, forward lookahead and reset alignment, and trimmed after the stage.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+
+from dosi.errors import QueryError
+from dosi.ir.conform import same_dimension
+from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
+from dosi.plan.calendar import shift_when, trunc_when
+from dosi.plan.derive_series import needs_series, series_metric, series_name
+from dosi.plan.derive_stage import is_nested_window, lower_stage
+from dosi.plan.dialect_facts import PlanDialect
+from dosi.plan.joins import JoinGraph
+from dosi.plan.planner import Planner
+from dosi.plan.records import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
+from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
+from dosi.query.spec import query_to_dict
+
+_MONTHS = {"month": 1, "quarter": 3, "year": 12}
+
+
+def offset_aligned(count: int, granularity: str, grain: str) -> bool:
+    """Does a shift of count x granularity land on a bucket boundary of the query grain?"""
+    if grain == "day":
+        return True
+    if grain == "week":
+        return granularity == "week" or (granularity == "day" and count % 7 == 0)
+    if granularity not in _MONTHS:
+        return False
+    return (count * _MONTHS[granularity]) % _MONTHS[grain] == 0
+
+
+def aligned_grains(count: int, granularity: str) -> list[str]:
+    return [
+        g
+        for g in ("day", "week", "month", "quarter", "year")
+        if offset_aligned(count, granularity, g)
+    ]
+
+
+def plan_windows(
+    model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, planner: Planner, dialect: PlanDialect
+) -> QueryPlan:
+    stage = lower_stage(model, rq.planned_metrics)  # D-DERIVE stage tier
+    windowed = [m for m in rq.planned_metrics if m.window is not None and not is_nested_window(m)]
+    names = {m.name for m in windowed}
+    hidden = tuple(m for m in stage.windows if m.name not in names)
+    windowed += hidden
+    if not windowed:
+        return planner.plan(rq)
+    plan = _WindowPlanner(
+        model, rq, planner, dialect, windowed, (*stage.plain, *hidden), tuple(stage.nested)
+    ).plan()
+    if stage.derived:
+        plan = replace(plan, derived=tuple(stage.derived))
+    if stage.nested:
+        # outputs of a later window stage come after the first stage's (as the reference
+        # engine orders them), each group in the requested order
+        def level(name: str) -> int:
+            m = model.metrics.get(name)
+            return m.derive.level if m is not None and m.derive is not None else 1
+
+        dims = plan.outputs[: len(plan.dims)]
+        rest = sorted(plan.outputs[len(plan.dims) :], key=lambda n: max(level(n), 1))
+        plan = replace(plan, outputs=(*dims, *rest))
+    return plan
+
+
+class _WindowPlanner:
+    def __init__(
+        self,
+        model: ModelIr,
+        rq: ResolvedQuery,
+        planner: Planner,
+        dialect: PlanDialect,
+        windowed: list[MetricIr],
+        members: tuple[MetricIr, ...] = (),
+        nested: tuple[MetricIr, ...] = (),
+    ) -> None:
+        self.model = model
+        self.rq = rq
+        self.planner = planner
+        self.dialect = dialect
+        self.windowed = windowed
+        self.members = members  # carried members of stage-tier composes
+        self.nested = nested  # windows over stage composes: stages 2 and 3
+        # every level: one time axis, grains, and the expansion restrictions (WIN-19-09)
+        self.all_windows = [*windowed, *nested]
+        self.axis: str | None = None
+
+    def plan(self) -> QueryPlan:
+        rq = self.rq
+        time_dim, axis = self._time_key()
+        self.axis = axis
+        grain = time_dim.grain if time_dim is not None else None
+        self._check_grains(grain)
+        self._check_restrictions()
+        seconds = self._second_metrics()
+        series = tuple(series_metric(m) for m in self.windowed if needs_series(m))
+        base = self.planner.plan(rq, extra_metrics=(*seconds, *series, *self.members))
+        self._check_series(base)
+        time_key = time_dim.output if time_dim is not None else None
+        trim = None
+        tr = rq.time_range
+        on_axis = tr is not None and (
+            tr.field is None
+            or (axis is not None and same_dimension(self.model, tr.field.qualified, axis))
+        )
+        branches = base.branches
+        if tr is not None and on_axis and time_key is not None:
+            # every branch reads the widened range: the window stage reads the merged series
+            branches = tuple(
+                replace(b, time_filters=tuple(self._expand(tf) for tf in b.time_filters))
+                for b in branches
+            )
+            trim = TimeBounds(tr.range.start, tr.range.end)
+        metrics = tuple(self._window_metric(m, time_dim) for m in self.windowed)
+        if trim is not None:
+            metrics = tuple(self._mask(wm, trim) for wm in metrics)
+        uppers = tuple(self._upper(level, time_dim, trim) for level in (2, 3))
+        stage = WindowStage(
+            time_key=time_key,
+            grain=grain,
+            metrics=metrics,
+            trim=trim,
+            uppers=tuple(u for u in uppers if u),
+        )
+        return replace(base, branches=branches, window=stage)
+
+    def _upper(
+        self, level: int, time_dim: ResolvedDim | None, trim: TimeBounds | None
+    ) -> tuple[WindowMetric, ...]:
+        """The window metrics of stage `level` (WIN-19-06): each reads its base compose's
+        column, computed after the stage below."""
+        out = []
+        for m in self.nested:
+            assert m.derive is not None and m.derive.base is not None
+            if m.derive.level != level:
+                continue
+            wm = replace(self._window_metric(m, time_dim), base_column=m.derive.base)
+            out.append(self._mask(wm, trim) if trim is not None else wm)
+        return tuple(out)
+
+    def _check_series(self, base: QueryPlan) -> None:
+        """Each window metric's series (and second series) is one branch's measure: the
+        merge passes it up to the window stage. A series spanning branches would be a formula
+        over the merge, which the stage does not window."""
+        sources = {m.name: m.sources for m in base.metrics}
+        for m in self.windowed:
+            if needs_series(m):
+                continue  # computed after the merge (dosi.plan.derive_series)
+            names = [m.name]
+            second = m.window.second_metric if m.window is not None else None
+            if second is not None:
+                names.append(second)
+            ids = {bid for n in names for _, bid in sources[n]}
+            if len(ids) > 1:
+                by_id = {b.id: b for b in base.branches}
+                raise QueryError(
+                    "not_implemented",
+                    f"window metric `{m.name}` reads a series over several base datasets ("
+                    + ", ".join(
+                        by_id[i].dataset + (f"@{by_id[i].axis}" if by_id[i].axis else "")
+                        for i in sorted(ids)
+                    )
+                    + "): a window stage reads one dataset's aggregate",
+                    metrics=[m.name],
+                    hint="window a metric of one dataset, or query the parts separately",
+                )
+
+    # -- checks ------------------------------------------------------------------------------
+    def _time_key(self) -> tuple[ResolvedDim | None, str | None]:
+        """The group-by item carrying the shared time axis (WM "Querying window metrics")."""
+        needing = [m for m in self.all_windows if m.window.needs_time_axis]  # type: ignore[union-attr]
+        if not needing:
+            return None, None
+        axes: dict[str, list[str]] = {}
+        for m in needing:
+            if m.time_axis is None and m.window_base is not None and len(m.datasets) > 1:
+                raise QueryError(
+                    "no_primary_time_dimension",
+                    f"window metric `{m.name}` reads `{m.window_base}`, which spans datasets "
+                    f"({', '.join(sorted(m.datasets))}) with their own time axes; a window "
+                    "that orders or shifts along time needs one time axis (WIN-BASE-06)",
+                    metrics=[m.name],
+                    hint="window a base of one dataset, or use a family that does not need the "
+                    "time axis (rank / value ordered by value)",
+                )
+            if m.time_axis is None:
+                times = [
+                    f.qualified
+                    for d in self.model.datasets.values()
+                    for f in d.fields.values()
+                    if f.is_time
+                ]
+                raise QueryError(
+                    "no_primary_time_dimension",
+                    f"window metric `{m.name}` has no time axis to order or shift along",
+                    metrics=[m.name],
+                    candidates=times,
+                    hint="declare time_dimension on the metric or its dataset (DATUS D-TIME)",
+                )
+            # D-CONFORM CONF-14: conformed spellings of one date are one axis
+            key = next((a for a in axes if same_dimension(self.model, a, m.time_axis)), None)
+            axes.setdefault(key or m.time_axis, []).append(m.name)
+        if len(axes) > 1:
+            raise QueryError(
+                "not_implemented",
+                "window metrics in one query must share one time axis; these use "
+                + " vs ".join(sorted(axes)),
+                metrics=[n for names in axes.values() for n in names],
+                hint="query the metrics separately",
+            )
+        axis = next(iter(axes))
+        items = [d for d in self.rq.dims if self._on_axis(d, axis)]
+        if items:
+            # metric_time first; else the finest grain of the concrete axis is the series (a
+            # coarser grain of it is a partition dim), whatever the group_by order
+            return min(items, key=lambda d: (not d.is_metric_time, GRAIN_RANK[d.grain])), axis
+        raise QueryError(
+            "time_axis_not_grouped",
+            f"window metric{'s' if len(needing) > 1 else ''} "
+            + ", ".join(f"`{m.name}`" for m in needing)
+            + (" order or shift" if len(needing) > 1 else " orders or shifts")
+            + f" along `{axis}`, which the query does not group by with a grain",
+            candidates=[axis, METRIC_TIME],
+            hint=f'add "{axis}:<grain>" (e.g. :month) or "metric_time:<grain>" to group_by',
+            missing_dimensions=[axis],
+            suggested_retry=self._retry_with_axis(needing),
+        )
+
+    def _retry_with_axis(self, needing: list[MetricIr]) -> dict:
+        """The query with `metric_time` grouped at a grain every offset lands on."""
+        grains = ["month", "day", "week", "quarter", "year"]
+        for m in needing:
+            shift = m.window.shift if m.window is not None else None
+            if shift is not None:
+                ok = aligned_grains(shift.count, shift.granularity)
+                grains = [g for g in grains if g in ok]
+        fixed = query_to_dict(self.rq.query)
+        items = [g for g in fixed.get("group_by", []) if g.split(":")[0] != METRIC_TIME]
+        fixed["group_by"] = [*items, f"{METRIC_TIME}:{(grains or ['day'])[0]}"]
+        return fixed
+
+    def _on_axis(self, d: ResolvedDim, axis: str | None) -> bool:
+        """A grained group-by item of the window axis (metric_time, the concrete field, or its
+        conformed spelling on a paired fact: D-CONFORM CONF-14)."""
+        return (
+            d.grain is not None
+            and d.window is None
+            and (
+                d.is_metric_time
+                or (
+                    d.field is not None
+                    and axis is not None
+                    and same_dimension(self.model, d.field.qualified, axis)
+                )
+            )
+        )
+
+    def _check_grains(self, grain: str | None) -> None:
+        for m in self.all_windows:
+            w = m.window
+            shift = w.shift if w is not None else None
+            reset = w.reset_grain if w is not None else None
+            if (
+                shift is not None
+                and grain is not None
+                and not offset_aligned(shift.count, shift.granularity, grain)
+            ):
+                ok = aligned_grains(shift.count, shift.granularity)
+                raise QueryError(
+                    "window_offset_misaligned",
+                    f"window metric `{m.name}` shifts {shift.count} {shift.granularity}, which does "
+                    f"not land on a {grain} bucket boundary: every row would look up a bucket "
+                    "the query never builds",
+                    metrics=[m.name],
+                    hint="group the time axis by " + ", ".join(ok),
+                )
+            if reset is not None and grain is not None and GRAIN_RANK[reset] < GRAIN_RANK[grain]:
+                ok = [
+                    g
+                    for g in ("week", "month", "quarter", "year")
+                    if GRAIN_RANK[g] >= GRAIN_RANK[grain]
+                ]
+                raise QueryError(
+                    "window_reset_too_fine",
+                    f"window metric `{m.name}` resets every {reset}, finer than the "
+                    f"queried {grain} grain",
+                    metrics=[m.name],
+                    hint=f"use a reset of {' / '.join(ok)}, or group at a finer grain",
+                )
+            partition = w.partition_spec if w is not None else None
+            if partition is not None and partition.mode == "query_dimensions_except":
+                grouped = {d.field.qualified for d in self.rq.dims if d.field is not None}
+                missing = [x for x in partition.exclude if x not in grouped]
+                if missing:
+                    raise QueryError(
+                        "window_exclude_not_grouped",
+                        f"window metric `{m.name}` excludes {', '.join(missing)} from its "
+                        "partition, but the query does not group by "
+                        + ("it" if len(missing) == 1 else "them"),
+                        metrics=[m.name],
+                        candidates=[d.spelling for d in self.rq.dims],
+                        hint=" and ".join(f'add "{x}"' for x in missing) + " to group_by",
+                        missing_dimensions=missing,
+                    )
+
+    def _expanders(self) -> tuple[list[str], list[str]]:
+        """Metrics that widen the scan's start (back offsets, resets) and its end (forward
+        offsets) under this query's time_range; none when the range is not on the axis."""
+        tr = self.rq.time_range
+        if tr is None:
+            return [], []
+        axes = {m.time_axis for m in self.all_windows if m.time_axis is not None}
+        if tr.field is not None and not any(
+            same_dimension(self.model, tr.field.qualified, a) for a in axes
+        ):
+            return [], []
+        start: list[str] = []
+        end: list[str] = []
+        for m in self.all_windows:
+            w = m.window
+            shift = w.shift if w is not None else None
+            if shift is not None:
+                (start if shift.direction == "back" else end).append(m.name)
+            elif w is not None and w.reset_grain is not None:
+                start.append(m.name)
+        if tr.range.start is None:
+            start = []
+        if tr.range.end is None:
+            end = []
+        return start, end
+
+    def _check_restrictions(self) -> None:
+        """WM "Restrictions": expansion must never change what another metric sees."""
+        start_x, end_x = self._expanders()
+        specs = [(m, m.window) for m in self.all_windows]
+        running = [m.name for m, w in specs if w.is_running]  # type: ignore[union-attr]
+        if running and start_x:
+            raise QueryError(
+                "not_implemented",
+                f"running metric{'s' if len(running) > 1 else ''} {', '.join(running)} would "
+                f"accumulate over the scan widened for {', '.join(start_x)} under a "
+                "time_range start",
+                metrics=running,
+                hint="query the running metric separately, give it a reset, or drop the "
+                "time_range start",
+            )
+        global_ = [m.name for m, w in specs if w.partition_global]  # type: ignore[union-attr]
+        if global_ and (start_x or end_x):
+            raise QueryError(
+                "not_implemented",
+                f"partition-global metric{'s' if len(global_) > 1 else ''} {', '.join(global_)} "
+                f"would rank or aggregate over the scan widened for "
+                f"{', '.join(dict.fromkeys(start_x + end_x))}",
+                metrics=global_,
+                hint="query it separately, or drop the time_range",
+            )
+
+    def _mask(self, wm: WindowMetric, trim: TimeBounds) -> WindowMetric:
+        """A time-ordered frame reads only the buckets it would read alone: rows loaded for
+        other metrics' lookback (below the start; a reset frame's own alignment aside) or
+        lookahead (at or after the end) enter it as NULL."""
+        w = wm.spec
+        if not w.masked_outside_range:
+            return wm
+        start_x, end_x = self._expanders()
+        return replace(
+            wm,
+            mask_before=trim.start if start_x and w.reset_grain is None else None,
+            mask_after=trim.end if end_x else None,
+        )
+
+    def _second_metrics(self) -> tuple[MetricIr, ...]:
+        requested = {m.name for m in self.rq.planned_metrics}
+        out: list[MetricIr] = []
+        for m in self.windowed:
+            second = m.window.second_metric if m.window is not None else None
+            if second is not None and second not in requested:
+                out.append(self.model.metrics[second])
+        return tuple(dict.fromkeys(out))
+
+    # -- expansion ----------------------------------------------------------------------------
+    def _expand(self, tf: TimeFilter) -> TimeFilter:
+        start, end = tf.start, tf.end
+        new_start = start
+        week_align = None
+        if start is not None:
+            lows: list[dt.date | dt.datetime] = [start]
+            for m in self.all_windows:
+                shift = m.window.shift if m.window is not None else None
+                reset = m.window.reset_grain if m.window is not None else None
+                if shift is not None and shift.direction == "back":
+                    lows.append(shift_when(start, -shift.count, shift.granularity))
+                if reset is not None:
+                    if reset == "week":
+                        week_align = "week"  # week start is the dialect's: aligned in SQL
+                    else:
+                        lows.append(trunc_when(start, reset))
+            new_start = min(lows, key=_sort_key)
+        new_end = end
+        if end is not None:
+            highs = [end]
+            for m in self.all_windows:
+                shift = m.window.shift if m.window is not None else None
+                if shift is not None and shift.direction == "forward":
+                    highs.append(shift_when(end, shift.count, shift.granularity))
+            new_end = max(highs, key=_sort_key)
+        if week_align is not None and new_start is not None:
+            # DATE_TRUNC('week', low) <= every other low and <= the week start of `start`;
+            # week starts are the dialect's, so the alignment stays in SQL (WIN-FRM-19).
+            return replace(tf, start=new_start, end=new_end, start_align="week")
+        return replace(tf, start=new_start, end=new_end)
+
+    # -- window metrics -------------------------------------------------------------------------
+    def _window_metric(self, m: MetricIr, time_dim: ResolvedDim | None) -> WindowMetric:
+        w = m.window
+        time_key = time_dim.output if time_dim is not None else None
+        dims = [d.output for d in self.rq.dims]
+        # the axis grouped again at the query grain (sale_date:month beside metric_time:month)
+        # is the same time key, not a partition (every offset would read NULL)
+        same_key = {
+            d.output
+            for d in self.rq.dims
+            if time_dim is not None and d.grain == time_dim.grain and self._on_axis(d, self.axis)
+        }
+        non_time = [d for d in dims if d != time_key and d not in same_key]
+        assert w is not None
+        ordered_by_time = w.ordered_by_time
+        partition_spec = w.partition_spec
+        if partition_spec is None:
+            partition = non_time
+        else:
+            mode = partition_spec.mode
+            if mode == "none":
+                partition = []
+            elif mode == "time_bucket":
+                partition = [time_key] if time_key else []
+            else:
+                base = non_time if ordered_by_time else dims
+                if mode == "query_dimensions_except":
+                    excluded = {
+                        d.output
+                        for d in self.rq.dims
+                        if d.field is not None and d.field.qualified in partition_spec.exclude
+                    }
+                    base = [d for d in base if d not in excluded]
+                partition = base
+        # Positional results need a total order (WIN-RNK-06, WIN-VAL-06); so does a ROWS frame
+        # whose partition holds several rows per bucket, or its value would depend on the
+        # warehouse's peer order. Peer-aware ranks and RANGE frames keep their peers.
+        order_cols = {time_key} if ordered_by_time else set()
+        tiebreak = (
+            [d for d in dims if d not in partition and d not in order_cols]
+            if w.wants_total_order
+            else []
+        )
+        second_col = None
+        second = w.second_metric
+        if second is not None:
+            second_col = self.model.metrics[second].measures[0]
+        return WindowMetric(
+            name=m.name,
+            base_column=series_name(m) if needs_series(m) else m.measures[0],
+            spec=w,
+            partition=tuple(partition),
+            tiebreak=tuple(tiebreak),
+            second_column=second_col,
+        )
+
+
+def _sort_key(v: dt.date | dt.datetime) -> dt.datetime:
+    if isinstance(v, dt.datetime):
+        return v.replace(tzinfo=None)
+    return dt.datetime(v.year, v.month, v.day)

@@ -1,0 +1,90 @@
+"""SQL of the `frame` family (WM "Compilation semantics", "Frame family"): the aggregate OVER
+the metric's frame (partition, reset key, order, ROWS / RANGE bounds), masked to the buckets
+it may read; `require_full_window` NULLs partial frames; CORR is NULL without variance."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dosi.ext.window import FrameWindow, WindowSpec
+from dosi.plan.records import WindowMetric
+from dosi.sql.util import clone
+from dosi.sql.window.stage import WindowStageSql
+
+_AGGS: dict[str, type[exp.Expression]] = {
+    "sum": exp.Sum,
+    "avg": exp.Avg,
+    "min": exp.Min,
+    "max": exp.Max,
+    "stddev_pop": exp.StddevPop,
+    "stddev_samp": exp.StddevSamp,
+    "var_pop": exp.VariancePop,
+    "var_samp": exp.Variance,
+}
+_TWO_ARG: dict[str, type[exp.Expression]] = {
+    "covar_pop": exp.CovarPop,
+    "covar_samp": exp.CovarSamp,
+    "corr": exp.Corr,
+}
+
+
+def render(s: WindowStageSql, wm: WindowMetric, spec: WindowSpec) -> exp.Expression:
+    assert isinstance(spec, FrameWindow)
+    w = spec
+    v = s.masked(wm, s.cur(wm.base_column))
+    if w.function == "count":
+        return _framed(s, wm, w, s.frame_count(wm))
+    if w.function not in _TWO_ARG:
+        return _framed(s, wm, w, _AGGS[w.function](this=v))
+    assert wm.second_column is not None
+    second = s.masked(wm, s.cur(wm.second_column))
+    out = _framed(s, wm, w, _TWO_ARG[w.function](this=second, expression=v))
+    if w.function != "corr":
+        return out
+
+    # CORR is undefined when either series has no variance in the frame: NULL, as the SQL
+    # standard and PostgreSQL say (DuckDB alone returns NaN).
+    def paired(x: exp.Expression, other: exp.Expression) -> exp.Expression:
+        present = exp.Not(this=exp.Is(this=clone(other), expression=exp.Null()))
+        return exp.Case(ifs=[exp.If(this=present, true=clone(x))])
+
+    varies = [
+        exp.GT(
+            this=_framed(s, wm, w, exp.VariancePop(this=paired(x, other))),
+            expression=exp.Literal.number(0),
+        )
+        for x, other in ((v, second), (second, v))
+    ]
+    return exp.Case(ifs=[exp.If(this=exp.And(this=varies[0], expression=varies[1]), true=out)])
+
+
+def _framed(
+    s: WindowStageSql, wm: WindowMetric, w: FrameWindow, func: exp.Expression
+) -> exp.Expression:
+    """`func` OVER the metric's frame (partition, reset key, order, ROWS/RANGE bounds)."""
+    partition: list[exp.Expression] = [s.cur(p) for p in wm.partition]
+    if w.scope == "partition":
+        return s.window(func, partition, None, None)
+    if w.reset is not None:
+        partition.append(s.dialect.bucket(s.cur(s.stage.time_key), w.reset))  # type: ignore[arg-type]
+    order = s.order_keys(wm, w.order.by, w.order.direction, w.order.nulls)
+    start: str | exp.Expression = (
+        "UNBOUNDED" if w.preceding is None else exp.Literal.number(w.preceding)
+    )
+    spec = exp.WindowSpec(
+        kind="RANGE" if w.units == "range" else "ROWS",
+        start=start,
+        start_side="PRECEDING",
+        end="CURRENT ROW",
+    )
+    out: exp.Expression = s.window(func, partition, order, spec)
+    if w.require_full_window and w.preceding is not None:
+        count = s.window(
+            s.frame_count(wm),
+            [clone(p) for p in partition],
+            [clone(o) for o in order],
+            clone(spec),
+        )
+        full = exp.GTE(this=count, expression=exp.Literal.number(w.preceding + 1))
+        out = exp.Case(ifs=[exp.If(this=full, true=out)])
+    return out
