@@ -243,3 +243,98 @@ def test_the_checker_accepts_links_into_the_repository(tmp_path: Path) -> None:
         "```bash\nbash scripts/demo.sh   # [not a link](nowhere.md)\n```\n"
     )
     assert problems_in(_tree(tmp_path, page), tmp_path) == []
+
+
+# -- the code, tests, scripts and examples cite only what the repository holds --------------------
+
+#: The project notes the code once cited; the specifications may be cited by name and section.
+OUTSIDE_NOTES = ("STYLE.md", "PERFORMANCE.md", "CHECKLIST.md", "DEVELOPERS.md", "HOUSE_PLAN.md")
+#: The README keeps what a newcomer needs first; its old reference sections are docs/ pages now.
+_README_SECTION = re.compile(r"README[,:]?\s+\"(?!Streaming windows|Level-of-detail)")
+_SOURCE_SUFFIXES = {".py", ".sh", ".yaml", ".yml", ".toml", ".js", ".html", ".sql", ".txt"}
+
+
+def source_files(root: Path = ROOT) -> list[Path]:
+    """The files whose comments and docstrings are checked (this checker's own cases aside)."""
+    files = [
+        p
+        for d in ("src", "tests", "bench", "examples", "scripts", ".ci")
+        for p in (root / d).rglob("*")
+    ]
+    files += [root / "pyproject.toml"]
+    own = Path(__file__).resolve()
+    return sorted(
+        p
+        for p in files
+        if p.is_file()
+        and (p.suffix in _SOURCE_SUFFIXES or p.parent.name == ".ci")
+        and "__pycache__" not in p.parts
+        and "/data/" not in p.as_posix()
+        and p.resolve() != own
+    )
+
+
+def citations_in(path: Path, root: Path = ROOT) -> list[Problem]:
+    """Citations in a source file that a person who clones the project cannot follow."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    out: list[Problem] = []
+    for m in _CLIMB.finditer(text):
+        if not _inside(path.parent / m.group(1), root):
+            out.append(
+                Problem(path, _line(text, m.start()), m.group(1), "climbs out of the repository")
+            )
+    for m in _ABSOLUTE.finditer(text):
+        out.append(
+            Problem(path, _line(text, m.start()), m.group(1), "a path outside the repository")
+        )
+    for name in OUTSIDE_NOTES:
+        for m in re.finditer(re.escape(name), text):
+            out.append(
+                Problem(path, _line(text, m.start()), name, "a note the repository does not hold")
+            )
+    for m in _README_SECTION.finditer(text):
+        out.append(
+            Problem(
+                path,
+                _line(text, m.start()),
+                m.group(0),
+                "a README section now in docs/: cite the page",
+            )
+        )
+    return out
+
+
+def test_source_cites_only_the_repository() -> None:
+    found = [p for f in source_files() for p in citations_in(f)]
+    assert not found, f"{len(found)} citations outside the repository:\n" + _report(found, ROOT)
+
+
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        (
+            "# yaml-language-server: $schema=../../../shared/spec/ossie/osi-schema.json\n",
+            "climbs out",
+        ),
+        ('"""Compile time (PERFORMANCE.md)."""\n', "does not hold"),
+        ("hint='simplify the query (see the README, \"Limits\")'\n", "now in docs/"),
+        ("# see /work/shared/spec/window-udf.md\n", "outside the repository"),
+    ],
+)
+def test_the_source_checker_finds(tmp_path: Path, source: str, why: str) -> None:
+    (tmp_path / "src").mkdir()
+    path = tmp_path / "src" / "module.py"
+    path.write_text(source, "utf-8")
+    found = citations_in(path, tmp_path)
+    assert any(why in p.why for p in found), _report(found, tmp_path)
+
+
+def test_the_source_checker_accepts_names_and_pages(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    path = tmp_path / "src" / "module.py"
+    path.write_text(
+        '"""Window stage SQL (window-metrics-extension.md, "Compilation semantics"; WIN-OFF-07;\n'
+        'docs/performance.md, rule 1; examples/shop/README.md, "Streaming windows")."""\n',
+        "utf-8",
+    )
+    assert citations_in(path, tmp_path) == []

@@ -1,6 +1,6 @@
 """The where_sql allow-list (dosi.query.predicate_allowlist): every listed construct and function
 filters rows exactly as hand-written SQL on the same table does; anything unlisted is
-`unsupported_filter` naming the construct; the README lists the same functions."""
+`unsupported_filter` naming the construct; docs/filters.md lists the same functions."""
 
 from __future__ import annotations
 
