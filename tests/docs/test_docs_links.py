@@ -170,7 +170,7 @@ def problems_in(page: Path, root: Path = ROOT) -> list[Problem]:
         cited = m.group(2).strip()
         if not cited.startswith(STABLE_ROOTS) or re.search(r"[\s<>*{}$|]", cited):
             continue
-        if "/data/" in cited:  # generated, git-ignored example data
+        if re.match(r"examples/[^/]+/data(/|$)", cited):  # generated, git-ignored example data
             continue
         if not (root / cited.split("#")[0]).exists():
             out.append(
