@@ -35,7 +35,7 @@ ROLLUP_AGGS = frozenset({"sum", "count", "count_star", "min", "max"})
 
 
 def pre_aggregable(model: ModelIr, b: Branch) -> bool:
-    """A DATE bucket coarser than a day over measures that roll up (PERFORMANCE.md item 1).
+    """A DATE bucket coarser than a day over measures that roll up (docs/performance.md, rule 1).
     A semi-additive branch pre-aggregates its snapshot rows (the SemiAdditiveJoin is below:
     never a day's partial sum across snapshots); a conversion branch groups attributed events
     of its own shape."""
