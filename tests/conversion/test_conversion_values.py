@@ -205,3 +205,32 @@ def test_a_filled_rate_reads_zero_where_nothing_converted(conv_db: Path) -> None
     )
     got = _rows(engine, {"metrics": ["rate_filled"], "group_by": ["visits.referrer"]})
     assert got == [("fb", 1.0), ("google", 0.0)]
+
+
+def test_event_rate_by_day_against_metricflow_shaped_sql(conv_engine, conv_db: Path) -> None:
+    """MetricFlow's conversion_rate_metric check query, restated: opportunities (visits per
+    day) FULL OUTER JOIN conversions (each buy once, at its latest visit within 7 days)."""
+    sql = """
+    WITH buy_source AS (SELECT *, ROW_NUMBER() OVER () AS uid FROM cv_buys),
+    matched AS (
+      SELECT v.ds, buy_source.uid,
+             ROW_NUMBER() OVER (PARTITION BY buy_source.uid ORDER BY v.ds DESC) AS rk
+      FROM cv_visits v JOIN buy_source ON v.user_id = buy_source.user_id
+        AND v.ds <= buy_source.ds AND v.ds > buy_source.ds - INTERVAL 7 DAY
+    ),
+    conversions AS (SELECT ds, COUNT(*) AS buys FROM matched WHERE rk = 1 GROUP BY ds),
+    opportunities AS (SELECT ds, COUNT(*) AS visits FROM cv_visits GROUP BY ds)
+    SELECT CAST(COALESCE(o.ds, c.ds) AS VARCHAR),
+           CAST(c.buys AS DOUBLE) / CAST(NULLIF(o.visits, 0) AS DOUBLE)
+    FROM opportunities o FULL OUTER JOIN conversions c ON o.ds = c.ds
+    """
+    con = duckdb.connect(str(conv_db), read_only=True)
+    try:
+        expect = sorted((tuple(r) for r in con.execute(sql).fetchall()), key=repr)
+    finally:
+        con.close()
+    got = _rows(
+        conv_engine, {"metrics": ["visit_buy_rate_events_7d"], "group_by": ["metric_time:day"]}
+    )
+    assert [(str(d)[:10], r) for d, r in got] == expect
+    assert ("2024-01-03", 2.0) in expect  # user 1's two buys over one visit that day

@@ -103,6 +103,11 @@ METRICS: list[dict[str, Any]] = [
     metric("visit_to_buy_rate_7d", RATE, conv({**BASE, "window": "7 days"})),
     metric("visit_to_buy_rate", RATE, conv(BASE)),
     metric(
+        "visit_buy_rate_events_7d",  # MetricFlow's visit_buy_conversion_rate_7days shape
+        "COUNT(buys.buy_id) / COUNT(visits.visit_id)",
+        conv({"base": "visits", "conversion": "buys", "entity": "user_id", "window": "7 days"}),
+    ),
+    metric(
         "buyers_7d",
         "COUNT(DISTINCT buys.user_id)",
         conv({**BASE, "window": "7 days", "calculation": "conversions"}),
