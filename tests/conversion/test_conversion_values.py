@@ -15,6 +15,7 @@ from typing import Any
 
 import convkit
 import duckdb
+import yaml
 
 import dosi
 
@@ -234,3 +235,83 @@ def test_event_rate_by_day_against_metricflow_shaped_sql(conv_engine, conv_db: P
     )
     assert [(str(d)[:10], r) for d, r in got] == expect
     assert ("2024-01-03", 2.0) in expect  # user 1's two buys over one visit that day
+
+
+def _field(name: str, datatype: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "expression": {"dialects": [{"dialect": "ANSI_SQL", "expression": name}]},
+        "datatype": datatype,
+    }
+
+
+def test_joined_base_dimension_and_a_filter_metric_base(tmp_path: Path) -> None:
+    """A dimension the base events reach through a relationship (users.tier) groups and
+    filters the attributed conversions; a D-DERIVE filter metric as the base event (google
+    visits only: a row of the base dataset is an event when the filter's CASE WHEN reads it)."""
+    db = tmp_path / "conv_users.duckdb"
+    convkit.build_conv(db)
+    tiers = {1: "a", 2: "b", 3: "a", 4: "b", 5: "a"}
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("CREATE TABLE cv_users (user_id INTEGER, tier VARCHAR)")
+        con.executemany("INSERT INTO cv_users VALUES (?, ?)", list(tiers.items()))
+    finally:
+        con.close()
+    doc = convkit.conv_model_dict()
+    sm = doc["semantic_model"][0]
+    sm["datasets"].append(
+        {
+            "name": "users",
+            "source": "main.cv_users",
+            "primary_key": ["user_id"],
+            "fields": [_field("user_id", "Integer"), _field("tier", "String")],
+        }
+    )
+    sm["relationships"] = [
+        {
+            "name": "visits_to_users",
+            "from": "visits",
+            "to": "users",
+            "from_columns": ["user_id"],
+            "to_columns": ["user_id"],
+        }
+    ]
+    sm["metrics"] += [
+        convkit.metric(
+            "google_visits",
+            "COUNT(CASE WHEN visits.referrer = 'google' THEN 1 END)",
+            {"derive": {"type": "filter", "base": "visits", "where": "visits.referrer = 'google'"}},
+        ),
+        convkit.metric(
+            "buys_after_google",
+            "COUNT(buys.buy_id)",
+            convkit.conv(
+                {
+                    "base": "google_visits",
+                    "conversion": "buys",
+                    "entity": "user_id",
+                    "calculation": "conversions",
+                }
+            ),
+        ),
+    ]
+    engine = dosi.Engine(
+        model_text=yaml.safe_dump(doc, sort_keys=False),
+        connections={"db": {"type": "duckdb", "uri": str(db)}},
+    )
+    got = _rows(
+        engine, {"metrics": ["buys_7d", "visit_to_buy_rate_7d"], "group_by": ["users.tier"]}
+    )
+    expect = []
+    for tier in ("a", "b"):
+        mine = [(v, b) for v, b in attributed(7) if tiers[v[1]] == tier]
+        visitors = len({v[1] for v in convkit.VISITS if tiers[v[1]] == tier})
+        expect.append((tier, len(mine), _rate(len({b[1] for _, b in mine}), visitors)))
+    assert got == expect
+    filtered = _rows(engine, {"metrics": ["buys_7d"], "where_sql": "users.tier = 'a'"})
+    assert filtered == [(expect[0][1],)]
+    # unbounded, base events = google visits only (user 1's 01-01 visit, user 2's 01-02 visit)
+    google = [v for v in convkit.VISITS if v[4] == "google"]
+    n = sum(1 for b in convkit.BUYS if any(v[1] == b[1] and v[2] <= b[2] for v in google))
+    assert _rows(engine, {"metrics": ["buys_after_google"]}) == [(n,)] == [(3,)]

@@ -302,3 +302,27 @@ def test_attribution_by_region_adds_up(semi_engine) -> None:
             semikit.last_per([x for x in mar if x[1] not in east], key=lambda x: x[1]),
         ),
     }
+
+
+def test_grouped_by_the_dimension_itself_and_a_quarter(semi_engine) -> None:
+    """The period is the query's bucket of the dimension whichever spelling names it: the
+    field at a grain, the raw field (each date), or metric_time at the quarter."""
+    by_field = _rows(
+        semi_engine,
+        {"metrics": ["balance_by_account"], "group_by": ["balances.snapshot_date:month"]},
+    )
+    by_axis = _rows(semi_engine, {"metrics": ["balance_by_account"], "group_by": MONTH})
+    assert by_field == by_axis
+    raw = _rows(semi_engine, {"metrics": ["balance"], "group_by": ["balances.snapshot_date"]})
+    dates = sorted({r[0] for r in semikit.BALANCES})
+    assert raw == [
+        (d, semikit.last_per([r for r in semikit.BALANCES if r[0] == d], key=lambda r: 0))
+        for d in dates
+    ]
+    quarter = _rows(semi_engine, {"metrics": ["balance"], "group_by": ["metric_time:quarter"]})
+    q1 = [r for r in semikit.BALANCES if r[0] < "2024-04-01"]
+    q2 = [r for r in semikit.BALANCES if r[0] >= "2024-04-01"]
+    assert quarter == [
+        ("2024-01-01", semikit.last_per(q1, key=lambda r: 0)),
+        ("2024-04-01", semikit.last_per(q2, key=lambda r: 0)),
+    ]
