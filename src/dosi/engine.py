@@ -294,23 +294,25 @@ class Engine:
             self._sql_table = virtual_table(self.model)
         return self._sql_table
 
-    def sql_types(self, connection: str | None = None) -> dict[str, pa.DataType]:
+    def sql_types(
+        self, connection: str | None = None, db_path: str | Path | None = None
+    ) -> dict[str, pa.DataType]:
         """Each virtual column's Arrow type as the connection returns it (probed once)."""
         if self._sql_types is None:
             self._sql_types = probe_types(
                 self.sql_table(),
-                lambda q: self.execute_arrow(q, connection=connection),
-                lambda q: self.select(q, connection=connection).arrow,
+                lambda q: self.execute_arrow(q, connection=connection, db_path=db_path),
+                lambda q: self.select(q, connection=connection, db_path=db_path).arrow,
             )
         return self._sql_types
 
-    def sql_plan(self, text: str, params: list[Any] | None = None) -> SqlPlan:
+    def sql_plan(self, text: str | Any, params: list[Any] | None = None) -> SqlPlan:
         """How a SQL statement over the virtual table maps to a dosi query (`plan.query`)."""
         return translate(self.model, self.sql_table(), text, params)
 
     def sql(
         self,
-        text: str,
+        text: str | Any,
         params: list[Any] | None = None,
         connection: str | None = None,
         timeout_secs: float | object | None = ENGINE_DEFAULT,

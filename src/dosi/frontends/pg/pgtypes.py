@@ -1,0 +1,314 @@
+"""PostgreSQL types of Arrow columns, and their text and binary wire encodings.
+
+Each result column is announced with the type OID a PostgreSQL server would use for it
+(`decimal128(38, 2)` is `numeric(38,2)`, `date32` a `date`, a naive `timestamp` a `timestamp`)
+and every value is encoded column by column with pyarrow compute where it can, so a large
+detail result costs little Python per value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import struct
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+TEXT, BINARY = 0, 1
+
+
+@dataclass(frozen=True)
+class PgType:
+    oid: int
+    name: str
+    size: int  # typlen: bytes, -1 variable
+    array_oid: int = 0
+    category: str = "U"
+
+
+# the built-in types (OIDs fixed by PostgreSQL's catalog)
+TYPES: tuple[PgType, ...] = (
+    PgType(16, "bool", 1, 1000, "B"),
+    PgType(17, "bytea", -1, 1001, "U"),
+    PgType(18, "char", 1, 1002, "Z"),
+    PgType(19, "name", 64, 1003, "S"),
+    PgType(20, "int8", 8, 1016, "N"),
+    PgType(21, "int2", 2, 1005, "N"),
+    PgType(22, "int2vector", -1, 1006, "A"),
+    PgType(23, "int4", 4, 1007, "N"),
+    PgType(24, "regproc", 4, 1008, "N"),
+    PgType(25, "text", -1, 1009, "S"),
+    PgType(26, "oid", 4, 1028, "N"),
+    PgType(27, "tid", 6, 1010, "U"),
+    PgType(28, "xid", 4, 1011, "U"),
+    PgType(29, "cid", 4, 1012, "U"),
+    PgType(30, "oidvector", -1, 1013, "A"),
+    PgType(114, "json", -1, 199, "U"),
+    PgType(142, "xml", -1, 143, "U"),
+    PgType(194, "pg_node_tree", -1, 0, "Z"),
+    PgType(700, "float4", 4, 1021, "N"),
+    PgType(701, "float8", 8, 1022, "N"),
+    PgType(705, "unknown", -2, 0, "X"),
+    PgType(790, "money", 8, 791, "N"),
+    PgType(1033, "aclitem", 12, 1034, "U"),
+    PgType(1042, "bpchar", -1, 1014, "S"),
+    PgType(1043, "varchar", -1, 1015, "S"),
+    PgType(1082, "date", 4, 1182, "D"),
+    PgType(1083, "time", 8, 1183, "D"),
+    PgType(1114, "timestamp", 8, 1115, "D"),
+    PgType(1184, "timestamptz", 8, 1185, "D"),
+    PgType(1186, "interval", 16, 1187, "T"),
+    PgType(1266, "timetz", 12, 1270, "D"),
+    PgType(1560, "bit", -1, 1561, "V"),
+    PgType(1562, "varbit", -1, 1563, "V"),
+    PgType(1700, "numeric", -1, 1231, "N"),
+    PgType(2205, "regclass", 4, 2210, "N"),
+    PgType(2206, "regtype", 4, 2211, "N"),
+    PgType(2249, "record", -1, 2287, "P"),
+    PgType(2275, "cstring", -2, 1263, "P"),
+    PgType(2276, "any", 4, 0, "P"),
+    PgType(2277, "anyarray", -1, 0, "P"),
+    PgType(2278, "void", 4, 0, "P"),
+    PgType(2950, "uuid", 16, 2951, "U"),
+    PgType(3802, "jsonb", -1, 3807, "U"),
+    PgType(4089, "regnamespace", 4, 4090, "N"),
+)
+BY_OID: dict[int, PgType] = {t.oid: t for t in TYPES}
+BY_NAME: dict[str, PgType] = {t.name: t for t in TYPES}
+ARRAY_OF: dict[int, int] = {t.array_oid: t.oid for t in TYPES if t.array_oid}
+# the names format_type() prints
+DISPLAY: dict[str, str] = {
+    "bool": "boolean", "int8": "bigint", "int2": "smallint", "int4": "integer",
+    "float4": "real", "float8": "double precision", "bpchar": "character",
+    "varchar": "character varying", "timestamp": "timestamp without time zone",
+    "timestamptz": "timestamp with time zone", "time": "time without time zone",
+    "timetz": "time with time zone", "char": '"char"',
+}
+
+
+@dataclass(frozen=True)
+class ColumnType:
+    """A result column's announced type: OID, size and modifier (numeric precision)."""
+
+    oid: int
+    size: int
+    typmod: int = -1
+
+    @property
+    def name(self) -> str:
+        t = BY_OID.get(self.oid) or BY_OID.get(ARRAY_OF.get(self.oid, 0))
+        if self.oid in ARRAY_OF:
+            return f"_{t.name}" if t else "_text"
+        return t.name if t else "text"
+
+
+def column_type(t: pa.DataType) -> ColumnType:
+    """The PostgreSQL type of an Arrow type."""
+    if pa.types.is_boolean(t):
+        return ColumnType(16, 1)
+    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_uint8(t):
+        return ColumnType(21, 2)
+    if pa.types.is_int32(t) or pa.types.is_uint16(t):
+        return ColumnType(23, 4)
+    if pa.types.is_integer(t):
+        return ColumnType(20, 8)
+    if pa.types.is_float16(t) or pa.types.is_float32(t):
+        return ColumnType(700, 4)
+    if pa.types.is_floating(t):
+        return ColumnType(701, 8)
+    if pa.types.is_decimal(t):
+        return ColumnType(1700, -1, ((t.precision << 16) | t.scale) + 4)
+    if pa.types.is_date(t):
+        return ColumnType(1082, 4)
+    if pa.types.is_timestamp(t):
+        return ColumnType(1184 if t.tz else 1114, 8)
+    if pa.types.is_time(t):
+        return ColumnType(1083, 8)
+    if pa.types.is_duration(t):
+        return ColumnType(1186, 16)
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return ColumnType(17, -1)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        inner = column_type(t.value_type)
+        elem = BY_OID.get(inner.oid)
+        return ColumnType(elem.array_oid if elem and elem.array_oid else 1009, -1)
+    return ColumnType(25, -1)
+
+
+def format_type(oid: int, typmod: int) -> str:
+    """What PostgreSQL's format_type(oid, typmod) prints."""
+    if oid in ARRAY_OF:
+        return format_type(ARRAY_OF[oid], typmod) + "[]"
+    t = BY_OID.get(oid)
+    if t is None:
+        return "???"
+    if t.name == "numeric" and typmod >= 4:
+        return f"numeric({(typmod - 4) >> 16},{(typmod - 4) & 0xFFFF})"
+    if t.name in ("varchar", "bpchar") and typmod >= 4:
+        return f"{DISPLAY[t.name]}({typmod - 4})"
+    return DISPLAY.get(t.name, t.name)
+
+
+# ---------------------------------------------------------------------------- text format
+def _text_values(col: pa.ChunkedArray | pa.Array) -> list[bytes | None]:
+    t = col.type
+    if pa.types.is_null(t):
+        return [None] * len(col)
+    if pa.types.is_boolean(t):
+        s = pc.if_else(col, "t", "f")
+    elif pa.types.is_timestamp(t):
+        s = pc.strftime(col, "%Y-%m-%d %H:%M:%S")
+        frac = pc.cast(pc.microsecond(col), pa.int64())
+        frac = pc.add(pc.multiply(pc.cast(pc.millisecond(col), pa.int64()), 1000), frac)
+        if pc.any(pc.not_equal(frac, 0)).as_py():
+            return [None if v is None else _timestamp_text(v, t.tz is not None)
+                    for v in col.to_pylist()]
+        if t.tz:
+            s = pc.binary_join_element_wise(s, "+00", "")
+    elif pa.types.is_floating(t):
+        return [None if v is None else _float_text(v) for v in col.to_pylist()]
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [None if v is None else _array_text(v).encode() for v in col.to_pylist()]
+    elif pa.types.is_duration(t) or pa.types.is_time(t):
+        return [None if v is None else str(v).encode() for v in col.to_pylist()]
+    elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return [None if v is None else b"\\x" + v.hex().encode() for v in col.to_pylist()]
+    elif pa.types.is_string(t) or pa.types.is_large_string(t):
+        s = col
+    else:
+        s = pc.cast(col, pa.string())
+    return pc.cast(s, pa.binary()).to_pylist()
+
+
+def _timestamp_text(v: dt.datetime, tz: bool) -> bytes:
+    text = v.strftime("%Y-%m-%d %H:%M:%S")
+    if v.microsecond:
+        text += f".{v.microsecond:06d}".rstrip("0")
+    return (text + ("+00" if tz else "")).encode()
+
+
+def _float_text(v: float) -> bytes:
+    if v != v:
+        return b"NaN"
+    if v in (float("inf"), float("-inf")):
+        return b"Infinity" if v > 0 else b"-Infinity"
+    if v.is_integer() and abs(v) < 1e15:
+        return str(int(v)).encode()
+    return repr(v).encode()
+
+
+def _array_text(values: list[object]) -> str:
+    def one(v: object) -> str:
+        if v is None:
+            return "NULL"
+        if isinstance(v, bool):
+            return "t" if v else "f"
+        text = str(v)
+        if text == "" or any(ch in text for ch in ' ,{}"\\') or text.upper() == "NULL":
+            return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return text
+
+    return "{" + ",".join(one(v) for v in values) + "}"
+
+
+# -------------------------------------------------------------------------- binary format
+_EPOCH_DATE = dt.date(2000, 1, 1)
+_EPOCH_DAYS = 10957  # days from 1970-01-01 to 2000-01-01
+_EPOCH_US = _EPOCH_DAYS * 86_400_000_000
+
+
+def _fixed(col: pa.ChunkedArray | pa.Array, arrow: pa.DataType, fmt: str,
+           offset: int = 0) -> list[bytes | None]:
+    nums = pc.cast(col, arrow)
+    if offset:
+        nums = pc.subtract(nums, offset)
+    packer = struct.Struct(fmt).pack
+    return [None if v is None else packer(v) for v in nums.to_pylist()]
+
+
+def _binary_values(col: pa.ChunkedArray | pa.Array, ct: ColumnType) -> list[bytes | None]:
+    t = col.type
+    oid = ct.oid
+    if oid == 16:
+        return [None if v is None else (b"\x01" if v else b"\x00") for v in col.to_pylist()]
+    if oid == 21:
+        return _fixed(col, pa.int16(), "!h")
+    if oid == 23:
+        return _fixed(col, pa.int32(), "!i")
+    if oid == 20:
+        return _fixed(col, pa.int64(), "!q")
+    if oid == 700:
+        return _fixed(col, pa.float32(), "!f")
+    if oid == 701:
+        return _fixed(col, pa.float64(), "!d")
+    if oid == 1082:
+        return _fixed(pc.cast(col, pa.date32()).cast(pa.int32()), pa.int32(), "!i", _EPOCH_DAYS)
+    if oid in (1114, 1184):
+        us = pc.cast(col, pa.timestamp("us", t.tz)).cast(pa.int64())
+        return _fixed(us, pa.int64(), "!q", _EPOCH_US)
+    if oid == 1700:
+        return [None if v is None else numeric_binary(v) for v in col.to_pylist()]
+    if oid == 17:
+        return col.to_pylist()
+    if oid == 1083:
+        return [None if v is None else struct.pack(
+            "!q", ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond)
+            for v in col.to_pylist()]
+    if oid == 1186:
+        return [None if v is None else struct.pack(
+            "!qii", v.seconds * 1_000_000 + v.microseconds, v.days, 0)
+            for v in col.to_pylist()]
+    if oid in (25, 1043, 1042, 19):
+        return _text_values(col)
+    raise ValueError(f"no binary output for type {ct.name}")
+
+
+def numeric_binary(value: decimal.Decimal | int | float) -> bytes:
+    """PostgreSQL's binary numeric: base-10000 digits, weight, sign, display scale."""
+    d = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
+    if d.is_nan():
+        return struct.pack("!hhHh", 0, 0, 0xC000, 0)
+    if d.is_infinite():
+        return struct.pack("!hhHh", 0, 0, 0xD000 if d > 0 else 0xF000, 0)
+    sign, digits, exp = d.as_tuple()
+    assert isinstance(exp, int)
+    dscale = max(0, -exp)
+    text = "".join(map(str, digits))
+    # integer part and fraction as strings of decimal digits
+    if exp >= 0:
+        int_part, frac_part = text + "0" * exp, ""
+    else:
+        int_part, frac_part = (text[:exp] or "0"), text[exp:].rjust(-exp, "0")
+    int_part = int_part.lstrip("0")
+    int_groups = []
+    if int_part:
+        pad = (-len(int_part)) % 4
+        int_part = "0" * pad + int_part
+        int_groups = [int(int_part[i:i + 4]) for i in range(0, len(int_part), 4)]
+    frac_part = frac_part + "0" * ((-len(frac_part)) % 4)
+    frac_groups = [int(frac_part[i:i + 4]) for i in range(0, len(frac_part), 4)]
+    groups = int_groups + frac_groups
+    weight = len(int_groups) - 1
+    while groups and groups[0] == 0:  # leading zero groups (a pure fraction)
+        groups.pop(0)
+        weight -= 1
+    while groups and groups[-1] == 0:
+        groups.pop()
+    if not groups:
+        weight = 0
+    head = struct.pack("!hhHh", len(groups), weight, 0x4000 if sign else 0, dscale)
+    return head + struct.pack(f"!{len(groups)}H", *groups)
+
+
+def encode_column(col: pa.ChunkedArray | pa.Array, ct: ColumnType, fmt: int) -> list[bytes | None]:
+    """Every value of a column in the wire format `fmt` (0 text, 1 binary)."""
+    if fmt == BINARY:
+        return _binary_values(col, ct)
+    return _text_values(col)
+
+
+def can_send_binary(ct: ColumnType) -> bool:
+    return ct.oid in (16, 17, 19, 20, 21, 23, 25, 700, 701, 1042, 1043, 1082, 1083, 1114,
+                      1184, 1186, 1700)
