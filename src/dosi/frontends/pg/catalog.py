@@ -29,7 +29,85 @@ VERSION_TEXT = (
     f"PostgreSQL {SERVER_VERSION} (dosi {__version__} semantic layer: SQL over the models "
     "virtual tables, see docs/serving-sql.md) on x86_64-pc-linux-gnu, 64-bit"
 )
-KEYWORDS = ["all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric", "both", "case", "cast", "check", "collate", "column", "constraint", "create", "current_catalog", "current_date", "current_role", "current_time", "current_timestamp", "current_user", "default", "deferrable", "desc", "distinct", "do", "else", "end", "except", "false", "fetch", "for", "foreign", "from", "grant", "group", "having", "in", "initially", "intersect", "into", "lateral", "leading", "limit", "localtime", "localtimestamp", "not", "null", "offset", "on", "only", "or", "order", "placing", "primary", "references", "returning", "select", "session_user", "some", "symmetric", "table", "then", "to", "trailing", "true", "union", "unique", "user", "using", "variadic", "when", "where", "window", "with"]
+KEYWORDS = [
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "asymmetric",
+    "both",
+    "case",
+    "cast",
+    "check",
+    "collate",
+    "column",
+    "constraint",
+    "create",
+    "current_catalog",
+    "current_date",
+    "current_role",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "default",
+    "deferrable",
+    "desc",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "false",
+    "fetch",
+    "for",
+    "foreign",
+    "from",
+    "grant",
+    "group",
+    "having",
+    "in",
+    "initially",
+    "intersect",
+    "into",
+    "lateral",
+    "leading",
+    "limit",
+    "localtime",
+    "localtimestamp",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "placing",
+    "primary",
+    "references",
+    "returning",
+    "select",
+    "session_user",
+    "some",
+    "symmetric",
+    "table",
+    "then",
+    "to",
+    "trailing",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "variadic",
+    "when",
+    "where",
+    "window",
+    "with",
+]
 
 # PostgreSQL functions answered by macros of the same name with this prefix
 PREFIX = "pg__"
@@ -134,7 +212,21 @@ CREATE MACRO {PREFIX}to_regclass(s) AS {PREFIX}regclass_oid(s);
 CREATE MACRO {PREFIX}to_regtype(s) AS {PREFIX}regtype_oid(s);
 CREATE MACRO {PREFIX}to_regnamespace(s) AS {PREFIX}regnamespace_oid(s);
 CREATE MACRO {PREFIX}age(x) AS CAST(0 AS INTEGER);
+CREATE MACRO {PREFIX}pg_collation_is_visible(o) AS true;
+CREATE MACRO {PREFIX}pg_opclass_is_visible(o) AS true;
+CREATE MACRO {PREFIX}pg_get_constraintdef_columns(o) AS CAST(NULL AS VARCHAR);
 """
+# json_build_object and friends: only read for identity / collation details a semantic table
+# never has, so any arity answers NULL
+_MACROS += "".join(
+    f"CREATE MACRO {PREFIX}{name}"
+    + ", ".join(
+        "(" + ", ".join(f"a{i}" for i in range(n)) + ") AS CAST(NULL AS VARCHAR)"
+        for n in range(0, 25)
+    )
+    + ";\n"
+    for name in ("json_build_object", "jsonb_build_object", "json_build_array")
+)
 FUNCTIONS = frozenset(
     line.split("(")[0].split(PREFIX)[1]
     for line in _MACROS.splitlines()
@@ -183,34 +275,74 @@ def default_settings() -> dict[str, str]:
 class Catalog:
     """The emulated catalog of one model version."""
 
-    def __init__(self, table: VirtualTable, types: dict[str, pa.DataType],
-                 database: str = "dosi", user: str = "dosi") -> None:
+    def __init__(
+        self,
+        table: VirtualTable,
+        types: dict[str, pa.DataType],
+        database: str = "dosi",
+        user: str = "dosi",
+    ) -> None:
         self.table = table
         self.columns = ct.catalog_columns(table, types)
-        con = duckdb.connect(":memory:", config={
-            "autoinstall_known_extensions": "false", "autoload_known_extensions": "false",
-        })
+        con = duckdb.connect(
+            ":memory:",
+            config={
+                "autoinstall_known_extensions": "false",
+                "autoload_known_extensions": "false",
+            },
+        )
         con.execute("CREATE SCHEMA pgc; CREATE SCHEMA isc")
         for name, cols in ct.PG_CATALOG.items():
             con.execute(f"CREATE TABLE pgc.{name} ({cols})")
         for name, cols in ct.INFORMATION_SCHEMA.items():
             con.execute(f"CREATE TABLE isc.{name} ({cols})")
         con.execute("CREATE TABLE pgc._typename (oid INTEGER, typname VARCHAR, display VARCHAR)")
-        con.executemany("INSERT INTO pgc._typename VALUES (?, ?, ?)", [
-            row for t in TYPES for row in (
-                (t.oid, t.name, DISPLAY.get(t.name, t.name)),
-                *(((t.array_oid, f"_{t.name}", DISPLAY.get(t.name, t.name) + "[]"),)
-                  if t.array_oid else ()),
-            )
-        ] + [(ct.ROWTYPE_OID, table.name, table.name)])
-        con.execute("CREATE TABLE pgc._keywords (word VARCHAR, catcode VARCHAR, "
-                    "barelabel BOOLEAN, catdesc VARCHAR, baredesc VARCHAR)")
-        con.executemany("INSERT INTO pgc._keywords VALUES (?, 'R', true, 'reserved', "
-                        "'can be bare label')", [(k,) for k in KEYWORDS])
+        con.executemany(
+            "INSERT INTO pgc._typename VALUES (?, ?, ?)",
+            [
+                row
+                for t in TYPES
+                for row in (
+                    (t.oid, t.name, DISPLAY.get(t.name, t.name)),
+                    *(
+                        ((t.array_oid, f"_{t.name}", DISPLAY.get(t.name, t.name) + "[]"),)
+                        if t.array_oid
+                        else ()
+                    ),
+                )
+            ]
+            + [(ct.ROWTYPE_OID, table.name, table.name)],
+        )
+        con.execute(
+            "CREATE TABLE pgc._keywords (word VARCHAR, catcode VARCHAR, "
+            "barelabel BOOLEAN, catdesc VARCHAR, baredesc VARCHAR)"
+        )
+        con.executemany(
+            "INSERT INTO pgc._keywords VALUES (?, 'R', true, 'reserved', 'can be bare label')",
+            [(k,) for k in KEYWORDS],
+        )
         data = ct.rows(table, self.columns, database, user)
         data["pg_settings"] = [
-            (k, v, None, "dosi", None, None, "user", "string", "default", None, None, None, v,
-             v, None, None, False) for k, v in _SETTINGS.items()
+            (
+                k,
+                v,
+                None,
+                "dosi",
+                None,
+                None,
+                "user",
+                "string",
+                "default",
+                None,
+                None,
+                None,
+                v,
+                v,
+                None,
+                None,
+                False,
+            )
+            for k, v in _SETTINGS.items()
         ]
         for name, rows in data.items():
             if not rows:
@@ -244,14 +376,37 @@ class Catalog:
 
 
 _CAST_TYPES = {
-    "oid": "INTEGER", "regproc": "VARCHAR", "xid": "BIGINT", "cid": "BIGINT",
-    "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT", "name": "VARCHAR",
-    "char": "VARCHAR", "text": "VARCHAR", "bpchar": "VARCHAR", "varchar": "VARCHAR",
-    "int2vector": "SMALLINT[]", "oidvector": "INTEGER[]", "pg_node_tree": "VARCHAR",
-    "aclitem": "VARCHAR", "bool": "BOOLEAN",
+    "oid": "INTEGER",
+    "regproc": "VARCHAR",
+    "xid": "BIGINT",
+    "cid": "BIGINT",
+    "int2": "SMALLINT",
+    "int4": "INTEGER",
+    "int8": "BIGINT",
+    "name": "VARCHAR",
+    "char": "VARCHAR",
+    "text": "VARCHAR",
+    "bpchar": "VARCHAR",
+    "varchar": "VARCHAR",
+    "int2vector": "SMALLINT[]",
+    "oidvector": "INTEGER[]",
+    "pg_node_tree": "VARCHAR",
+    "aclitem": "VARCHAR",
+    "bool": "BOOLEAN",
 }
-_REG = ("regclass", "regtype", "regnamespace", "regproc", "regprocedure", "regrole",
-        "regoper", "regoperator", "regconfig", "regdictionary", "regcollation")
+_REG = (
+    "regclass",
+    "regtype",
+    "regnamespace",
+    "regproc",
+    "regprocedure",
+    "regrole",
+    "regoper",
+    "regoperator",
+    "regconfig",
+    "regdictionary",
+    "regcollation",
+)
 _OPERATORS: dict[str, Any] = {
     "~": lambda a, b: exp.RegexpLike(this=a, expression=b),
     "!~": lambda a, b: exp.not_(exp.RegexpLike(this=a, expression=b)),
@@ -273,10 +428,20 @@ _NAMED = {
     exp.CurrentSchema: "current_schema",
     exp.CurrentVersion: "version",
 }
-_REGPROC_COLUMNS = frozenset({
-    "typinput", "typoutput", "typreceive", "typsend", "typmodin", "typmodout", "typanalyze",
-    "typsubscript", "aggfnoid", "amhandler",
-})
+_REGPROC_COLUMNS = frozenset(
+    {
+        "typinput",
+        "typoutput",
+        "typreceive",
+        "typsend",
+        "typmodin",
+        "typmodout",
+        "typanalyze",
+        "typsubscript",
+        "aggfnoid",
+        "amhandler",
+    }
+)
 
 
 def _type_name(dt: exp.DataType) -> str | None:
@@ -303,8 +468,19 @@ def _cast(node: exp.Cast) -> exp.Expression:
         return node
     if name in _REG:
         value = node.this
-        kind = "regproc" if name in ("regprocedure", "regoper", "regoperator", "regconfig",
-                                     "regdictionary", "regcollation") else name
+        kind = (
+            "regproc"
+            if name
+            in (
+                "regprocedure",
+                "regoper",
+                "regoperator",
+                "regconfig",
+                "regdictionary",
+                "regcollation",
+            )
+            else name
+        )
         if isinstance(value, exp.Literal) and value.is_string:
             return exp.Anonymous(this=f"{PREFIX}{kind}_oid", expressions=[value])
         return exp.Anonymous(this=f"{PREFIX}{kind}_name", expressions=[value])
@@ -330,8 +506,16 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
                 node.set("db", exp.to_identifier("isc"))
         node.set("catalog", None)
         return node
-    if isinstance(node, exp.Dot) and isinstance(node.this, (exp.Identifier, exp.Column)) and (
-        node.this.name.lower() == "pg_catalog" and isinstance(node.expression, exp.Func)
+    if isinstance(node, exp.Column) and node.args.get("db") is not None:
+        schema = node.args["db"].name.lower()
+        if schema in ("pg_catalog", "information_schema"):
+            node.set("db", exp.to_identifier("pgc" if schema == "pg_catalog" else "isc"))
+        node.set("catalog", None)
+        return node
+    if (
+        isinstance(node, exp.Dot)
+        and isinstance(node.this, (exp.Identifier, exp.Column))
+        and (node.this.name.lower() == "pg_catalog" and isinstance(node.expression, exp.Func))
     ):
         return _rewrite(node.expression)
     if isinstance(node, exp.Collate):
@@ -347,17 +531,29 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
     for kind, name in _NAMED.items():
         if isinstance(node, kind):
             return exp.Anonymous(this=f"{PREFIX}{name}", expressions=[])
-    if isinstance(node, exp.Column) and not node.table and node.name.lower() in (
-        "current_user", "session_user", "user", "current_role", "current_catalog",
-        "current_schema",
-    ) and not node.this.quoted:
+    if (
+        isinstance(node, exp.Column)
+        and not node.table
+        and node.name.lower()
+        in (
+            "current_user",
+            "session_user",
+            "user",
+            "current_role",
+            "current_catalog",
+            "current_schema",
+        )
+        and not node.this.quoted
+    ):
         return exp.Anonymous(this=f"{PREFIX}{node.name.lower()}", expressions=[])
     if isinstance(node, exp.Func):
         name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
         if name in FUNCTIONS:
-            args = list(node.args.get("expressions") or []) if isinstance(
-                node, exp.Anonymous) else [a for a in node.args.values()
-                                           if isinstance(a, exp.Expression)]
+            args = (
+                list(node.args.get("expressions") or [])
+                if isinstance(node, exp.Anonymous)
+                else [a for a in node.args.values() if isinstance(a, exp.Expression)]
+            )
             return exp.Anonymous(this=f"{PREFIX}{name}", expressions=args)
     if isinstance(node, (exp.EQ, exp.NEQ)) and isinstance(node.expression, exp.Any):
         target = node.expression.this
@@ -366,8 +562,10 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
             return hit if isinstance(node, exp.EQ) else exp.not_(hit)
     if isinstance(node, (exp.EQ, exp.NEQ)):
         col, lit = node.this, node.expression
-        if isinstance(col, exp.Column) and col.name.lower() in _REGPROC_COLUMNS and (
-            isinstance(lit, exp.Literal) and not lit.is_string and lit.this == "0"
+        if (
+            isinstance(col, exp.Column)
+            and col.name.lower() in _REGPROC_COLUMNS
+            and (isinstance(lit, exp.Literal) and not lit.is_string and lit.this == "0")
         ):
             node.set("expression", exp.Literal.string("-"))
     return node
@@ -378,12 +576,16 @@ def to_duckdb(tree: exp.Expression) -> str:
     named as PostgreSQL names them."""
     tree = tree.copy()
     if isinstance(tree, exp.Select):
-        tree.set("expressions", [
-            e if isinstance(e, (exp.Alias, exp.Star)) or (
-                isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-            else exp.alias_(e, _pg_name(e), quoted=True)
-            for e in tree.expressions
-        ])
+        tree.set(
+            "expressions",
+            [
+                e
+                if isinstance(e, (exp.Alias, exp.Star))
+                or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                else exp.alias_(e, _pg_name(e), quoted=True)
+                for e in tree.expressions
+            ],
+        )
     return _bottom_up(tree).sql(dialect="duckdb")
 
 

@@ -166,8 +166,7 @@ PG_CATALOG: dict[str, str] = {
     "application_name VARCHAR, client_addr VARCHAR, state VARCHAR, query VARCHAR",
     "pg_locks": "locktype VARCHAR, database INTEGER, relation INTEGER, pid INTEGER, "
     "mode VARCHAR, granted BOOLEAN",
-    "pg_stat_user_tables": "relid INTEGER, schemaname VARCHAR, relname VARCHAR, "
-    "n_live_tup BIGINT",
+    "pg_stat_user_tables": "relid INTEGER, schemaname VARCHAR, relname VARCHAR, n_live_tup BIGINT",
     "pg_timezone_names": "name VARCHAR, abbrev VARCHAR, utc_offset INTERVAL, is_dst BOOLEAN",
     "pg_available_extensions": "name VARCHAR, default_version VARCHAR, "
     "installed_version VARCHAR, comment VARCHAR",
@@ -248,16 +247,27 @@ def catalog_columns(table: VirtualTable, types: Mapping[str, pa.DataType]) -> li
 
 _NUMERIC_INFO = {21: (16, 0), 23: (32, 0), 20: (64, 0), 700: (24, None), 701: (53, None)}
 _INFO_TYPE = {
-    "int8": "bigint", "int4": "integer", "int2": "smallint", "float4": "real",
-    "float8": "double precision", "bool": "boolean", "text": "text", "date": "date",
-    "timestamp": "timestamp without time zone", "timestamptz": "timestamp with time zone",
-    "numeric": "numeric", "bytea": "bytea", "interval": "interval",
-    "time": "time without time zone", "varchar": "character varying",
+    "int8": "bigint",
+    "int4": "integer",
+    "int2": "smallint",
+    "float4": "real",
+    "float8": "double precision",
+    "bool": "boolean",
+    "text": "text",
+    "date": "date",
+    "timestamp": "timestamp without time zone",
+    "timestamptz": "timestamp with time zone",
+    "numeric": "numeric",
+    "bytea": "bytea",
+    "interval": "interval",
+    "time": "time without time zone",
+    "varchar": "character varying",
 }
 
 
-def rows(table: VirtualTable, columns: list[Column], database: str, user: str
-         ) -> dict[str, list[tuple[Any, ...]]]:
+def rows(
+    table: VirtualTable, columns: list[Column], database: str, user: str
+) -> dict[str, list[tuple[Any, ...]]]:
     """Every emulated table's rows (tables not named here have none)."""
     out: dict[str, list[tuple[Any, ...]]] = {}
     out["pg_namespace"] = [
@@ -265,79 +275,326 @@ def rows(table: VirtualTable, columns: list[Column], database: str, user: str
         (NS_PUBLIC, SCHEMA, OWNER_OID, None),
         (NS_INFO, "information_schema", OWNER_OID, None),
     ]
-    out["pg_class"] = [(
-        TABLE_OID, table.name, NS_PUBLIC, ROWTYPE_OID, 0, OWNER_OID, 2, TABLE_OID, 0, 0, -1.0,
-        0, 0, False, False, "p", "r", len(columns), 0, False, False, False, False, False,
-        True, "d", False, 0, 0, 0, None, None, None, False,
-    )]
+    out["pg_class"] = [
+        (
+            TABLE_OID,
+            table.name,
+            NS_PUBLIC,
+            ROWTYPE_OID,
+            0,
+            OWNER_OID,
+            2,
+            TABLE_OID,
+            0,
+            0,
+            -1.0,
+            0,
+            0,
+            False,
+            False,
+            "p",
+            "r",
+            len(columns),
+            0,
+            False,
+            False,
+            False,
+            False,
+            False,
+            True,
+            "d",
+            False,
+            0,
+            0,
+            0,
+            None,
+            None,
+            None,
+            False,
+        )
+    ]
     out["pg_attribute"] = [
-        (TABLE_OID, c.name, c.type.oid, -1, c.type.size, c.attnum, 0, -1, c.type.typmod,
-         c.type.size in (1, 2, 4, 8), "i", "p", "", False, False, False, "", "", False, True,
-         0, 100 if c.type.oid == 25 else 0, None, None, None, None)
+        (
+            TABLE_OID,
+            c.name,
+            c.type.oid,
+            -1,
+            c.type.size,
+            c.attnum,
+            0,
+            -1,
+            c.type.typmod,
+            c.type.size in (1, 2, 4, 8),
+            "i",
+            "p",
+            "",
+            False,
+            False,
+            False,
+            "",
+            "",
+            False,
+            True,
+            0,
+            100 if c.type.oid == 25 else 0,
+            None,
+            None,
+            None,
+            None,
+        )
         for c in columns
     ]
     types = []
     for t in TYPES:
         cat = t.category
-        types.append((t.oid, t.name, NS_CATALOG, OWNER_OID, t.size, t.size in (1, 2, 4, 8),
-                      "p" if cat == "P" else "b", cat, False, True, ",", 0, "-", 0,
-                      t.array_oid, f"{t.name}in", f"{t.name}out", f"{t.name}recv",
-                      f"{t.name}send", "-", "-", "-", "i", "p", False, 0, -1, 0,
-                      100 if cat == "S" else 0, None, None, None))
+        types.append(
+            (
+                t.oid,
+                t.name,
+                NS_CATALOG,
+                OWNER_OID,
+                t.size,
+                t.size in (1, 2, 4, 8),
+                "p" if cat == "P" else "b",
+                cat,
+                False,
+                True,
+                ",",
+                0,
+                "-",
+                0,
+                t.array_oid,
+                f"{t.name}in",
+                f"{t.name}out",
+                f"{t.name}recv",
+                f"{t.name}send",
+                "-",
+                "-",
+                "-",
+                "i",
+                "p",
+                False,
+                0,
+                -1,
+                0,
+                100 if cat == "S" else 0,
+                None,
+                None,
+                None,
+            )
+        )
         if t.array_oid:
-            types.append((t.array_oid, f"_{t.name}", NS_CATALOG, OWNER_OID, -1, False, "b",
-                          "A", False, True, ",", 0, "array_subscript_handler", t.oid, 0,
-                          "array_in", "array_out", "array_recv", "array_send", "-", "-",
-                          "array_typanalyze", "i", "x", False, 0, -1, 0,
-                          100 if cat == "S" else 0, None, None, None))
-    types.append((ROWTYPE_OID, table.name, NS_PUBLIC, OWNER_OID, -1, False, "c", "C", False,
-                  True, ",", TABLE_OID, "-", 0, ROWTYPE_ARRAY_OID, "record_in", "record_out",
-                  "record_recv", "record_send", "-", "-", "-", "d", "x", False, 0, -1, 0, 0,
-                  None, None, None))
-    types.append((ROWTYPE_ARRAY_OID, f"_{table.name}", NS_PUBLIC, OWNER_OID, -1, False, "b",
-                  "A", False, True, ",", 0, "array_subscript_handler", ROWTYPE_OID, 0,
-                  "array_in", "array_out", "array_recv", "array_send", "-", "-",
-                  "array_typanalyze", "d", "x", False, 0, -1, 0, 0, None, None, None))
+            types.append(
+                (
+                    t.array_oid,
+                    f"_{t.name}",
+                    NS_CATALOG,
+                    OWNER_OID,
+                    -1,
+                    False,
+                    "b",
+                    "A",
+                    False,
+                    True,
+                    ",",
+                    0,
+                    "array_subscript_handler",
+                    t.oid,
+                    0,
+                    "array_in",
+                    "array_out",
+                    "array_recv",
+                    "array_send",
+                    "-",
+                    "-",
+                    "array_typanalyze",
+                    "i",
+                    "x",
+                    False,
+                    0,
+                    -1,
+                    0,
+                    100 if cat == "S" else 0,
+                    None,
+                    None,
+                    None,
+                )
+            )
+    types.append(
+        (
+            ROWTYPE_OID,
+            table.name,
+            NS_PUBLIC,
+            OWNER_OID,
+            -1,
+            False,
+            "c",
+            "C",
+            False,
+            True,
+            ",",
+            TABLE_OID,
+            "-",
+            0,
+            ROWTYPE_ARRAY_OID,
+            "record_in",
+            "record_out",
+            "record_recv",
+            "record_send",
+            "-",
+            "-",
+            "-",
+            "d",
+            "x",
+            False,
+            0,
+            -1,
+            0,
+            0,
+            None,
+            None,
+            None,
+        )
+    )
+    types.append(
+        (
+            ROWTYPE_ARRAY_OID,
+            f"_{table.name}",
+            NS_PUBLIC,
+            OWNER_OID,
+            -1,
+            False,
+            "b",
+            "A",
+            False,
+            True,
+            ",",
+            0,
+            "array_subscript_handler",
+            ROWTYPE_OID,
+            0,
+            "array_in",
+            "array_out",
+            "array_recv",
+            "array_send",
+            "-",
+            "-",
+            "array_typanalyze",
+            "d",
+            "x",
+            False,
+            0,
+            -1,
+            0,
+            0,
+            None,
+            None,
+            None,
+        )
+    )
     out["pg_type"] = types
     desc = [(TABLE_OID, PG_CLASS_OID, 0, table.description)] if table.description else []
-    desc += [(TABLE_OID, PG_CLASS_OID, c.attnum, c.description) for c in columns
-             if c.description]
+    desc += [(TABLE_OID, PG_CLASS_OID, c.attnum, c.description) for c in columns if c.description]
     out["pg_description"] = desc
-    out["pg_database"] = [(DATABASE_OID, database, OWNER_OID, 6, "c", False, True, -1, 0, 1,
-                           1663, "C.UTF-8", "C.UTF-8", None, None, None, 13000)]
-    out["pg_roles"] = [(OWNER_OID, user, False, True, False, False, True, False, -1,
-                        "********", None, False, None)]
+    out["pg_database"] = [
+        (
+            DATABASE_OID,
+            database,
+            OWNER_OID,
+            6,
+            "c",
+            False,
+            True,
+            -1,
+            0,
+            1,
+            1663,
+            "C.UTF-8",
+            "C.UTF-8",
+            None,
+            None,
+            None,
+            13000,
+        )
+    ]
+    out["pg_roles"] = [
+        (OWNER_OID, user, False, True, False, False, True, False, -1, "********", None, False, None)
+    ]
     out["pg_user"] = [(user, OWNER_OID, False, False, False, False, "********", None, None)]
     out["pg_am"] = [(2, "heap", "heap_tableam_handler", "t"), (403, "btree", "bthandler", "i")]
     out["pg_tablespace"] = [(1663, "pg_default", OWNER_OID, None, None)]
     out["pg_collation"] = [(100, "default", NS_CATALOG, OWNER_OID, "d", True, -1, None, None)]
-    out["pg_language"] = [(12, "internal", OWNER_OID, False), (13, "c", OWNER_OID, False),
-                          (14, "sql", OWNER_OID, False)]
+    out["pg_language"] = [
+        (12, "internal", OWNER_OID, False),
+        (13, "c", OWNER_OID, False),
+        (14, "sql", OWNER_OID, False),
+    ]
     out["pg_extension"] = [(13000, "plpgsql", OWNER_OID, NS_CATALOG, False, "1.0")]
     out["pg_tables"] = [(SCHEMA, table.name, user, None, False, False, False, False)]
-    out["schemata"] = [(database, s, user, None, None, "UTF8", None)
-                       for s in ("pg_catalog", "information_schema", SCHEMA)]
-    out["tables"] = [(database, SCHEMA, table.name, "BASE TABLE", None, None, None, None,
-                      None, "NO", "NO", None)]
+    out["schemata"] = [
+        (database, s, user, None, None, "UTF8", None)
+        for s in ("pg_catalog", "information_schema", SCHEMA)
+    ]
+    out["tables"] = [
+        (database, SCHEMA, table.name, "BASE TABLE", None, None, None, None, None, "NO", "NO", None)
+    ]
     cols = []
     for c in columns:
         pg = c.type.name
         prec, scale = _NUMERIC_INFO.get(c.type.oid, (None, None))
         if c.type.oid == 1700 and c.type.typmod >= 4:
             prec, scale = (c.type.typmod - 4) >> 16, (c.type.typmod - 4) & 0xFFFF
-        cols.append((database, SCHEMA, table.name, c.name, c.attnum, None, "YES",
-                     _INFO_TYPE.get(pg, "USER-DEFINED" if pg not in _INFO_TYPE else pg),
-                     None, 1073741824 if c.type.oid == 25 else None, prec,
-                     (2 if c.type.oid in (21, 23, 20, 700, 701) else 10)
-                     if prec is not None else None, scale,
-                     6 if c.type.oid in (1114, 1184) else 0 if c.type.oid == 1082 else None,
-                     None, None, None, None, None, None, None, None, None, None, None,
-                     database, "pg_catalog", pg, None, None, None, None, str(c.attnum), "NO",
-                     "NO", None, None, None, None, None, "NO", "NEVER", None, "NO"))
+        cols.append(
+            (
+                database,
+                SCHEMA,
+                table.name,
+                c.name,
+                c.attnum,
+                None,
+                "YES",
+                _INFO_TYPE.get(pg, "USER-DEFINED" if pg not in _INFO_TYPE else pg),
+                None,
+                1073741824 if c.type.oid == 25 else None,
+                prec,
+                (2 if c.type.oid in (21, 23, 20, 700, 701) else 10) if prec is not None else None,
+                scale,
+                6 if c.type.oid in (1114, 1184) else 0 if c.type.oid == 1082 else None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                database,
+                "pg_catalog",
+                pg,
+                None,
+                None,
+                None,
+                None,
+                str(c.attnum),
+                "NO",
+                "NO",
+                None,
+                None,
+                None,
+                None,
+                None,
+                "NO",
+                "NEVER",
+                None,
+                "NO",
+            )
+        )
     out["columns"] = cols
     out["enabled_roles"] = [(user,)]
-    out["character_sets"] = [(None, None, "UTF8", "UCS", "UTF8", database, "pg_catalog",
-                              "C.UTF-8")]
+    out["character_sets"] = [(None, None, "UTF8", "UCS", "UTF8", database, "pg_catalog", "C.UTF-8")]
     return out
 
 

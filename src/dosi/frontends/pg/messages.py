@@ -67,7 +67,7 @@ class Reader:
         end = self.data.find(b"\x00", self.pos)
         if end < 0:
             raise ProtocolViolation("unterminated string")
-        text = self.data[self.pos:end].decode("utf-8", "replace")
+        text = self.data[self.pos : end].decode("utf-8", "replace")
         self.pos = end + 1
         return text
 
@@ -82,14 +82,14 @@ class Reader:
         return v
 
     def byte(self) -> bytes:
-        b = self.data[self.pos:self.pos + 1]
+        b = self.data[self.pos : self.pos + 1]
         self.pos += 1
         return b
 
     def bytes_(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
             raise ProtocolViolation("truncated message")
-        b = self.data[self.pos:self.pos + n]
+        b = self.data[self.pos : self.pos + n]
         self.pos += n
         return b
 
@@ -162,15 +162,26 @@ def parameter_description(oids: Sequence[int]) -> bytes:
 
 
 def row_description(
-    names: Sequence[str], types: Sequence[ColumnType], formats: Sequence[int],
-    table_oid: int = 0, attnums: Sequence[int] | None = None,
+    names: Sequence[str],
+    types: Sequence[ColumnType],
+    formats: Sequence[int],
+    table_oid: int = 0,
+    attnums: Sequence[int] | None = None,
 ) -> bytes:
     parts = [_I16.pack(len(names))]
     for i, (name, t) in enumerate(zip(names, types, strict=True)):
         parts.append(cstr(name))
-        parts.append(struct.pack("!ihihih", table_oid if attnums else 0,
-                                 attnums[i] if attnums else 0, t.oid, t.size, t.typmod,
-                                 formats[i]))
+        parts.append(
+            struct.pack(
+                "!ihihih",
+                table_oid if attnums else 0,
+                attnums[i] if attnums else 0,
+                t.oid,
+                t.size,
+                t.typmod,
+                formats[i],
+            )
+        )
     return message(b"T", b"".join(parts))
 
 

@@ -15,9 +15,12 @@ _INT_OIDS = (20, 21, 23, 26, 28)
 
 
 def _bad(oid: int, why: str) -> QueryError:
-    return QueryError("sql_syntax_error", f"cannot read a parameter of type OID {oid}: {why}",
-                      hint="send parameters as text, or as int, float, numeric, bool, date, "
-                      "timestamp or text in binary")
+    return QueryError(
+        "sql_syntax_error",
+        f"cannot read a parameter of type OID {oid}: {why}",
+        hint="send parameters as text, or as int, float, numeric, bool, date, "
+        "timestamp or text in binary",
+    )
 
 
 def decode(value: bytes | None, oid: int, fmt: int) -> Any:

@@ -80,11 +80,19 @@ BY_NAME: dict[str, PgType] = {t.name: t for t in TYPES}
 ARRAY_OF: dict[int, int] = {t.array_oid: t.oid for t in TYPES if t.array_oid}
 # the names format_type() prints
 DISPLAY: dict[str, str] = {
-    "bool": "boolean", "int8": "bigint", "int2": "smallint", "int4": "integer",
-    "float4": "real", "float8": "double precision", "bpchar": "character",
-    "varchar": "character varying", "timestamp": "timestamp without time zone",
-    "timestamptz": "timestamp with time zone", "time": "time without time zone",
-    "timetz": "time with time zone", "char": '"char"',
+    "bool": "boolean",
+    "int8": "bigint",
+    "int2": "smallint",
+    "int4": "integer",
+    "float4": "real",
+    "float8": "double precision",
+    "bpchar": "character",
+    "varchar": "character varying",
+    "timestamp": "timestamp without time zone",
+    "timestamptz": "timestamp with time zone",
+    "time": "time without time zone",
+    "timetz": "time with time zone",
+    "char": '"char"',
 }
 
 
@@ -163,8 +171,9 @@ def _text_values(col: pa.ChunkedArray | pa.Array) -> list[bytes | None]:
         frac = pc.cast(pc.microsecond(col), pa.int64())
         frac = pc.add(pc.multiply(pc.cast(pc.millisecond(col), pa.int64()), 1000), frac)
         if pc.any(pc.not_equal(frac, 0)).as_py():
-            return [None if v is None else _timestamp_text(v, t.tz is not None)
-                    for v in col.to_pylist()]
+            return [
+                None if v is None else _timestamp_text(v, t.tz is not None) for v in col.to_pylist()
+            ]
         if t.tz:
             s = pc.binary_join_element_wise(s, "+00", "")
     elif pa.types.is_floating(t):
@@ -219,8 +228,9 @@ _EPOCH_DAYS = 10957  # days from 1970-01-01 to 2000-01-01
 _EPOCH_US = _EPOCH_DAYS * 86_400_000_000
 
 
-def _fixed(col: pa.ChunkedArray | pa.Array, arrow: pa.DataType, fmt: str,
-           offset: int = 0) -> list[bytes | None]:
+def _fixed(
+    col: pa.ChunkedArray | pa.Array, arrow: pa.DataType, fmt: str, offset: int = 0
+) -> list[bytes | None]:
     nums = pc.cast(col, arrow)
     if offset:
         nums = pc.subtract(nums, offset)
@@ -253,13 +263,21 @@ def _binary_values(col: pa.ChunkedArray | pa.Array, ct: ColumnType) -> list[byte
     if oid == 17:
         return col.to_pylist()
     if oid == 1083:
-        return [None if v is None else struct.pack(
-            "!q", ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond)
-            for v in col.to_pylist()]
+        return [
+            None
+            if v is None
+            else struct.pack(
+                "!q", ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+            )
+            for v in col.to_pylist()
+        ]
     if oid == 1186:
-        return [None if v is None else struct.pack(
-            "!qii", v.seconds * 1_000_000 + v.microseconds, v.days, 0)
-            for v in col.to_pylist()]
+        return [
+            None
+            if v is None
+            else struct.pack("!qii", v.seconds * 1_000_000 + v.microseconds, v.days, 0)
+            for v in col.to_pylist()
+        ]
     if oid in (25, 1043, 1042, 19):
         return _text_values(col)
     raise ValueError(f"no binary output for type {ct.name}")
@@ -286,9 +304,9 @@ def numeric_binary(value: decimal.Decimal | int | float) -> bytes:
     if int_part:
         pad = (-len(int_part)) % 4
         int_part = "0" * pad + int_part
-        int_groups = [int(int_part[i:i + 4]) for i in range(0, len(int_part), 4)]
+        int_groups = [int(int_part[i : i + 4]) for i in range(0, len(int_part), 4)]
     frac_part = frac_part + "0" * ((-len(frac_part)) % 4)
-    frac_groups = [int(frac_part[i:i + 4]) for i in range(0, len(frac_part), 4)]
+    frac_groups = [int(frac_part[i : i + 4]) for i in range(0, len(frac_part), 4)]
     groups = int_groups + frac_groups
     weight = len(int_groups) - 1
     while groups and groups[0] == 0:  # leading zero groups (a pure fraction)
@@ -310,5 +328,22 @@ def encode_column(col: pa.ChunkedArray | pa.Array, ct: ColumnType, fmt: int) -> 
 
 
 def can_send_binary(ct: ColumnType) -> bool:
-    return ct.oid in (16, 17, 19, 20, 21, 23, 25, 700, 701, 1042, 1043, 1082, 1083, 1114,
-                      1184, 1186, 1700)
+    return ct.oid in (
+        16,
+        17,
+        19,
+        20,
+        21,
+        23,
+        25,
+        700,
+        701,
+        1042,
+        1043,
+        1082,
+        1083,
+        1114,
+        1184,
+        1186,
+        1700,
+    )

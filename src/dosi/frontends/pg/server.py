@@ -72,8 +72,9 @@ class _Backend:
         self.server = server
         self.table_name = server.holder.current().sql_table().name
 
-    async def run(self, stmt: Statement, params: list[Any], describe_only: bool,
-                  token: CancellationToken) -> pa.Table:
+    async def run(
+        self, stmt: Statement, params: list[Any], describe_only: bool, token: CancellationToken
+    ) -> pa.Table:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self.server.executor, self.server.answer, stmt, params, describe_only, token
@@ -90,8 +91,9 @@ class PgServer:
         self.holder = holder
         self.options = options
         self.tls = tls_context(options.certfile, options.keyfile) if options.certfile else None
-        self.executor = ThreadPoolExecutor(max_workers=options.workers,
-                                           thread_name_prefix="dosi-pg")
+        self.executor = ThreadPoolExecutor(
+            max_workers=options.workers, thread_name_prefix="dosi-pg"
+        )
         self._catalogs: dict[int, Catalog] = {}
         self._catalog_lock = threading.Lock()
         self._sessions: dict[int, tuple[int, Session]] = {}
@@ -112,8 +114,9 @@ class PgServer:
                 self._catalogs = {key: Catalog(e.sql_table(), types, self.options.database)}
             return self._catalogs[key]
 
-    def answer(self, stmt: Statement, params: list[Any], describe_only: bool,
-               token: CancellationToken) -> pa.Table:
+    def answer(
+        self, stmt: Statement, params: list[Any], describe_only: bool, token: CancellationToken
+    ) -> pa.Table:
         pool = self.holder.current_pool()
         assert stmt.tree is not None
         if stmt.kind == "catalog":
@@ -128,12 +131,15 @@ class PgServer:
                 return pa.table({"QUERY PLAN": text.splitlines()})
             if describe_only:
                 return self._described(engine, stmt.tree, params)
-            return engine.sql(stmt.tree, params or None, db_path=self.holder.db_path,
-                              timeout_secs=self.options.query_timeout,
-                              cancellation=token).arrow
+            return engine.sql(
+                stmt.tree,
+                params or None,
+                db_path=self.holder.db_path,
+                timeout_secs=self.options.query_timeout,
+                cancellation=token,
+            ).arrow
 
-    def _described(self, engine: Engine, tree: exp.Expression, params: list[Any]
-                   ) -> pa.Table:
+    def _described(self, engine: Engine, tree: exp.Expression, params: list[Any]) -> pa.Table:
         """The result columns of a semantic query without running it in full: its
         filters dropped (they never change the columns) and no rows asked for."""
         shape = tree.copy()
@@ -141,8 +147,12 @@ class PgServer:
             shape.set(key, None)
         shape.set("limit", exp.Limit(expression=exp.Literal.number(0)))
         params = [None if p is None else p for p in params]
-        return engine.sql(shape, params or None, db_path=self.holder.db_path,
-                          timeout_secs=self.options.query_timeout).arrow
+        return engine.sql(
+            shape,
+            params or None,
+            db_path=self.holder.db_path,
+            timeout_secs=self.options.query_timeout,
+        ).arrow
 
     def param_types(self, stmt: Statement, n: int) -> list[int]:
         """A type OID per `$n`: the column a parameter is compared with, int8 for LIMIT /
@@ -181,8 +191,9 @@ class PgServer:
         return out
 
     # -- connections ----------------------------------------------------------------------------
-    async def _startup(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-                       ) -> tuple[dict[str, str], asyncio.StreamReader, asyncio.StreamWriter]:
+    async def _startup(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[dict[str, str], asyncio.StreamReader, asyncio.StreamWriter]:
         for _ in range(3):
             code, payload = await m.read_startup(reader)
             if code == m.SSL_REQUEST:
@@ -199,8 +210,10 @@ class PgServer:
                 await writer.drain()
                 continue
             if code == m.CANCEL_REQUEST:
-                pid, secret = int.from_bytes(payload[:4], "big"), int.from_bytes(payload[4:8],
-                                                                                  "big")
+                pid, secret = (
+                    int.from_bytes(payload[:4], "big"),
+                    int.from_bytes(payload[4:8], "big"),
+                )
                 found = self._sessions.get(pid)
                 if found is not None and found[0] == secret:
                     found[1].token.cancel()
@@ -210,8 +223,9 @@ class PgServer:
             return m.startup_params(payload), reader, writer
         raise m.ProtocolViolation("too many encryption requests")
 
-    async def _authenticate(self, params: dict[str, str], reader: asyncio.StreamReader,
-                            writer: asyncio.StreamWriter) -> Identity | None:
+    async def _authenticate(
+        self, params: dict[str, str], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> Identity | None:
         user = params.get("user", "")
         database = params.get("database", user)
         password = None
@@ -230,26 +244,33 @@ class PgServer:
         try:
             params, reader, writer = await self._startup(reader, writer)
             if self._open > self.options.max_connections:
-                self._refuse(writer, "too_many_connections",
-                             f"sorry, too many clients already ({self.options.max_connections})")
+                self._refuse(
+                    writer,
+                    "too_many_connections",
+                    f"sorry, too many clients already ({self.options.max_connections})",
+                )
                 return
             identity = await self._authenticate(params, reader, writer)
             if identity is None:
-                self._refuse(writer, "invalid_password", "password authentication failed for "
-                             f"user \"{params.get('user', '')}\"",
-                             "send the server's token as the password")
+                self._refuse(
+                    writer,
+                    "invalid_password",
+                    f'password authentication failed for user "{params.get("user", "")}"',
+                    "send the server's token as the password",
+                )
                 return
-            session = Session(self.backend, reader, writer, params, self.options.max_rows,
-                              self.options.log)
+            session = Session(
+                self.backend, reader, writer, params, self.options.max_rows, self.options.log
+            )
             pid = secrets.randbelow(2**31 - 1) + 1
             secret = secrets.randbelow(2**31 - 1)
             self._sessions[pid] = (secret, session)
-            writer.write(m.AUTH_OK + self._status(params) + m.backend_key(pid, secret)
-                         + m.ready(b"I"))
+            writer.write(
+                m.AUTH_OK + self._status(params) + m.backend_key(pid, secret) + m.ready(b"I")
+            )
             await writer.drain()
             await session.serve()
-        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError,
-                ConnectionAbortedError):
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError, ConnectionAbortedError):
             pass
         except m.ProtocolViolation as exc:
             with contextlib.suppress(Exception):
@@ -263,10 +284,10 @@ class PgServer:
             with contextlib.suppress(Exception):
                 writer.close()
 
-    def _refuse(self, writer: asyncio.StreamWriter, code: str, message: str,
-                hint: str | None = None) -> None:
-        writer.write(m.error_response(error_fields(QueryError(code, message, hint=hint),
-                                                   "FATAL")))
+    def _refuse(
+        self, writer: asyncio.StreamWriter, code: str, message: str, hint: str | None = None
+    ) -> None:
+        writer.write(m.error_response(error_fields(QueryError(code, message, hint=hint), "FATAL")))
 
     def _status(self, params: dict[str, str]) -> bytes:
         values = {
@@ -286,8 +307,7 @@ class PgServer:
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def start(self) -> asyncio.AbstractServer:
-        self._server = await asyncio.start_server(self.handle, self.options.host,
-                                                  self.options.port)
+        self._server = await asyncio.start_server(self.handle, self.options.host, self.options.port)
         return self._server
 
     @property
@@ -297,8 +317,12 @@ class PgServer:
 
     async def serve_forever(self) -> None:
         server = await self.start()
-        print(f"dosi: PostgreSQL protocol on {self.options.host}:{self.port} "
-              f"(table {self.backend.table_name})", file=sys.stderr, flush=True)
+        print(
+            f"dosi: PostgreSQL protocol on {self.options.host}:{self.port} "
+            f"(table {self.backend.table_name})",
+            file=sys.stderr,
+            flush=True,
+        )
         async with server:
             await server.serve_forever()
 
@@ -308,8 +332,14 @@ class PgServer:
         self.executor.shutdown(wait=False, cancel_futures=True)
 
 
-def serve(model_path: str, options: PgOptions, connections: Any = None,
-          db_path: str | None = None, mode: str = "datus", pool_size: int = 4) -> None:
+def serve(
+    model_path: str,
+    options: PgOptions,
+    connections: Any = None,
+    db_path: str | None = None,
+    mode: str = "datus",
+    pool_size: int = 4,
+) -> None:
     """Run the server until interrupted (the CLI's `dosi pg` / `dosi serve --pg-port`)."""
     holder = EngineHolder(model_path, connections, db_path, mode, pool_size=pool_size)
     server = PgServer(holder, options)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -49,6 +50,7 @@ class Result:
 
     tag: str
     table: pa.Table | None = None
+    copy: str | None = None  # COPY TO STDOUT: its format (text, csv, binary)
 
     @property
     def types(self) -> list[ColumnType]:
@@ -62,7 +64,10 @@ class Backend(Protocol):
     table_name: str
 
     async def run(
-        self, stmt: Statement, params: list[Any], describe_only: bool,
+        self,
+        stmt: Statement,
+        params: list[Any],
+        describe_only: bool,
         token: CancellationToken,
     ) -> pa.Table: ...
 
@@ -110,8 +115,7 @@ def _formats(codes: tuple[int, ...], n: int) -> list[int]:
     if len(codes) == 1:
         return [codes[0]] * n
     if len(codes) != n:
-        raise QueryError("protocol_violation",
-                         f"{len(codes)} result format codes for {n} columns")
+        raise QueryError("protocol_violation", f"{len(codes)} result format codes for {n} columns")
     return list(codes)
 
 
@@ -204,20 +208,29 @@ class Session:
                 self._send(m.EMPTY_QUERY)
                 continue
             result = await self._run(stmt, [])
-            if result.table is not None:
+            if result.copy is not None:
+                await self._copy(result)
+            elif result.table is not None:
                 types = result.types
-                self._send(m.row_description(result.table.column_names, types,
-                                             [TEXT] * len(types)))
+                self._send(m.row_description(result.table.column_names, types, [TEXT] * len(types)))
                 await self._rows(result.table, types, [TEXT] * len(types))
             self._send(m.command_complete(result.tag))
 
-    async def _rows(self, table: pa.Table, types: list[ColumnType], formats: list[int],
-                    start: int = 0, stop: int | None = None) -> int:
+    async def _rows(
+        self,
+        table: pa.Table,
+        types: list[ColumnType],
+        formats: list[int],
+        start: int = 0,
+        stop: int | None = None,
+    ) -> int:
         stop = table.num_rows if stop is None else min(stop, table.num_rows)
         for lo in range(start, stop, _ROW_CHUNK):
             chunk = table.slice(lo, min(_ROW_CHUNK, stop - lo))
-            cols = [encode_column(chunk.column(i), t, f)
-                    for i, (t, f) in enumerate(zip(types, formats, strict=True))]
+            cols = [
+                encode_column(chunk.column(i), t, f)
+                for i, (t, f) in enumerate(zip(types, formats, strict=True))
+            ]
             self.writer.write(b"".join(m.data_rows(cols, chunk.num_rows)))
             await self.writer.drain()
         return max(0, stop - start)
@@ -226,18 +239,28 @@ class Session:
     async def _run(self, stmt: Statement, params: list[Any]) -> Result:
         if self.on_query is not None:
             self.on_query(stmt.text)
-        if self.state.status == b"E" and not re.match(r"(?i)^(ROLLBACK|ABORT|COMMIT|END)\b",
-                                                      stmt.text):
-            raise QueryError("transaction_aborted",
-                             "current transaction is aborted, commands ignored until end of "
-                             "transaction block", hint="send ROLLBACK")
+        if self.state.status == b"E" and not re.match(
+            r"(?i)^(ROLLBACK|ABORT|COMMIT|END)\b", stmt.text
+        ):
+            raise QueryError(
+                "transaction_aborted",
+                "current transaction is aborted, commands ignored until end of transaction block",
+                hint="send ROLLBACK",
+            )
+        if stmt.kind == "copy":
+            assert stmt.inner is not None
+            inner = await self._run(stmt.inner, params)
+            assert inner.table is not None
+            return Result(f"COPY {inner.table.num_rows}", inner.table, stmt.copy_format)
         if stmt.kind in ("semantic", "catalog", "explain"):
             self.token = CancellationToken()
             table = await self.backend.run(stmt, params, False, self.token)
             if self.max_rows is not None and table.num_rows > self.max_rows:
-                raise QueryError("row_limit", f"the result has more than {self.max_rows} rows",
-                                 hint="add a LIMIT, or raise the server's row limit "
-                                 "(--pg-max-rows)")
+                raise QueryError(
+                    "row_limit",
+                    f"the result has more than {self.max_rows} rows",
+                    hint="add a LIMIT, or raise the server's row limit (--pg-max-rows)",
+                )
             return Result(_tag("SELECT", table), table)
         return await self._command(stmt, params)
 
@@ -282,8 +305,11 @@ class Session:
             st.portals.clear()
             st.cursors.clear()
             st.settings = default_settings()
-            return Result("DISCARD " + text.split(None, 1)[1].upper().strip()
-                          if " " in text else "DISCARD ALL")
+            return Result(
+                "DISCARD " + text.split(None, 1)[1].upper().strip()
+                if " " in text
+                else "DISCARD ALL"
+            )
         if kw == "DEALLOCATE":
             name = text.split()[-1]
             if name.upper() == "ALL":
@@ -304,19 +330,28 @@ class Session:
             elif st.cursors.pop(unquote(name), None) is None:
                 raise QueryError("unknown_cursor", f'cursor "{unquote(name)}" does not exist')
             return Result("CLOSE CURSOR")
-        raise QueryError("sql_unsupported", f"{kw} is not supported by the semantic database",
-                         hint="send SELECT over the semantic table, catalog queries, or "
-                         "session commands (SET, SHOW, BEGIN, DECLARE CURSOR, FETCH)")
+        raise QueryError(
+            "sql_unsupported",
+            f"{kw} is not supported by the semantic database",
+            hint="send SELECT over the semantic table, catalog queries, or "
+            "session commands (SET, SHOW, BEGIN, DECLARE CURSOR, FETCH)",
+        )
 
     def _show(self, text: str) -> Result:
         name = text.split(None, 1)[1].strip().rstrip(";").strip() if " " in text else ""
         key = name.lower().replace(" ", "")
-        key = {"timezone": "timezone", "transactionisolationlevel": "transaction_isolation"
-               }.get(key, key)
+        key = {"timezone": "timezone", "transactionisolationlevel": "transaction_isolation"}.get(
+            key, key
+        )
         if key == "all":
             items = sorted(self.state.settings.items())
-            table = pa.table({"name": [k for k, _ in items], "setting": [v for _, v in items],
-                              "description": [""] * len(items)})
+            table = pa.table(
+                {
+                    "name": [k for k, _ in items],
+                    "setting": [v for _, v in items],
+                    "description": [""] * len(items),
+                }
+            )
             return Result("SHOW", table)
         if key not in self.state.settings:
             raise QueryError("unknown_setting", f'unrecognized configuration parameter "{name}"')
@@ -325,18 +360,23 @@ class Session:
     async def _declare(self, text: str, params: list[Any]) -> Result:
         hit = DECLARE.match(text)
         if not hit:
-            raise QueryError("sql_syntax_error", "cannot read this DECLARE",
-                             hint="DECLARE name CURSOR [WITH HOLD] FOR SELECT ...")
+            raise QueryError(
+                "sql_syntax_error",
+                "cannot read this DECLARE",
+                hint="DECLARE name CURSOR [WITH HOLD] FOR SELECT ...",
+            )
         name = unquote(hit.group("name"))
         inner = classify(hit.group("query"), self.backend.table_name)
         if inner.kind not in ("semantic", "catalog"):
             raise QueryError("sql_unsupported", "a cursor reads a SELECT")
         if self.state.status == b"I" and (hit.group("hold") or "").upper() != "WITH":
-            raise QueryError("unknown_cursor", "DECLARE CURSOR can only be used in transaction "
-                             "blocks", hint="BEGIN first, or declare it WITH HOLD")
+            raise QueryError(
+                "unknown_cursor",
+                "DECLARE CURSOR can only be used in transaction blocks",
+                hint="BEGIN first, or declare it WITH HOLD",
+            )
         result = await self._run(inner, params)
-        self.state.cursors[name] = Cursor(name, result,
-                                          (hit.group("hold") or "").upper() == "WITH")
+        self.state.cursors[name] = Cursor(name, result, (hit.group("hold") or "").upper() == "WITH")
         return Result("DECLARE CURSOR")
 
     def _cursor(self, name: str) -> Cursor:
@@ -396,16 +436,16 @@ class Session:
     def _parse(self, payload: bytes) -> None:
         name, query, oids = m.parse_parse(payload)
         stmt = classify(query, self.backend.table_name)
-        self.state.prepared[name] = Prepared(query, None if stmt.kind == "empty" else stmt,
-                                             oids)
+        self.state.prepared[name] = Prepared(query, None if stmt.kind == "empty" else stmt, oids)
         self._send(m.PARSE_COMPLETE)
 
     def _bind(self, payload: bytes) -> None:
         b = m.parse_bind(payload)
         prep = self.state.prepared.get(b.statement)
         if prep is None:
-            raise QueryError("unknown_statement",
-                             f'prepared statement "{b.statement}" does not exist')
+            raise QueryError(
+                "unknown_statement", f'prepared statement "{b.statement}" does not exist'
+            )
         n = len(b.params)
         fmts = b.param_formats
         pf = [TEXT] * n if not fmts else [fmts[0]] * n if len(fmts) == 1 else list(fmts)
@@ -423,8 +463,7 @@ class Session:
         if what == b"S":
             prep = self.state.prepared.get(name)
             if prep is None:
-                raise QueryError("unknown_statement",
-                                 f'prepared statement "{name}" does not exist')
+                raise QueryError("unknown_statement", f'prepared statement "{name}" does not exist')
             n = _param_count(prep)
             oids = list(prep.param_oids) + [0] * (n - len(prep.param_oids))
             if prep.stmt is not None and any(o == 0 for o in oids):
@@ -480,7 +519,8 @@ class Session:
         if stmt is None:
             return None
         if stmt.kind not in ("semantic", "catalog", "explain") and stmt.keyword not in (
-            "FETCH", "SHOW"
+            "FETCH",
+            "SHOW",
         ):
             return None
         if portal.result is None:
@@ -500,9 +540,15 @@ class Session:
         if portal.result is None:
             portal.result = await self._run(stmt, portal.params)
         result = portal.result
+        if result.copy is not None:
+            await self._copy(result)
+            return
         if result.table is None:
             self._send(m.command_complete(result.tag))
             return
+        described = portal.prepared.described
+        if described is not None and described.schema.types != result.table.schema.types:
+            result.table = _conform(result.table, described.schema)
         types = result.types
         formats = _formats(portal.formats, len(types))
         _check_binary(types, formats)
@@ -512,6 +558,37 @@ class Session:
         if portal.sent < result.table.num_rows:
             self._send(m.PORTAL_SUSPENDED)
             return
+        self._send(m.command_complete(result.tag))
+
+    async def _copy(self, result: Result) -> None:
+        """COPY (query) TO STDOUT: CopyOutResponse, one CopyData per row batch, CopyDone."""
+        table = result.table
+        assert table is not None and result.copy is not None
+        binary = result.copy == "binary"
+        types = result.types
+        n = len(types)
+        head = struct.pack("!bh", 1 if binary else 0, n) + struct.pack(
+            f"!{n}h", *([1 if binary else 0] * n)
+        )
+        self._send(m.message(b"H", head))
+        header = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8 if binary else b""
+        fmt = BINARY if binary else TEXT
+        for lo in range(0, table.num_rows, _ROW_CHUNK):
+            chunk = table.slice(lo, _ROW_CHUNK)
+            cols = [encode_column(chunk.column(i), t, fmt) for i, t in enumerate(types)]
+            lines = (
+                _binary_tuples(cols, chunk.num_rows)
+                if binary
+                else [_text_line(cols, i, result.copy).encode() for i in range(chunk.num_rows)]
+            )
+            if header and lines:  # the header travels with the first row, as PostgreSQL's
+                lines[0] = header + lines[0]
+                header = b""
+            self._send(b"".join(m.message(b"d", line) for line in lines))
+            await self.writer.drain()
+        if binary:
+            self._send(m.message(b"d", header + b"\xff\xff"))
+        self._send(m.message(b"c"))
         self._send(m.command_complete(result.tag))
 
     def _close(self, payload: bytes) -> None:
@@ -524,11 +601,58 @@ class Session:
         self._send(m.CLOSE_COMPLETE)
 
 
+def _binary_tuples(cols: list[list[bytes | None]], nrows: int) -> list[bytes]:
+    count = struct.pack("!h", len(cols))
+    out = []
+    for i in range(nrows):
+        parts = [count]
+        for col in cols:
+            v = col[i]
+            parts.append(b"\xff\xff\xff\xff" if v is None else struct.pack("!i", len(v)) + v)
+        out.append(b"".join(parts))
+    return out
+
+
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _text_line(cols: list[list[bytes | None]], i: int, fmt: str) -> str:
+    values = [None if c[i] is None else c[i].decode() for c in cols]  # type: ignore[union-attr]
+    if fmt == "csv":
+        return (
+            ",".join(
+                ""
+                if v is None
+                else '"' + v.replace('"', '""') + '"'
+                if any(ch in v for ch in ',"\n\r')
+                else v
+                for v in values
+            )
+            + "\n"
+        )
+    return "\t".join("\\N" if v is None else v.translate(_ESCAPES) for v in values) + "\n"
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table` in the types a Describe announced (a column's type may differ when the
+    filters change which branches a query merges, e.g. a DATE bucket next to a TIMESTAMP)."""
+    if table.num_columns != len(schema):
+        return table
+    cols = [
+        c if c.type == f.type else c.cast(f.type, safe=False)
+        for c, f in zip(table.columns, schema, strict=True)
+    ]
+    return pa.Table.from_arrays(cols, names=table.column_names)
+
+
 def _check_binary(types: list[ColumnType], formats: list[int]) -> None:
     for t, f in zip(types, formats, strict=True):
         if f == BINARY and not can_send_binary(t):
-            raise QueryError("sql_unsupported", f"binary output of type {t.name} is not "
-                             "supported", hint="request this column in text format")
+            raise QueryError(
+                "sql_unsupported",
+                f"binary output of type {t.name} is not supported",
+                hint="request this column in text format",
+            )
 
 
 def _param_count(prep: Prepared) -> int:
