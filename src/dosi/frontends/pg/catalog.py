@@ -109,6 +109,26 @@ KEYWORDS = [
     "with",
 ]
 
+# the system catalogs' own OIDs (`'pg_class'::regclass`, pg_description.classoid)
+SYSTEM_RELATIONS = {
+    1247: "pg_type",
+    1249: "pg_attribute",
+    1255: "pg_proc",
+    1259: "pg_class",
+    2604: "pg_attrdef",
+    2606: "pg_constraint",
+    2609: "pg_description",
+    2610: "pg_index",
+    2615: "pg_namespace",
+    2618: "pg_rewrite",
+    2620: "pg_trigger",
+    1262: "pg_database",
+    3456: "pg_collation",
+    2601: "pg_am",
+    1260: "pg_authid",
+    3079: "pg_extension",
+}
+
 # PostgreSQL functions answered by macros of the same name with this prefix
 PREFIX = "pg__"
 _MACROS = f"""
@@ -192,10 +212,14 @@ CREATE MACRO {PREFIX}array_lower(a, d) AS CASE WHEN len(a) > 0 THEN 1 END;
 CREATE MACRO {PREFIX}array_upper(a, d) AS CASE WHEN len(a) > 0 THEN len(a) END;
 CREATE MACRO {PREFIX}array_length(a, d) AS CASE WHEN len(a) > 0 THEN len(a) END;
 CREATE MACRO {PREFIX}pg_get_keywords() AS TABLE SELECT * FROM pgc._keywords;
-CREATE MACRO {PREFIX}regclass_oid(s) AS (SELECT max(oid) FROM pgc.pg_class
-  WHERE relname = replace(regexp_replace(s, '^.*[.]', ''), chr(34), ''));
-CREATE MACRO {PREFIX}regclass_name(o) AS
-  coalesce((SELECT max(relname) FROM pgc.pg_class WHERE oid = o), CAST(o AS VARCHAR));
+CREATE MACRO {PREFIX}regclass_oid(s) AS coalesce(
+  (SELECT max(oid) FROM pgc.pg_class
+   WHERE relname = replace(regexp_replace(s, '^.*[.]', ''), chr(34), '')),
+  (SELECT max(oid) FROM pgc._sysrel
+   WHERE relname = replace(regexp_replace(s, '^.*[.]', ''), chr(34), '')));
+CREATE MACRO {PREFIX}regclass_name(o) AS coalesce(
+  (SELECT max(relname) FROM pgc.pg_class WHERE oid = o),
+  (SELECT max(relname) FROM pgc._sysrel WHERE oid = o), CAST(o AS VARCHAR));
 CREATE MACRO {PREFIX}regtype_oid(s) AS (SELECT max(oid) FROM pgc._typename
   WHERE typname = lower(replace(regexp_replace(s, '^pg_catalog[.]', ''), chr(34), ''))
      OR display = lower(s));
@@ -205,7 +229,7 @@ CREATE MACRO {PREFIX}regnamespace_oid(s) AS
 CREATE MACRO {PREFIX}regnamespace_name(o) AS
   coalesce((SELECT max(nspname) FROM pgc.pg_namespace WHERE oid = o), CAST(o AS VARCHAR));
 CREATE MACRO {PREFIX}regproc_name(o) AS CAST(o AS VARCHAR);
-CREATE MACRO {PREFIX}regproc_oid(s) AS CAST(NULL AS INTEGER);
+CREATE MACRO {PREFIX}regproc_oid(s) AS regexp_replace(s, '^pg_catalog[.]', '');
 CREATE MACRO {PREFIX}regrole_name(o) AS {PREFIX}pg_get_userbyid(o);
 CREATE MACRO {PREFIX}regrole_oid(s) AS (SELECT max(oid) FROM pgc.pg_roles WHERE rolname = s);
 CREATE MACRO {PREFIX}to_regclass(s) AS {PREFIX}regclass_oid(s);
@@ -297,6 +321,8 @@ class Catalog:
         for name, cols in ct.INFORMATION_SCHEMA.items():
             con.execute(f"CREATE TABLE isc.{name} ({cols})")
         con.execute("CREATE TABLE pgc._typename (oid INTEGER, typname VARCHAR, display VARCHAR)")
+        con.execute("CREATE TABLE pgc._sysrel (oid INTEGER, relname VARCHAR)")
+        con.executemany("INSERT INTO pgc._sysrel VALUES (?, ?)", list(SYSTEM_RELATIONS.items()))
         con.executemany(
             "INSERT INTO pgc._typename VALUES (?, ?, ?)",
             [
@@ -560,6 +586,15 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         if not isinstance(target, (exp.Subquery, exp.Select)):
             hit = exp.Anonymous(this="list_contains", expressions=[target, node.this])
             return hit if isinstance(node, exp.EQ) else exp.not_(hit)
+    if isinstance(node, exp.EQ) and all(
+        isinstance(x, exp.Column) for x in (node.this, node.expression)
+    ):
+        a, b = node.this, node.expression
+        if a.name.lower() in _REGPROC_COLUMNS and b.name.lower() == "oid":
+            a, b = b, a
+        if a.name.lower() == "oid" and b.name.lower() in _REGPROC_COLUMNS:
+            # pg_proc.oid = pg_type.typreceive: regproc columns hold names here
+            return exp.EQ(this=exp.column("proname", table=a.table), expression=b)
     if isinstance(node, (exp.EQ, exp.NEQ)):
         col, lit = node.this, node.expression
         if (

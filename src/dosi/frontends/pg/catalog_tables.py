@@ -493,6 +493,26 @@ def rows(
         )
     )
     out["pg_type"] = types
+    procs = sorted({r[i] for r in types for i in (15, 16, 17, 18, 21) if r[i] != "-"})
+    out["pg_proc"] = [
+        (
+            9000 + i,
+            name,
+            NS_CATALOG,
+            OWNER_OID,
+            12,
+            "f",
+            False,
+            2278,
+            1,
+            None,
+            None,
+            None,
+            None,
+            name,
+        )
+        for i, name in enumerate(procs)
+    ]
     desc = [(TABLE_OID, PG_CLASS_OID, 0, table.description)] if table.description else []
     desc += [(TABLE_OID, PG_CLASS_OID, c.attnum, c.description) for c in columns if c.description]
     out["pg_description"] = desc

@@ -45,16 +45,9 @@ class Filters:
                 for k, v in (("start", r.start), ("end", r.end))
                 if v is not None
             }
-            if i == 0 and r.start is not None and r.end is not None:
+            if i == 0:
                 chosen = {**bounds, **({} if name == "metric_time" else {"dimension": name})}
                 continue
-            if name == "metric_time":
-                raise refuse(
-                    UNSUPPORTED,
-                    "metric_time needs both a lower and an upper bound here (dosi's "
-                    "time_range is start <= t < end)",
-                    hint="add the missing bound, e.g. metric_time < '2100-01-01'",
-                )
             if "start" in bounds:
                 extra.append(f"{name} >= '{bounds['start']}'")
             if "end" in bounds:

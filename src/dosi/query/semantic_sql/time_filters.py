@@ -10,6 +10,7 @@ rows before it (an offset's previous month), as the dosi query would.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -111,27 +112,30 @@ def literal_time(node: exp.Expression) -> dt.datetime | None:
     return parse_time(node.this, node)
 
 
+_OFFSET = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)$")
+
+
 def parse_time(text: str, node: exp.Expression) -> dt.datetime:
-    raw = text.strip().replace(" ", "T", 1) if " " in text.strip() else text.strip()
-    if raw.endswith("Z"):
-        raw = raw[:-1]
+    raw = text.strip()
+    date_part, rest = raw[:10], raw[10:]
+    offset = _OFFSET.search(rest)
+    if offset is not None:
+        if offset.group(1) not in ("Z", "+00", "+0000", "+00:00", "-00", "-00:00"):
+            raise refuse(
+                UNSUPPORTED,
+                f"`{snippet(node)}` carries a UTC offset; times are the data's own wall clock",
+                hint="write the bound without an offset",
+            )
+        rest = rest[: offset.start()]
     try:
-        value = dt.datetime.fromisoformat(raw)
+        value = dt.datetime.fromisoformat(date_part + rest.replace(" ", "T", 1))
     except ValueError:
         raise refuse(
             UNSUPPORTED,
             f"`{snippet(node)}` is not an ISO date or timestamp",
             hint="compare a time column with 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'",
         ) from None
-    if value.tzinfo is not None:
-        if value.utcoffset() != dt.timedelta(0):
-            raise refuse(
-                UNSUPPORTED,
-                f"`{snippet(node)}` carries a UTC offset; times are the data's own wall clock",
-                hint="write the bound without an offset",
-            )
-        value = value.replace(tzinfo=None)
-    return value
+    return value.replace(tzinfo=None)
 
 
 def comparison(node: exp.Expression) -> tuple[exp.Expression, str, exp.Expression] | None:

@@ -8,6 +8,7 @@ Whatever has no dosi meaning is refused by name; nothing is ever computed anothe
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +87,7 @@ def parse(text: str) -> exp.Expression:
         raise refuse(
             SYNTAX, f"expected one statement, got {len(stmts)}", hint="send one SELECT per query"
         )
+    stmts[0].meta["sql_text"] = text  # ORDER BY ... NULLS FIRST is read from the text
     return stmts[0]
 
 
@@ -221,7 +223,7 @@ class _Translation:
         where = [*filters.parts, *extra]
         if where:
             query["where_sql"] = " AND ".join(f"({w})" for w in where)
-        if time_range is not None:
+        if time_range is not None and not filters.empty:
             query["time_range"] = time_range
         if order:
             query["order_by"] = order
@@ -331,17 +333,13 @@ class _Translation:
 
 
 def _explicit_nulls(stmt: exp.Select) -> list[bool | None]:
-    """Per ORDER BY item: True / False for an explicit NULLS FIRST / LAST, None when the
-    query does not say (then dosi's rule applies: NULLs last)."""
+    """Per ORDER BY item: True for NULLS FIRST, None for dosi's rule (NULLs last). PostgreSQL
+    sorts NULLs first under DESC unless told otherwise; dosi sorts them last on every
+    dialect, so NULLS FIRST is honoured only when the statement spells it."""
     order = stmt.args["order"].expressions
-    sql = stmt.sql(dialect="postgres")
-    if "NULLS" not in sql.upper():
-        return [None] * len(order)
-    out: list[bool | None] = []
-    for o in order:
-        text = o.sql(dialect="duckdb").upper()  # duckdb spells an explicit choice only
-        out.append(True if "NULLS FIRST" in text else False if "NULLS LAST" in text else None)
-    return out
+    text = stmt.meta.get("sql_text") or stmt.sql(dialect="postgres")
+    spelled = "NULLS FIRST" in re.sub(r"\s+", " ", text.upper())
+    return [True if spelled and o.args.get("nulls_first") else None for o in order]
 
 
 def _positional(node: exp.Expression, items: list[_Item]) -> _Item | None:
