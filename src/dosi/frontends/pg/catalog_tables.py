@@ -147,7 +147,9 @@ PG_CATALOG: dict[str, str] = {
     "castcontext VARCHAR, castmethod VARCHAR",
     "pg_operator": "oid INTEGER, oprname VARCHAR, oprnamespace INTEGER, oprleft INTEGER, "
     "oprright INTEGER, oprresult INTEGER",
-    "pg_opclass": "oid INTEGER, opcmethod INTEGER, opcname VARCHAR, opcnamespace INTEGER",
+    "pg_opclass": "oid INTEGER, opcmethod INTEGER, opcname VARCHAR, opcnamespace INTEGER, "
+    "opcowner INTEGER, opcfamily INTEGER, opcintype INTEGER, opcdefault BOOLEAN, "
+    "opckeytype INTEGER",
     "pg_aggregate": "aggfnoid VARCHAR, aggkind VARCHAR, aggnumdirectargs SMALLINT",
     "pg_settings": "name VARCHAR, setting VARCHAR, unit VARCHAR, category VARCHAR, "
     "short_desc VARCHAR, extra_desc VARCHAR, context VARCHAR, vartype VARCHAR, "
