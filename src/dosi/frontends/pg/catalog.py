@@ -524,6 +524,8 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         db = node.args.get("db")
         if isinstance(node.this, exp.Func):  # a table function: pg_catalog.unnest(...)
             node.set("db", None)
+        elif db is None and node.name.lower() in ct.PG_CATALOG and not node.meta.get("cte"):
+            node.set("db", exp.to_identifier("pgc"))  # pg_catalog is on every search path
         elif db is not None:
             schema = db.name.lower()
             if schema == "pg_catalog":
@@ -621,6 +623,10 @@ def to_duckdb(tree: exp.Expression) -> str:
                 for e in tree.expressions
             ],
         )
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    for t in tree.find_all(exp.Table):
+        if t.name.lower() in ctes and not t.db:
+            t.meta["cte"] = True
     return _bottom_up(tree).sql(dialect="duckdb")
 
 
