@@ -53,8 +53,8 @@ class Running:
         self.thread.join(10)
 
 
-def start(db: Path, **options: object) -> Running:
-    holder = EngineHolder(SHOP_MODEL, None, str(db), "datus", pool_size=4)
+def start(db: Path | None, model: Path = SHOP_MODEL, **options: object) -> Running:
+    holder = EngineHolder(model, None, None if db is None else str(db), "datus", pool_size=4)
     server = PgServer(holder, PgOptions(port=0, **options))  # type: ignore[arg-type]
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="pg-test-loop", daemon=True)
@@ -74,8 +74,8 @@ def pg(shop_db: Path) -> Iterator[Running]:
 def pg_with(shop_db: Path) -> Iterator[Callable[..., Running]]:
     started: list[Running] = []
 
-    def go(**options: object) -> Running:
-        r = start(shop_db, **options)
+    def go(model: Path = SHOP_MODEL, **options: object) -> Running:
+        r = start(shop_db if model == SHOP_MODEL else None, model, **options)
         started.append(r)
         return r
 

@@ -6,8 +6,8 @@ with the virtual table's columns, types and comments."""
 from __future__ import annotations
 
 import pytest
-from conftest import Running
 
+from conftest import Running
 from dosi import Engine
 
 psycopg = pytest.importorskip("psycopg")
@@ -144,7 +144,8 @@ def test_dbeaver_navigator_queries(conn, sql: str) -> None:  # type: ignore[no-u
 def test_information_schema(conn, api: Engine) -> None:  # type: ignore[no-untyped-def]
     tables = conn.execute(
         "SELECT table_schema, table_name, table_type FROM information_schema.tables "
-        "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')").fetchall()
+        "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
+    ).fetchall()
     assert tables == [("public", "shop", "BASE TABLE")]
     cols = conn.execute(
         "SELECT column_name, data_type, numeric_precision, numeric_scale "
@@ -163,6 +164,7 @@ def test_catalog_functions(conn) -> None:  # type: ignore[no-untyped-def]
         "SELECT pg_catalog.format_type(1700, 2490374), format_type(1043, 36), "
         "'shop'::regclass::oid, 16385::regclass::text, 'int8'::regtype::oid, "
         "col_description('shop'::regclass, 1) IS NOT NULL, current_database(), "
-        "pg_catalog.current_schemas(false)").fetchone()
+        "pg_catalog.current_schemas(false)"
+    ).fetchone()
     assert row[:6] == ("numeric(38,2)", "character varying(32)", 16385, "shop", 20, True)
     assert row[7] == ["pg_catalog", "public"]

@@ -10,9 +10,9 @@ import datetime as dt
 from typing import Any
 
 import pytest
-from conftest import Running
 from pgcases import CASES, Case, assert_same, expected_rows
 
+from conftest import Running
 from dosi import Engine
 
 psycopg = pytest.importorskip("psycopg")
@@ -40,27 +40,36 @@ def test_psycopg_extended_protocol(pg: Running, api: Engine, case: Case, binary:
 
 def test_psycopg_server_side_cursor(pg: Running, api: Engine) -> None:
     """DECLARE ... CURSOR and FETCH in batches (psycopg's named cursor)."""
-    sql = ("SELECT orders__order_date, MEASURE(revenue), MEASURE(order_count) FROM shop "
-           "WHERE metric_time >= %s AND metric_time < %s GROUP BY 1 ORDER BY 1")
+    sql = (
+        "SELECT orders__order_date, MEASURE(revenue), MEASURE(order_count) FROM shop "
+        "WHERE metric_time >= %s AND metric_time < %s GROUP BY 1 ORDER BY 1"
+    )
     with psycopg.connect(pg.dsn()) as conn, conn.cursor(name="days") as cur:
         cur.itersize = 50
         cur.execute(sql, ["2024-01-01", "2024-07-01"])
         first = cur.fetchmany(7)
         rest = list(cur)
         names = [d.name for d in cur.description]
-    ref = api.execute({"metrics": ["revenue", "order_count"], "group_by": ["orders.order_date"],
-                       "time_range": {"start": "2024-01-01", "end": "2024-07-01"},
-                       "order_by": [{"key": "orders.order_date"}]})["rows"]
+    ref = api.execute(
+        {
+            "metrics": ["revenue", "order_count"],
+            "group_by": ["orders.order_date"],
+            "time_range": {"start": "2024-01-01", "end": "2024-07-01"},
+            "order_by": [{"key": "orders.order_date"}],
+        }
+    )["rows"]
     assert names == ["orders__order_date", "measure", "measure"]
     assert len(first) == 7 and len(first) + len(rest) == len(ref) > 100
-    assert_same(first + rest, [(r["order_date"], r["revenue"], r["order_count"]) for r in ref],
-                ordered=True)
+    assert_same(
+        first + rest, [(r["order_date"], r["revenue"], r["order_count"]) for r in ref], ordered=True
+    )
 
 
 def test_psycopg_scrollable_cursor(pg: Running) -> None:
     with psycopg.connect(pg.dsn()) as conn, conn.cursor(name="s", scrollable=True) as cur:
-        cur.execute("SELECT products__category, MEASURE(items_sold) FROM shop GROUP BY 1 "
-                    "ORDER BY 1")
+        cur.execute(
+            "SELECT products__category, MEASURE(items_sold) FROM shop GROUP BY 1 ORDER BY 1"
+        )
         everything = cur.fetchall()
         cur.scroll(1, mode="absolute")
         assert cur.fetchone() == everything[1]
@@ -69,8 +78,15 @@ def test_psycopg_scrollable_cursor(pg: Running) -> None:
 
 def test_psycopg_session_commands(pg: Running) -> None:
     with psycopg.connect(pg.dsn(), autocommit=True) as conn:
-        for stmt in ("SET application_name = 'superset'", "SET statement_timeout = 0",
-                     "BEGIN", "COMMIT", "DISCARD ALL", "SET TIME ZONE 'UTC'", "RESET ALL"):
+        for stmt in (
+            "SET application_name = 'superset'",
+            "SET statement_timeout = 0",
+            "BEGIN",
+            "COMMIT",
+            "DISCARD ALL",
+            "SET TIME ZONE 'UTC'",
+            "RESET ALL",
+        ):
             conn.execute(stmt)
         assert conn.execute("SHOW server_version").fetchone()[0].startswith("15")
         assert conn.execute("SHOW standard_conforming_strings").fetchone() == ("on",)
@@ -136,14 +152,23 @@ def test_asyncpg_typed_parameters(pg: Running, api: Engine) -> None:
             rows = await conn.fetch(
                 "SELECT metric_time__month, MEASURE(revenue) FROM shop WHERE metric_time >= $1 "
                 "AND metric_time < $2 ORDER BY 1 LIMIT $3",
-                dt.date(2024, 1, 1), dt.date(2025, 1, 1), 5)
+                dt.date(2024, 1, 1),
+                dt.date(2025, 1, 1),
+                5,
+            )
             return [tuple(r) for r in rows]
         finally:
             await conn.close()
 
-    ref = api.execute({"metrics": ["revenue"], "group_by": ["metric_time:month"],
-                       "time_range": {"start": "2024-01-01", "end": "2025-01-01"},
-                       "order_by": [{"key": "metric_time:month"}], "limit": 5})["rows"]
+    ref = api.execute(
+        {
+            "metrics": ["revenue"],
+            "group_by": ["metric_time:month"],
+            "time_range": {"start": "2024-01-01", "end": "2025-01-01"},
+            "order_by": [{"key": "metric_time:month"}],
+            "limit": 5,
+        }
+    )["rows"]
     assert_same(asyncio.run(go()), [(r["metric_time__month"], r["revenue"]) for r in ref], True)
 
 
@@ -154,8 +179,7 @@ pd = pytest.importorskip("pandas")
 def test_sqlalchemy_inspect_and_pandas(pg: Running, api: Engine) -> None:
     """What Superset runs when a database is added: table names, columns, types, comments;
     then a chart's query through pandas.read_sql."""
-    engine = sqlalchemy.create_engine(pg.dsn().replace("postgresql://",
-                                                       "postgresql+psycopg://"))
+    engine = sqlalchemy.create_engine(pg.dsn().replace("postgresql://", "postgresql+psycopg://"))
     try:
         insp = sqlalchemy.inspect(engine)
         assert insp.get_table_names() == ["shop"]
@@ -174,17 +198,28 @@ def test_sqlalchemy_inspect_and_pandas(pg: Running, api: Engine) -> None:
         assert insp.get_table_comment("shop")["text"] is not None
         with engine.connect() as conn:
             df = pd.read_sql(
-                sqlalchemy.text("SELECT orders__channel AS orders__channel, SUM(revenue) AS "
-                                "\"SUM(revenue)\" FROM shop WHERE orders__status = :s GROUP BY "
-                                "orders__channel ORDER BY \"SUM(revenue)\" DESC LIMIT 10000"),
-                conn, params={"s": "completed"})
+                sqlalchemy.text(
+                    "SELECT orders__channel AS orders__channel, SUM(revenue) AS "
+                    '"SUM(revenue)" FROM shop WHERE orders__status = :s GROUP BY '
+                    'orders__channel ORDER BY "SUM(revenue)" DESC LIMIT 10000'
+                ),
+                conn,
+                params={"s": "completed"},
+            )
     finally:
         engine.dispose()
-    ref = api.execute({"metrics": ["revenue"], "group_by": ["orders.channel"],
-                       "where_sql": "orders.status = 'completed'",
-                       "order_by": [{"key": "revenue", "desc": True}]})["rows"]
-    got = [(None if isinstance(c, float) else c, v) for c, v in
-           zip(df["orders__channel"], df["SUM(revenue)"], strict=True)]
+    ref = api.execute(
+        {
+            "metrics": ["revenue"],
+            "group_by": ["orders.channel"],
+            "where_sql": "orders.status = 'completed'",
+            "order_by": [{"key": "revenue", "desc": True}],
+        }
+    )["rows"]
+    got = [
+        (None if isinstance(c, float) else c, v)
+        for c, v in zip(df["orders__channel"], df["SUM(revenue)"], strict=True)
+    ]
     assert_same(got, [(r["channel"], r["revenue"]) for r in ref], ordered=True)
 
 
@@ -193,15 +228,24 @@ adbc = pytest.importorskip("adbc_driver_postgresql.dbapi")
 
 def test_adbc_arrow_results(pg: Running, api: Engine) -> None:
     with adbc.connect(pg.dsn()) as conn, conn.cursor() as cur:
-        cur.execute("SELECT orders__channel, MEASURE(order_count), MEASURE(avg_order_value), "
-                    "MEASURE(customer_count) FROM shop GROUP BY 1 ORDER BY 1")
+        cur.execute(
+            "SELECT orders__channel, MEASURE(order_count), MEASURE(avg_order_value), "
+            "MEASURE(customer_count) FROM shop GROUP BY 1 ORDER BY 1"
+        )
         table = cur.fetch_arrow_table()
     assert table.column_names == ["orders__channel", "measure", "measure", "measure"]
     assert str(table.schema.field(1).type) == "int64"
     assert str(table.schema.field(2).type) == "double"
-    ref = api.execute({"metrics": ["order_count", "avg_order_value", "customer_count"],
-                       "group_by": ["orders.channel"],
-                       "order_by": [{"key": "orders.channel"}]})["rows"]
+    ref = api.execute(
+        {
+            "metrics": ["order_count", "avg_order_value", "customer_count"],
+            "group_by": ["orders.channel"],
+            "order_by": [{"key": "orders.channel"}],
+        }
+    )["rows"]
     got = list(zip(*(c.to_pylist() for c in table.columns), strict=True))
-    assert_same(got, [(r["channel"], r["order_count"], r["avg_order_value"],
-                       r["customer_count"]) for r in ref], ordered=True)
+    assert_same(
+        got,
+        [(r["channel"], r["order_count"], r["avg_order_value"], r["customer_count"]) for r in ref],
+        ordered=True,
+    )

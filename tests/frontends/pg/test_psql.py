@@ -8,15 +8,17 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import Running
 
+from conftest import Running
 from dosi import Engine
 
 PSQL = shutil.which("psql")
 pytestmark = pytest.mark.skipif(PSQL is None, reason="psql not installed (postgresql-client)")
 
 
-def psql(pg: Running, *commands: str, password: str | None = None) -> subprocess.CompletedProcess[str]:
+def psql(
+    pg: Running, *commands: str, password: str | None = None
+) -> subprocess.CompletedProcess[str]:
     args = [PSQL or "psql", pg.conninfo(), "-X", "-v", "ON_ERROR_STOP=1", "-P", "pager=off"]
     for c in commands:
         args += ["-c", c]
@@ -46,11 +48,19 @@ def test_psql_describe_plus_shows_descriptions(pg: Running, api: Engine) -> None
 
 
 def test_psql_query_equals_the_python_api(pg: Running, api: Engine) -> None:
-    out = psql(pg, "SELECT orders__channel, SUM(revenue), MEASURE(order_count) FROM shop "
-               "GROUP BY 1 ORDER BY 1", )
+    out = psql(
+        pg,
+        "SELECT orders__channel, SUM(revenue), MEASURE(order_count) FROM shop "
+        "GROUP BY 1 ORDER BY 1",
+    )
     assert out.returncode == 0, out.stderr
-    ref = api.execute({"metrics": ["revenue", "order_count"], "group_by": ["orders.channel"],
-                       "order_by": [{"key": "orders.channel"}]})["rows"]
+    ref = api.execute(
+        {
+            "metrics": ["revenue", "order_count"],
+            "group_by": ["orders.channel"],
+            "order_by": [{"key": "orders.channel"}],
+        }
+    )["rows"]
     body = [line for line in out.stdout.splitlines() if "|" in line][1:]
     got = [tuple(x.strip() for x in line.split("|")) for line in body]
     expected = [(r["channel"] or "", f"{r['revenue']:.2f}", str(r["order_count"])) for r in ref]
