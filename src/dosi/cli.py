@@ -32,6 +32,7 @@ from dosi.cli_output import (
     report_error,
     report_internal,
 )
+from dosi.cli_pg import register as register_sql
 from dosi.cli_query import resolve_query
 from dosi.cli_surfaces import RESULT_FORMATS, emit_result, register, result_options, spinner
 from dosi.errors import Diagnostic, ExecuteError, ModelError, OsiError
@@ -1015,9 +1016,7 @@ def _rel(path: Path) -> str:
         return str(path)
 
 
-register(
-    cli,
-    SimpleNamespace(
+_HELPERS = SimpleNamespace(
         epilog=COMMAND_EPILOG,
         model_options=_model_options,
         db_options=_db_options,
@@ -1028,8 +1027,9 @@ register(
         resolve_model=_resolve_model,
         resolve_mode=_resolve_mode,
         load_connections=_load_connections,
-    ),
 )
+register(cli, _HELPERS)
+register_sql(cli, _HELPERS)  # dosi sql, dosi pg (cli_pg.py)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

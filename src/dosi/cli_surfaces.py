@@ -31,6 +31,8 @@ from dosi.cli_output import (
     print_table,
     print_warnings,
 )
+from dosi.frontends.contract import EngineHolder
+from dosi.frontends.pg import PgOptions, authenticator, start_background
 
 RESULT_FORMATS = ("table", "text", "json", "csv", "parquet", "arrow")
 BINARY_FORMATS = ("parquet", "arrow")
@@ -432,6 +434,8 @@ def register(group: click.Group, h: Any) -> None:
         help="Require `Authorization: Bearer TOKEN` on /v1 (default: $DOSI_TOKEN).",
     )
     @click.option("--max-body", type=int, default=1_000_000, show_default=True, metavar="BYTES")
+    @click.option("--pg-port", type=int, default=None, metavar="PORT",
+                  help="Also serve the PostgreSQL protocol on this port (see `dosi pg`).")
     @click.option(
         "--timeout",
         type=float,
@@ -447,6 +451,7 @@ def register(group: click.Group, h: Any) -> None:
         port: int,
         token: str | None,
         max_body: int,
+        pg_port: int | None,
         timeout: float,
         db: str | None,
         connections_file: str | None,
@@ -468,6 +473,11 @@ def register(group: click.Group, h: Any) -> None:
         if path == "-":
             raise CliError("model_from_stdin", "dosi serve reloads the model file: pass a path")
         conns = h.load_connections(connections_file)
+        if pg_port is not None:  # the PostgreSQL frontend beside REST, same token
+            holder = EngineHolder(path, conns, h.resolve_db(db), h.resolve_mode(mode))
+            start_background(holder, PgOptions(
+                host=host, port=pg_port, query_timeout=timeout,
+                auth=authenticator(token or os.environ.get("DOSI_TOKEN") or None)))
         run(
             path,
             host=host,

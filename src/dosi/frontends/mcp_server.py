@@ -16,7 +16,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 
 from dosi.errors import OsiError
-from dosi.frontends.contract import EngineHolder, error_body, json_safe, osi_error_body
+from dosi.frontends.contract import (
+    EngineHolder,
+    error_body,
+    json_safe,
+    osi_error_body,
+    sql_request,
+)
 from dosi.frontends.rest import OsiErrorBody, validate_body
 from dosi.query.spec import QUERY_KEYS
 
@@ -188,6 +194,24 @@ def build_server(
                     holder,
                     "execute",
                     _required(q, "query"),
+                    db_path=holder.db_path,
+                    timeout_secs=timeout,
+                )
+            )
+        )
+
+    @server.tool()
+    def sql(sql: Any = None, params: Any = None) -> CallToolResult:
+        """Answer a SQL SELECT over the model's virtual table (one table named after the
+        model; columns: dimensions such as orders__channel, metric_time__month, and metrics):
+        "SELECT orders__channel, MEASURE(revenue) FROM shop GROUP BY 1"."""
+        body = {"sql": sql, **({"params": params} if params is not None else {})}
+        return _guard(
+            lambda: dict(
+                _leased(
+                    holder,
+                    "sql",
+                    *sql_request(body),
                     db_path=holder.db_path,
                     timeout_secs=timeout,
                 )

@@ -42,6 +42,7 @@ from dosi.frontends.contract import (
     http_status,
     json_safe,
     osi_error_body,
+    sql_request,
 )
 
 WEB_DIR = Path(__file__).resolve().parent / "web"
@@ -71,6 +72,11 @@ _QUERY_SCHEMA = {
         "limit": {"type": "integer", "minimum": 0},
     },
     "required": ["metrics"],
+}
+_SQL_SCHEMA = {
+    "type": "object",
+    "properties": {"sql": {"type": "string"}, "params": {"type": "array", "items": {}}},
+    "required": ["sql"],
 }
 _SELECT_SCHEMA = {
     "type": "object",
@@ -315,6 +321,17 @@ def create_app(
             request,
             lambda e, c, b: e.execute(
                 b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c
+            ),
+            result=True,
+        )
+
+    @app.post("/v1/sql", tags=["query"], openapi_extra=_body_doc(_SQL_SCHEMA))
+    async def post_sql(request: Request) -> Response:
+        """Semantic SQL over the model's virtual table: `{"sql": "SELECT ...", "params"}`."""
+        return await handle(
+            request,
+            lambda e, c, b: e.sql(
+                *sql_request(b), db_path=holder.db_path, timeout_secs=timeout, cancellation=c
             ),
             result=True,
         )

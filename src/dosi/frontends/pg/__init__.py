@@ -3,7 +3,7 @@ as a PostgreSQL database. May import everything below it (engine, query, errors)
 shared frontend contract; nothing imports it but the CLI."""
 
 from dosi.frontends.pg.auth import Authenticator, Identity, TokenAuth, TrustAuth, authenticator
-from dosi.frontends.pg.server import DEFAULT_PORT, PgOptions, PgServer, serve
+from dosi.frontends.pg.server import DEFAULT_PORT, PgOptions, PgServer, serve, start_background
 
 __all__ = [
     "DEFAULT_PORT",
@@ -15,4 +15,5 @@ __all__ = [
     "TrustAuth",
     "authenticator",
     "serve",
+    "start_background",
 ]

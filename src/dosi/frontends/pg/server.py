@@ -349,3 +349,15 @@ def serve(
         pass
     finally:
         server.close()
+
+
+def start_background(holder: EngineHolder, options: PgOptions) -> PgServer:
+    """The server on its own event loop thread (beside `dosi serve`'s REST API)."""
+    server = PgServer(holder, options)
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, name="dosi-pg", daemon=True).start()
+    asyncio.run_coroutine_threadsafe(server.start(), loop).result(120)
+    print(
+        f"dosi: PostgreSQL protocol on {options.host}:{server.port}", file=sys.stderr, flush=True
+    )
+    return server
