@@ -323,16 +323,12 @@ class Engine:
         """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
         MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
         `execute`; `query` in the result is that dosi query."""
-        plan = self.sql_plan(text, params)
-        if plan.query is None:
-            table = project(plan, None, self._sql_types)
+        plan, table, c = self._sql_table_of(text, params, connection, timeout_secs, db_path,
+                                            cancellation)
+        if c is None:
             data: dict[str, Any] = {"dialect": None, "sql": None, "outputs": [],
                                     "warnings": self.warnings, "requested_columns": []}
         else:
-            c, raw = self._execute_table(
-                plan.query, None, connection, timeout_secs, db_path, cancellation
-            )
-            table = project(plan, raw)
             data = {"dialect": c.dialect.name, "sql": c.sql, "outputs": c.outputs(),
                     "warnings": self._warnings(c), "requested_columns": c.requested_columns()}
         data.update({
@@ -342,6 +338,37 @@ class Engine:
             "row_count": table.num_rows,
         })
         return QueryResult(data, table)
+
+    def sql_arrow(
+        self,
+        text: str | Any,
+        params: list[Any] | None = None,
+        connection: str | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
+        db_path: str | Path | None = None,
+        *,
+        cancellation: CancellationToken | None = None,
+    ) -> pa.Table:
+        """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
+        return self._sql_table_of(text, params, connection, timeout_secs, db_path,
+                                  cancellation)[1]
+
+    def _sql_table_of(
+        self,
+        text: str | Any,
+        params: list[Any] | None,
+        connection: str | None,
+        timeout_secs: float | object | None,
+        db_path: str | Path | None,
+        cancellation: CancellationToken | None,
+    ) -> tuple[SqlPlan, pa.Table, CompiledQuery | None]:
+        plan = self.sql_plan(text, params)
+        if plan.query is None:
+            return plan, project(plan, None, self._sql_types), None
+        c, raw = self._execute_table(
+            plan.query, None, connection, timeout_secs, db_path, cancellation
+        )
+        return plan, project(plan, raw), c
 
     # -- detail rows, attribution, lineage -----------------------------------------------------
     def _detail(self, query: Any, dialect: str | None, pretty: bool, run: bool) -> dict[str, Any]:

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dosi.frontends.pg.pgtypes import ColumnType
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dosi.frontends.pg.pgtypes import ColumnType, fixed_bytes
 
 SSL_REQUEST = 80877103
 GSS_REQUEST = 80877104
@@ -185,22 +189,87 @@ def row_description(
     return message(b"T", b"".join(parts))
 
 
-def data_rows(columns: Sequence[list[bytes | None]], nrows: int) -> Iterable[bytes]:
-    """One DataRow message per row, from each column's encoded values."""
-    ncols = struct.pack("!h", len(columns))
-    pack = _I32.pack
-    null = b"\xff\xff\xff\xff"
-    for i in range(nrows):
-        parts = [ncols]
-        for col in columns:
-            v = col[i]
-            if v is None:
-                parts.append(null)
-            else:
-                parts.append(pack(len(v)))
-                parts.append(v)
-        body = b"".join(parts)
-        yield b"D" + pack(len(body) + 4) + body
+def array_bytes(values: pa.Array) -> bytes:
+    """The concatenated values of a binary array without NULLs (its data buffer's span)."""
+    if len(values) == 0:
+        return b""
+    bufs = values.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=np.int32)[
+        values.offset : values.offset + len(values) + 1
+    ]
+    return bytes(memoryview(bufs[2])[int(offsets[0]) : int(offsets[-1])])
+
+
+def _framed(kind: bytes, bodies: pa.Array, lengths: np.ndarray) -> bytes:
+    """`kind` + length + body for every body (`lengths` their byte lengths)."""
+    heads = fixed_bytes((lengths + 4).astype(">i4"), 4)
+    return array_bytes(pc.binary_join_element_wise(pa.scalar(kind), heads, bodies, b""))
+
+
+def tuples(columns: Sequence[pa.Array], nrows: int) -> tuple[pa.Array, np.ndarray]:
+    """Each row as PostgreSQL frames a tuple (field count, then per field its length, -1 for
+    NULL, and bytes), built column by column in Arrow, and each tuple's byte length."""
+    count = pa.scalar(_I16.pack(len(columns)))
+    total = np.full(nrows, 2, dtype=np.int64)
+    parts: list[pa.Array | pa.Scalar] = [count]
+    for col in columns:
+        lengths = pc.binary_length(col).fill_null(-1).to_numpy(zero_copy_only=False)
+        prefix = fixed_bytes(lengths.astype(">i4"), 4)
+        parts.append(pc.binary_join_element_wise(prefix, col.fill_null(b""), b""))
+        total += 4 + np.maximum(lengths.astype(np.int64), 0)
+    if not columns:
+        return pa.array([_I16.pack(0)] * nrows, pa.binary()), total
+    return pc.binary_join_element_wise(*parts, b""), total
+
+
+def data_rows(columns: Sequence[pa.Array], nrows: int) -> bytes:
+    """The DataRow messages of `nrows` rows, from each column's encoded values."""
+    if nrows == 0:
+        return b""
+    bodies, lengths = tuples(columns, nrows)
+    return _framed(b"D", bodies, lengths)
+
+
+def copy_binary_rows(columns: Sequence[pa.Array], nrows: int, header: bytes = b"") -> bytes:
+    """CopyData messages, one tuple each, the binary COPY header before the first."""
+    if nrows == 0:
+        return b""
+    bodies, lengths = tuples(columns, nrows)
+    if header:
+        first = pa.array([header], pa.binary())
+        bodies = pa.concat_arrays(
+            [pc.binary_join_element_wise(first, bodies.slice(0, 1), b""), bodies.slice(1)]
+        )
+        lengths = lengths.copy()
+        lengths[0] += len(header)
+    return _framed(b"d", bodies, lengths)
+
+
+_COPY_ESCAPES = (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r"))
+
+
+def copy_text_rows(columns: Sequence[pa.Array], nrows: int, csv: bool) -> bytes:
+    """CopyData messages of COPY's text (tab-separated, \\N for NULL) or CSV format."""
+    if nrows == 0:
+        return b""
+    fields = []
+    for col in columns:
+        text = pc.cast(col, pa.string())
+        if csv:
+            quoted = pc.binary_join_element_wise(
+                '"', pc.replace_substring(text, '"', '""'), '"', ""
+            )
+            needs = pc.match_substring_regex(text, '[,"\n\r]')
+            text = pc.if_else(pc.fill_null(needs, False), quoted, text).fill_null("")
+        else:
+            for a, b in _COPY_ESCAPES:
+                text = pc.replace_substring(text, a, b)
+            text = text.fill_null("\\N")
+        fields.append(text)
+    lines = pc.binary_join_element_wise(*fields, "," if csv else "\t")
+    lines = pc.cast(pc.binary_join_element_wise(lines, "\n", ""), pa.binary())
+    lengths = pc.binary_length(lines).to_numpy(zero_copy_only=False).astype(np.int64)
+    return _framed(b"d", lines, lengths)
 
 
 def error_response(fields: dict[str, str], notice: bool = False) -> bytes:

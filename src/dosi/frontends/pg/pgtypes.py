@@ -13,6 +13,7 @@ import decimal
 import struct
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -160,35 +161,86 @@ def format_type(oid: int, typmod: int) -> str:
 
 
 # ---------------------------------------------------------------------------- text format
-def _text_values(col: pa.ChunkedArray | pa.Array) -> list[bytes | None]:
+Column = pa.ChunkedArray | pa.Array
+
+
+def fixed_bytes(values: np.ndarray, width: int) -> pa.Array:
+    """Each element of a big-endian numpy array as a `width`-byte binary value."""
+    raw = np.ascontiguousarray(values)
+    fixed = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(width), len(raw), [None, pa.py_buffer(raw.tobytes())]
+    )
+    return fixed.cast(pa.binary())
+
+
+def _flat(col: Column) -> pa.Array:
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+def _with_nulls(values: pa.Array, col: pa.Array) -> pa.Array:
+    if col.null_count == 0:
+        return values
+    return pc.if_else(pc.is_null(col), pa.scalar(None, pa.binary()), values)
+
+
+def _text_values(col: Column) -> pa.Array:
+    col = _flat(col)
     t = col.type
     if pa.types.is_null(t):
-        return [None] * len(col)
+        return pa.nulls(len(col), pa.binary())
     if pa.types.is_boolean(t):
         s = pc.if_else(col, "t", "f")
     elif pa.types.is_timestamp(t):
         s = pc.strftime(col, "%Y-%m-%d %H:%M:%S")
-        frac = pc.cast(pc.microsecond(col), pa.int64())
-        frac = pc.add(pc.multiply(pc.cast(pc.millisecond(col), pa.int64()), 1000), frac)
+        us = pc.cast(col.cast(pa.timestamp("us", t.tz)), pa.int64())
+        frac = pc.subtract(us, pc.multiply(pc.divide(us, 1_000_000), 1_000_000))
         if pc.any(pc.not_equal(frac, 0)).as_py():
-            return [
-                None if v is None else _timestamp_text(v, t.tz is not None) for v in col.to_pylist()
-            ]
+            return pa.array(
+                [
+                    None if v is None else _timestamp_text(v, t.tz is not None)
+                    for v in col.to_pylist()
+                ],
+                pa.binary(),
+            )
         if t.tz:
             s = pc.binary_join_element_wise(s, "+00", "")
     elif pa.types.is_floating(t):
-        return [None if v is None else _float_text(v) for v in col.to_pylist()]
+        s = pc.cast(col, pa.string())
+        s = pc.replace_substring_regex(s, "^inf$", "Infinity")
+        s = pc.replace_substring_regex(s, "^-inf$", "-Infinity")
+        s = pc.replace_substring_regex(s, "^nan$", "NaN")
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        return [None if v is None else _array_text(v).encode() for v in col.to_pylist()]
+        return pa.array(
+            [None if v is None else _array_text(v).encode() for v in col.to_pylist()], pa.binary()
+        )
     elif pa.types.is_duration(t) or pa.types.is_time(t):
-        return [None if v is None else str(v).encode() for v in col.to_pylist()]
+        return pa.array(
+            [None if v is None else str(v).encode() for v in col.to_pylist()], pa.binary()
+        )
     elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return [None if v is None else b"\\x" + v.hex().encode() for v in col.to_pylist()]
+        return pa.array(
+            [None if v is None else b"\\x" + v.hex().encode() for v in col.to_pylist()], pa.binary()
+        )
     elif pa.types.is_string(t) or pa.types.is_large_string(t):
         s = col
+    elif pa.types.is_decimal(t):
+        s = decimal_text(col)
     else:
         s = pc.cast(col, pa.string())
-    return pc.cast(s, pa.binary()).to_pylist()
+    return pc.cast(s, pa.binary())
+
+
+def decimal_text(col: pa.Array) -> pa.Array:
+    """Decimals in plain notation (`0.00000001`, never Arrow's `1E-8`), scale kept."""
+    s = pc.cast(col, pa.string())
+    sci = pc.match_substring(s, "E")
+    if not pc.any(sci).as_py():
+        return s
+    scale = col.type.scale
+    return pa.array(
+        [None if v is None else format(decimal.Decimal(v), f".{scale}f") for v in s.to_pylist()],
+        pa.string(),
+    )
 
 
 def _timestamp_text(v: dt.datetime, tz: bool) -> bytes:
@@ -196,16 +248,6 @@ def _timestamp_text(v: dt.datetime, tz: bool) -> bytes:
     if v.microsecond:
         text += f".{v.microsecond:06d}".rstrip("0")
     return (text + ("+00" if tz else "")).encode()
-
-
-def _float_text(v: float) -> bytes:
-    if v != v:
-        return b"NaN"
-    if v in (float("inf"), float("-inf")):
-        return b"Infinity" if v > 0 else b"-Infinity"
-    if v.is_integer() and abs(v) < 1e15:
-        return str(int(v)).encode()
-    return repr(v).encode()
 
 
 def _array_text(values: list[object]) -> str:
@@ -223,105 +265,114 @@ def _array_text(values: list[object]) -> str:
 
 
 # -------------------------------------------------------------------------- binary format
-_EPOCH_DATE = dt.date(2000, 1, 1)
 _EPOCH_DAYS = 10957  # days from 1970-01-01 to 2000-01-01
 _EPOCH_US = _EPOCH_DAYS * 86_400_000_000
+_FIXED = {
+    21: (pa.int16(), ">i2", 2),
+    23: (pa.int32(), ">i4", 4),
+    20: (pa.int64(), ">i8", 8),
+    700: (pa.float32(), ">f4", 4),
+    701: (pa.float64(), ">f8", 8),
+}
 
 
-def _fixed(
-    col: pa.ChunkedArray | pa.Array, arrow: pa.DataType, fmt: str, offset: int = 0
-) -> list[bytes | None]:
-    nums = pc.cast(col, arrow)
+def _numbers(col: pa.Array, arrow: pa.DataType, fmt: str, width: int, offset: int = 0) -> pa.Array:
+    nums = pc.cast(col, arrow, safe=False).fill_null(0)
+    values = nums.to_numpy(zero_copy_only=False).astype(fmt)
     if offset:
-        nums = pc.subtract(nums, offset)
-    packer = struct.Struct(fmt).pack
-    return [None if v is None else packer(v) for v in nums.to_pylist()]
+        values = values - np.asarray(offset, dtype=fmt)
+    return _with_nulls(fixed_bytes(values.astype(fmt), width), col)
 
 
-def _binary_values(col: pa.ChunkedArray | pa.Array, ct: ColumnType) -> list[bytes | None]:
+def _binary_values(col: Column, ct: ColumnType) -> pa.Array:
+    col = _flat(col)
     t = col.type
     oid = ct.oid
+    if oid in _FIXED:
+        arrow, fmt, width = _FIXED[oid]
+        return _numbers(col, arrow, fmt, width)
     if oid == 16:
-        return [None if v is None else (b"\x01" if v else b"\x00") for v in col.to_pylist()]
-    if oid == 21:
-        return _fixed(col, pa.int16(), "!h")
-    if oid == 23:
-        return _fixed(col, pa.int32(), "!i")
-    if oid == 20:
-        return _fixed(col, pa.int64(), "!q")
-    if oid == 700:
-        return _fixed(col, pa.float32(), "!f")
-    if oid == 701:
-        return _fixed(col, pa.float64(), "!d")
+        return pc.if_else(col, pa.scalar(b"\x01"), pa.scalar(b"\x00"))
     if oid == 1082:
-        return _fixed(pc.cast(col, pa.date32()).cast(pa.int32()), pa.int32(), "!i", _EPOCH_DAYS)
+        days = pc.cast(pc.cast(col, pa.date32()), pa.int32())
+        return _numbers(days, pa.int32(), ">i4", 4, _EPOCH_DAYS)
     if oid in (1114, 1184):
-        us = pc.cast(col, pa.timestamp("us", t.tz)).cast(pa.int64())
-        return _fixed(us, pa.int64(), "!q", _EPOCH_US)
+        us = pc.cast(pc.cast(col, pa.timestamp("us", t.tz)), pa.int64())
+        return _numbers(us, pa.int64(), ">i8", 8, _EPOCH_US)
     if oid == 1700:
-        return [None if v is None else numeric_binary(v) for v in col.to_pylist()]
+        text = (
+            decimal_text(col) if pa.types.is_decimal(t) else pc.cast(col, pa.string())
+        ).to_pylist()
+        return pa.array([None if v is None else numeric_text_binary(v) for v in text], pa.binary())
     if oid == 17:
-        return col.to_pylist()
+        return pc.cast(col, pa.binary())
     if oid == 1083:
-        return [
-            None
-            if v is None
-            else struct.pack(
-                "!q", ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
-            )
-            for v in col.to_pylist()
-        ]
+        return pa.array(
+            [
+                None
+                if v is None
+                else struct.pack(
+                    "!q", ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+                )
+                for v in col.to_pylist()
+            ],
+            pa.binary(),
+        )
     if oid == 1186:
-        return [
-            None
-            if v is None
-            else struct.pack("!qii", v.seconds * 1_000_000 + v.microseconds, v.days, 0)
-            for v in col.to_pylist()
-        ]
+        return pa.array(
+            [
+                None
+                if v is None
+                else struct.pack("!qii", v.seconds * 1_000_000 + v.microseconds, v.days, 0)
+                for v in col.to_pylist()
+            ],
+            pa.binary(),
+        )
     if oid in (25, 1043, 1042, 19):
         return _text_values(col)
     raise ValueError(f"no binary output for type {ct.name}")
 
 
-def numeric_binary(value: decimal.Decimal | int | float) -> bytes:
-    """PostgreSQL's binary numeric: base-10000 digits, weight, sign, display scale."""
-    d = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
-    if d.is_nan():
+def numeric_text_binary(text: str) -> bytes:
+    """PostgreSQL's binary numeric from a plain decimal string (`-123.4500`)."""
+    if text in ("NaN", "nan"):
         return struct.pack("!hhHh", 0, 0, 0xC000, 0)
-    if d.is_infinite():
-        return struct.pack("!hhHh", 0, 0, 0xD000 if d > 0 else 0xF000, 0)
-    sign, digits, exp = d.as_tuple()
-    assert isinstance(exp, int)
-    dscale = max(0, -exp)
-    text = "".join(map(str, digits))
-    # integer part and fraction as strings of decimal digits
-    if exp >= 0:
-        int_part, frac_part = text + "0" * exp, ""
-    else:
-        int_part, frac_part = (text[:exp] or "0"), text[exp:].rjust(-exp, "0")
+    negative = text.startswith("-")
+    body = text.lstrip("+-")
+    int_part, _, frac_part = body.partition(".")
+    dscale = len(frac_part)
     int_part = int_part.lstrip("0")
     int_groups = []
     if int_part:
-        pad = (-len(int_part)) % 4
-        int_part = "0" * pad + int_part
+        int_part = "0" * ((-len(int_part)) % 4) + int_part
         int_groups = [int(int_part[i : i + 4]) for i in range(0, len(int_part), 4)]
-    frac_part = frac_part + "0" * ((-len(frac_part)) % 4)
-    frac_groups = [int(frac_part[i : i + 4]) for i in range(0, len(frac_part), 4)]
-    groups = int_groups + frac_groups
+    frac_part += "0" * ((-len(frac_part)) % 4)
+    groups = int_groups + [int(frac_part[i : i + 4]) for i in range(0, len(frac_part), 4)]
     weight = len(int_groups) - 1
-    while groups and groups[0] == 0:  # leading zero groups (a pure fraction)
+    while groups and groups[0] == 0:
         groups.pop(0)
         weight -= 1
     while groups and groups[-1] == 0:
         groups.pop()
     if not groups:
-        weight = 0
-    head = struct.pack("!hhHh", len(groups), weight, 0x4000 if sign else 0, dscale)
+        weight, negative = 0, False
+    head = struct.pack("!hhHh", len(groups), weight, 0x4000 if negative else 0, dscale)
     return head + struct.pack(f"!{len(groups)}H", *groups)
 
 
-def encode_column(col: pa.ChunkedArray | pa.Array, ct: ColumnType, fmt: int) -> list[bytes | None]:
-    """Every value of a column in the wire format `fmt` (0 text, 1 binary)."""
+def numeric_binary(value: decimal.Decimal | int | float) -> bytes:
+    """PostgreSQL's binary numeric of a number."""
+    d = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
+    if d.is_nan():
+        return numeric_text_binary("NaN")
+    if d.is_infinite():
+        return struct.pack("!hhHh", 0, 0, 0xD000 if d > 0 else 0xF000, 0)
+    return numeric_text_binary(format(d, "f"))
+
+
+def encode_column(col: Column, ct: ColumnType, fmt: int) -> pa.Array:
+    """Every value of a column in the wire format `fmt` (0 text, 1 binary), as a binary
+    array (NULL for SQL NULL)."""
     if fmt == BINARY:
         return _binary_values(col, ct)
     return _text_values(col)

@@ -131,13 +131,13 @@ class PgServer:
                 return pa.table({"QUERY PLAN": text.splitlines()})
             if describe_only:
                 return self._described(engine, stmt.tree, params)
-            return engine.sql(
+            return engine.sql_arrow(
                 stmt.tree,
                 params or None,
                 db_path=self.holder.db_path,
                 timeout_secs=self.options.query_timeout,
                 cancellation=token,
-            ).arrow
+            )
 
     def _described(self, engine: Engine, tree: exp.Expression, params: list[Any]) -> pa.Table:
         """The result columns of a semantic query without running it in full: its
@@ -147,12 +147,12 @@ class PgServer:
             shape.set(key, None)
         shape.set("limit", exp.Limit(expression=exp.Literal.number(0)))
         params = [None if p is None else p for p in params]
-        return engine.sql(
+        return engine.sql_arrow(
             shape,
             params or None,
             db_path=self.holder.db_path,
             timeout_secs=self.options.query_timeout,
-        ).arrow
+        )
 
     def param_types(self, stmt: Statement, n: int) -> list[int]:
         """A type OID per `$n`: the column a parameter is compared with, int8 for LIMIT /
@@ -357,7 +357,5 @@ def start_background(holder: EngineHolder, options: PgOptions) -> PgServer:
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, name="dosi-pg", daemon=True).start()
     asyncio.run_coroutine_threadsafe(server.start(), loop).result(120)
-    print(
-        f"dosi: PostgreSQL protocol on {options.host}:{server.port}", file=sys.stderr, flush=True
-    )
+    print(f"dosi: PostgreSQL protocol on {options.host}:{server.port}", file=sys.stderr, flush=True)
     return server

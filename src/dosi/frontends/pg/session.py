@@ -41,7 +41,7 @@ from dosi.frontends.pg.statements import (
     unquote,
 )
 
-_ROW_CHUNK = 2000  # DataRows encoded and written per batch
+_ROW_CHUNK = 50_000  # rows encoded (in Arrow) and written per batch
 
 
 @dataclass
@@ -231,7 +231,7 @@ class Session:
                 encode_column(chunk.column(i), t, f)
                 for i, (t, f) in enumerate(zip(types, formats, strict=True))
             ]
-            self.writer.write(b"".join(m.data_rows(cols, chunk.num_rows)))
+            self.writer.write(m.data_rows(cols, chunk.num_rows))
             await self.writer.drain()
         return max(0, stop - start)
 
@@ -576,15 +576,11 @@ class Session:
         for lo in range(0, table.num_rows, _ROW_CHUNK):
             chunk = table.slice(lo, _ROW_CHUNK)
             cols = [encode_column(chunk.column(i), t, fmt) for i, t in enumerate(types)]
-            lines = (
-                _binary_tuples(cols, chunk.num_rows)
-                if binary
-                else [_text_line(cols, i, result.copy).encode() for i in range(chunk.num_rows)]
-            )
-            if header and lines:  # the header travels with the first row, as PostgreSQL's
-                lines[0] = header + lines[0]
+            if binary:  # the header travels with the first row, as PostgreSQL's does
+                self._send(m.copy_binary_rows(cols, chunk.num_rows, header))
                 header = b""
-            self._send(b"".join(m.message(b"d", line) for line in lines))
+            else:
+                self._send(m.copy_text_rows(cols, chunk.num_rows, result.copy == "csv"))
             await self.writer.drain()
         if binary:
             self._send(m.message(b"d", header + b"\xff\xff"))
@@ -599,38 +595,6 @@ class Session:
         else:
             self.state.portals.pop(name, None)
         self._send(m.CLOSE_COMPLETE)
-
-
-def _binary_tuples(cols: list[list[bytes | None]], nrows: int) -> list[bytes]:
-    count = struct.pack("!h", len(cols))
-    out = []
-    for i in range(nrows):
-        parts = [count]
-        for col in cols:
-            v = col[i]
-            parts.append(b"\xff\xff\xff\xff" if v is None else struct.pack("!i", len(v)) + v)
-        out.append(b"".join(parts))
-    return out
-
-
-_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
-
-def _text_line(cols: list[list[bytes | None]], i: int, fmt: str) -> str:
-    values = [None if c[i] is None else c[i].decode() for c in cols]  # type: ignore[union-attr]
-    if fmt == "csv":
-        return (
-            ",".join(
-                ""
-                if v is None
-                else '"' + v.replace('"', '""') + '"'
-                if any(ch in v for ch in ',"\n\r')
-                else v
-                for v in values
-            )
-            + "\n"
-        )
-    return "\t".join("\\N" if v is None else v.translate(_ESCAPES) for v in values) + "\n"
 
 
 def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
