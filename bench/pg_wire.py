@@ -90,16 +90,16 @@ def main() -> None:
             lambda: conn.execute(CACHED, prepare=True).fetchall(), args.round_trips
         )
         catalog = _median_ms(lambda: conn.execute("SELECT version()").fetchall(), args.round_trips)
-    api.sql(CACHED)
-    in_process = _median_ms(lambda: api.sql(CACHED), args.round_trips)
+    api.sql_arrow(CACHED)
+    in_process = _median_ms(lambda: api.sql_arrow(CACHED), args.round_trips)
     print(f"cached query round trip, median of {args.round_trips} (ms):")
     print(f"  psycopg simple protocol   {simple:8.3f}")
     print(f"  psycopg prepared (binary) {prepared:8.3f}")
-    print(f"  Engine.sql in process     {in_process:8.3f}")
+    print(f"  Engine.sql_arrow in process {in_process:6.3f}")
     print(f"  catalog query (version()) {catalog:8.3f}")
 
-    rows = api.sql(DETAIL).arrow.num_rows
-    engine_ms = _median_ms(lambda: api.sql(DETAIL), args.runs)
+    rows = api.sql_arrow(DETAIL).num_rows
+    engine_ms = _median_ms(lambda: api.sql_arrow(DETAIL), args.runs)
     print(
         f"\nlarge detail result: {rows} rows x 5 columns (scale {args.scale:g}), "
         f"median of {args.runs}"

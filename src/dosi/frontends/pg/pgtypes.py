@@ -300,6 +300,9 @@ def _binary_values(col: Column, ct: ColumnType) -> pa.Array:
         us = pc.cast(pc.cast(col, pa.timestamp("us", t.tz)), pa.int64())
         return _numbers(us, pa.int64(), ">i8", 8, _EPOCH_US)
     if oid == 1700:
+        fast = _numeric_vectorized(col) if pa.types.is_decimal128(t) else None
+        if fast is not None:
+            return fast
         text = (
             decimal_text(col) if pa.types.is_decimal(t) else pc.cast(col, pa.string())
         ).to_pylist()
@@ -331,6 +334,60 @@ def _binary_values(col: Column, ct: ColumnType) -> pa.Array:
     if oid in (25, 1043, 1042, 19):
         return _text_values(col)
     raise ValueError(f"no binary output for type {ct.name}")
+
+
+_GROUPS = 5  # base-10000 digits of an unscaled value below 10**20 (int64 fits)
+_POW4 = np.array([10000**k for k in range(_GROUPS - 1, -1, -1)], dtype=np.int64)
+
+
+def _numeric_vectorized(col: pa.Array) -> pa.Array | None:
+    """Binary numerics of a decimal128 column in numpy, when every unscaled value (times the
+    padding of its scale to whole base-10000 digits) fits in 63 bits; None otherwise."""
+    n = len(col)
+    scale = col.type.scale
+    if n == 0 or scale < 0:
+        return None
+    words = np.frombuffer(col.buffers()[1], dtype=np.int64)[2 * col.offset : 2 * (col.offset + n)]
+    low, high = words[0::2], words[1::2]
+    if not np.all(((high == 0) & (low >= 0)) | ((high == -1) & (low < 0))):
+        return None
+    frac_groups = -(-scale // 4)
+    pad = 10 ** (frac_groups * 4 - scale)
+    if np.any(low == np.iinfo(np.int64).min):
+        return None
+    mag = np.abs(low)
+    if np.any(mag > np.iinfo(np.int64).max // pad):
+        return None
+    mag = mag * pad
+    groups = (mag[:, None] // _POW4[None, :]) % 10000  # (n, _GROUPS), most significant first
+    nonzero = groups != 0
+    any_digit = nonzero.any(axis=1)
+    first = np.where(any_digit, nonzero.argmax(axis=1), _GROUPS)
+    last = np.where(any_digit, _GROUPS - 1 - nonzero[:, ::-1].argmax(axis=1), _GROUPS - 1)
+    ndigits = np.where(any_digit, last - first + 1, 0)
+    weight = np.where(any_digit, (_GROUPS - frac_groups - 1) - first, 0)
+    head = np.zeros((n, 4), dtype=np.uint16)
+    head[:, 0] = ndigits
+    head[:, 1] = weight.astype(np.int16).view(np.uint16)
+    head[:, 2] = np.where((low < 0) & any_digit, 0x4000, 0)
+    head[:, 3] = scale
+    record = np.concatenate([head, groups.astype(np.uint16)], axis=1).astype(">u2")
+    record = np.ascontiguousarray(record).view(np.uint8).reshape(n, -1)
+    idx = np.arange(_GROUPS)[None, :]
+    keep = np.concatenate(
+        [
+            np.ones((n, 4), dtype=bool),
+            (idx >= first[:, None]) & (idx <= last[:, None]) & any_digit[:, None],
+        ],
+        axis=1,
+    )
+    data = record[np.repeat(keep, 2, axis=1)]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(8 + 2 * ndigits, out=offsets[1:])
+    out = pa.BinaryArray.from_buffers(
+        pa.binary(), n, [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data.tobytes())]
+    )
+    return _with_nulls(out, col)
 
 
 def numeric_text_binary(text: str) -> bytes:
