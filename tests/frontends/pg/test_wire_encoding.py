@@ -90,7 +90,7 @@ def test_vectorized_numerics_equal_the_per_value_encoding() -> None:
             decimal.Decimal(x).scaleb(-scale)
             for x in (0, 1, -1, 7, 10**6 + 1, -(10**9), 123456789, 10**14 - 1)
         ]
-        array = pa.array(values + [None], pa.decimal128(38, scale))
+        array = pa.array([*values, None], pa.decimal128(38, scale))
         got = encode_column(array, column_type(array.type), BINARY).to_pylist()
-        want = [numeric_text_binary(format(v, f".{scale}f")) for v in values] + [None]
+        want = [*(numeric_text_binary(format(v, f".{scale}f")) for v in values), None]
         assert got == want, scale
