@@ -3,6 +3,8 @@ timeout and row limit, and the rule that client SQL never reaches the warehouse.
 
 from __future__ import annotations
 
+import socket
+import struct
 import subprocess
 import threading
 from collections.abc import Callable
@@ -172,3 +174,31 @@ def test_32_concurrent_clients(pg: Running, api: Engine) -> None:
         t.join(300)
     assert not failures, failures[0]
     assert not any(t.is_alive() for t in threads)
+
+
+def test_cancel_request_stops_the_query(pg_with: Callable[..., Running], tmp_path: Path) -> None:
+    """A CancelRequest (PostgreSQL's out-of-band packet: process id and secret key) stops
+    the session's running query. Sent on a raw socket: libpq's PQcancel holds the GIL while it
+    waits, which would stall this in-process server."""
+    model = tmp_path / "slow.yaml"
+    model.write_text(SLOW_MODEL)
+    pg = pg_with(model, query_timeout=None)
+    with psycopg.connect(pg.dsn(), autocommit=True) as conn:
+        conn.execute("SELECT 1")
+        pid = conn.info.backend_pid
+        secret = pg.server._sessions[pid][0]
+
+        def cancel() -> None:
+            with socket.create_connection(("127.0.0.1", pg.port), timeout=30) as s:
+                s.sendall(struct.pack("!iiii", 16, 80877102, pid, secret))
+                s.recv(1)  # the server closes the connection
+
+        timer = threading.Timer(0.5, cancel)
+        timer.start()
+        try:
+            with pytest.raises(psycopg.errors.QueryCanceled) as info:
+                conn.execute("SELECT big__k, MEASURE(n) FROM slow GROUP BY 1")
+        finally:
+            timer.join(30)
+        assert "[cancelled]" in str(info.value)
+        assert conn.execute("SELECT 1").fetchone() == (1,)

@@ -104,3 +104,24 @@ def test_dosi_pg_process(shop_db: Path, tmp_path: Path, api: Engine) -> None:
         proc.terminate()
         proc.wait(30)
     assert_same(rows, _expected(api), ordered=True)
+
+
+def test_serve_with_pg_port(launch, api: Engine) -> None:  # type: ignore[no-untyped-def]
+    """`dosi serve --pg-port`: REST and the PostgreSQL protocol from one process, one token."""
+    psycopg = pytest.importorskip("psycopg")
+    port = free_port()
+    server = launch(SHOP_MODEL, "--pg-port", str(port), "--token", "both")
+    with server.client(headers={"Authorization": "Bearer both"}) as c:
+        rest = c.post("/v1/sql", json={"sql": SQL}).json()["rows"]
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            conn = psycopg.connect(f"postgresql://bi:both@127.0.0.1:{port}/shop")
+            break
+        except psycopg.OperationalError:
+            assert time.monotonic() < deadline, server.log_text()
+            time.sleep(0.3)
+    with conn:
+        rows = conn.execute(SQL).fetchall()
+    assert_same(rows, _expected(api), ordered=True)
+    assert [r["orders__channel"] for r in rest] == [r[0] for r in rows]
