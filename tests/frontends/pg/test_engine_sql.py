@@ -3,13 +3,16 @@ to answers, and every construct without a dosi meaning is a structured error nam
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
 from pgcases import CASES, Case, assert_same, expected_rows
+from sqlglot import parse_one
 
 from dosi import Engine
 from dosi.errors import QueryError
+from dosi.query.semantic_sql.time_filters import literal_time
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.sql[:50])
@@ -198,3 +201,60 @@ def test_refusals_name_the_construct(api: Engine, sql: str, code: str, fragment:
     err = info.value
     assert err.code == code, err
     assert fragment in f"{err.message} {err.hint} {' '.join(err.candidates)}", err
+
+
+def test_bi_tool_spellings(api: Engine) -> None:
+    """What Superset, Metabase and Tableau generate maps to the dosi query it means."""
+    superset = api.sql_plan(
+        "SELECT DATE_TRUNC('month', metric_time__day) AS metric_time__day, sum(revenue) AS "
+        '"SUM(revenue)" FROM public.shop WHERE metric_time__day >= TO_TIMESTAMP(\'2024-01-01 '
+        "00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US') AND metric_time__day < TO_TIMESTAMP("
+        "'2024-07-01 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US') GROUP BY DATE_TRUNC('month', "
+        "metric_time__day) ORDER BY metric_time__day DESC LIMIT 10000"
+    ).query
+    assert superset == {
+        "metrics": ["revenue"],
+        "group_by": ["metric_time:month"],
+        "time_range": {"start": "2024-01-01", "end": "2024-07-01"},
+        "order_by": [{"key": "metric_time:month", "desc": True}],
+        "limit": 10000,
+    }
+    metabase = api.sql_plan(
+        'SELECT "public"."shop"."orders__channel" AS "orders__channel", '
+        'CAST(date_trunc(\'week\', "public"."shop"."metric_time__day") AS timestamp) AS '
+        '"metric_time__day", SUM("public"."shop"."revenue") AS "sum" FROM '
+        '"public"."shop" WHERE "public"."shop"."metric_time__day" >= '
+        "timestamp with time zone '2024-03-01 00:00:00.000Z' GROUP BY 1, 2 ORDER BY 1 ASC, "
+        "2 ASC"
+    ).query
+    assert metabase is not None and metabase["group_by"] == ["orders.channel", "metric_time:week"]
+    assert metabase["time_range"] == {"start": "2024-03-01"}
+    tableau = api.sql_plan(
+        'SELECT "shop"."customers__segment" AS "customers__segment", '
+        'SUM("shop"."revenue") AS "sum:revenue:ok" FROM "public"."shop" "shop" '
+        'WHERE (("shop"."orders__order_date" >= (DATE \'2024-01-01\')) AND '
+        '("shop"."orders__order_date" <= (DATE \'2024-12-31\'))) GROUP BY 1'
+    ).query
+    assert tableau == {
+        "metrics": ["revenue"],
+        "group_by": ["customers.segment"],
+        "time_range": {
+            "start": "2024-01-01",
+            "end": "2025-01-01",
+            "dimension": "orders.order_date",
+        },
+    }
+
+
+def test_relative_time_bounds() -> None:
+    """`NOW() - INTERVAL '30 day'` and friends are constants of the server's clock."""
+    now = dt.datetime(2025, 3, 31, 15, 30)
+    cases = {
+        "CAST(CAST(NOW() AS date) + INTERVAL '-30 day' AS timestamp)": dt.datetime(2025, 3, 1),
+        "CURRENT_DATE - INTERVAL '7 days'": dt.datetime(2025, 3, 24),
+        "date_trunc('month', now()) - interval '1 month'": dt.datetime(2025, 2, 1),
+        "NOW() - INTERVAL '1' MONTH": dt.datetime(2025, 2, 28, 15, 30),
+        "date_trunc('quarter', current_timestamp)": dt.datetime(2025, 1, 1),
+    }
+    for text, want in cases.items():
+        assert literal_time(parse_one(text, read="postgres"), now) == want, text

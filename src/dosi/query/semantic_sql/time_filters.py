@@ -96,20 +96,99 @@ _OPS: dict[type[exp.Expression], str] = {
 }
 
 
-def literal_time(node: exp.Expression) -> dt.datetime | None:
-    """The constant a time comparison reads: a string, `DATE '...'`, `'...'::timestamp`,
-    `TO_TIMESTAMP('...', fmt)` / `TO_DATE` (Superset), `timestamp with time zone '...Z'`
-    (Metabase; only UTC, read as the wall clock); None when `node` is not a constant."""
-    for _ in range(8):  # a few wrappers deep at most
-        if isinstance(node, (exp.Cast, exp.TryCast, exp.Paren, exp.StrToTime, exp.StrToDate)):
-            node = node.this
-        elif isinstance(node, exp.Anonymous) and node.name.lower() in ("to_timestamp", "to_date"):
-            node = node.expressions[0] if node.expressions else exp.null()
-        else:
-            break
-    if not isinstance(node, exp.Literal) or not node.is_string:
+def literal_time(node: exp.Expression, now: dt.datetime | None = None) -> dt.datetime | None:
+    """The constant a time comparison reads, or None when `node` is not one: a string,
+    `DATE '...'`, `'...'::timestamp`, `TO_TIMESTAMP('...', fmt)` / `TO_DATE` (Superset),
+    `timestamp with time zone '...Z'` (Metabase; only UTC, read as the wall clock), and the
+    relative bounds dashboards send: `NOW()`, `CURRENT_DATE`, `CURRENT_TIMESTAMP`, plus or minus
+    an `INTERVAL`, `DATE_TRUNC` and casts of those (the clock is the server's, naive)."""
+    if isinstance(node, exp.Paren):
+        return literal_time(node.this, now)
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        inner = literal_time(node.this, now)
+        if inner is not None and node.to.this == exp.DataType.Type.DATE:
+            return dt.datetime(inner.year, inner.month, inner.day)
+        return inner
+    if isinstance(node, (exp.StrToTime, exp.StrToDate)):
+        return literal_time(node.this, now)
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("to_timestamp", "to_date"):
+        return literal_time(node.expressions[0], now) if node.expressions else None
+    if isinstance(node, exp.Literal) and node.is_string:
+        return parse_time(node.this, node)
+    clock = now or dt.datetime.now()
+    if isinstance(node, (exp.CurrentTimestamp, exp.CurrentDatetime)) or (
+        isinstance(node, exp.Anonymous) and node.name.lower() in ("now", "localtimestamp")
+    ):
+        return clock
+    if isinstance(node, exp.CurrentDate):
+        return dt.datetime(clock.year, clock.month, clock.day)
+    if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)):
+        unit = node.args.get("unit")
+        base = literal_time(node.this, now)
+        grain = unit.name.lower() if unit is not None else ""
+        return floor(base, grain) if base is not None and grain in _GRAINS else None
+    if isinstance(node, (exp.Add, exp.Sub)):
+        base = literal_time(node.this, now)
+        step = _interval(node.expression)
+        if base is None or step is None:
+            return None
+        amount, unit = step
+        return _shift(base, -amount if isinstance(node, exp.Sub) else amount, unit)
+    return None
+
+
+_GRAINS = ("day", "week", "month", "quarter", "year")
+_UNITS = {
+    "second": "seconds",
+    "minute": "minutes",
+    "hour": "hours",
+    "day": "days",
+    "week": "weeks",
+    "month": "months",
+    "quarter": "quarters",
+    "year": "years",
+}
+
+
+def _interval(node: exp.Expression) -> tuple[int, str] | None:
+    if not isinstance(node, exp.Interval):
         return None
-    return parse_time(node.this, node)
+    text = node.this.name if node.this is not None else ""
+    unit = node.args.get("unit")
+    parts = text.split()
+    if unit is None and len(parts) == 2:
+        text, unit_text = parts
+    else:
+        unit_text = unit.name if unit is not None else ""
+    unit_text = unit_text.lower().rstrip("s")
+    try:
+        amount = int(text)
+    except ValueError:
+        return None
+    return (amount, unit_text) if unit_text in _UNITS else None
+
+
+def _shift(t: dt.datetime, amount: int, unit: str) -> dt.datetime:
+    if unit in ("month", "quarter", "year"):
+        months = amount * {"month": 1, "quarter": 3, "year": 12}[unit]
+        index = t.year * 12 + t.month - 1 + months
+        year, month = divmod(index, 12)
+        last = [
+            31,
+            29 if year % 4 == 0 and (year % 100 or year % 400 == 0) else 28,
+            31,
+            30,
+            31,
+            30,
+            31,
+            31,
+            30,
+            31,
+            30,
+            31,
+        ][month]
+        return t.replace(year=year, month=month + 1, day=min(t.day, last))
+    return t + dt.timedelta(**{_UNITS[unit]: amount})
 
 
 _OFFSET = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)$")

@@ -306,7 +306,8 @@ class _Translation:
         explicit = _explicit_nulls(self.stmt)
         out = []
         for i, o in enumerate(order.expressions):
-            picked = _positional(o.this, items) or _aliased(o.this, items, self.scope)
+            # ORDER BY reads output names before input columns (PostgreSQL's rule)
+            picked = _positional(o.this, items) or _aliased(o.this, items, self.scope, True)
             if picked is not None:
                 key = picked.dim.spelling if picked.dim is not None else picked.metric
             else:
@@ -358,14 +359,19 @@ def _positional(node: exp.Expression, items: list[_Item]) -> _Item | None:
     return None
 
 
-def _aliased(node: exp.Expression, items: list[_Item], scope: Scope) -> _Item | None:
-    """A select item named by its output name (when no virtual column has that name)."""
+def _aliased(
+    node: exp.Expression, items: list[_Item], scope: Scope, outputs_first: bool = False
+) -> _Item | None:
+    """A select item named by its output name (GROUP BY: only when no virtual column has
+    that name; ORDER BY: first)."""
     if not isinstance(node, exp.Column) or node.table:
         return None
     name = node.name if node.this.quoted else node.name.lower()
     hits = [it for it in items if it.name == name]
     if not hits:
         return None
+    if outputs_first:
+        return hits[0]
     if scope.table.column(name) is not None and hits[0].name == name:
         own = dimension(scope, node) if not scope.table.column(name).is_metric else None
         if own is not None or scope.table.column(name).is_metric:
