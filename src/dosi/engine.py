@@ -363,8 +363,8 @@ class Engine:
         cancellation: CancellationToken | None,
     ) -> tuple[SqlPlan, pa.Table, CompiledQuery | None]:
         plan = self.sql_plan(text, params)
-        if plan.query is None:
-            return plan, project(plan, None, self._sql_types), None
+        if plan.query is None:  # `SELECT * ... LIMIT 0`: the columns as the catalog types them
+            return plan, project(plan, None, self.sql_types(connection, db_path)), None
         c, raw = self._execute_table(
             plan.query, None, connection, timeout_secs, db_path, cancellation
         )

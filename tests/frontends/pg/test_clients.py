@@ -249,3 +249,18 @@ def test_adbc_arrow_results(pg: Running, api: Engine) -> None:
         [(r["channel"], r["order_count"], r["avg_order_value"], r["customer_count"]) for r in ref],
         ordered=True,
     )
+
+
+def test_select_star_limit_0_types_match_the_catalog(pg: Running) -> None:
+    """Tools read a table's columns with `SELECT * ... LIMIT 0`: the same types as the
+    catalog announces."""
+    with psycopg.connect(pg.dsn(), autocommit=True) as conn:
+        cur = conn.execute("SELECT * FROM shop LIMIT 0")
+        star = {d.name: d.type_code for d in cur.description}
+        catalog = dict(
+            conn.execute(
+                "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = 'shop'::regclass "
+                "AND attnum > 0"
+            ).fetchall()
+        )
+    assert star == catalog
