@@ -80,6 +80,8 @@ PG_CATALOG: dict[str, str] = {
         "userepl BOOLEAN, usebypassrls BOOLEAN, passwd VARCHAR, valuntil TIMESTAMP, "
         "useconfig VARCHAR[]"
     ),
+    "pg_auth_members": "oid INTEGER, roleid INTEGER, member INTEGER, grantor INTEGER, "
+    "admin_option BOOLEAN, inherit_option BOOLEAN, set_option BOOLEAN",
     "pg_am": "oid INTEGER, amname VARCHAR, amhandler VARCHAR, amtype VARCHAR",
     "pg_attrdef": "oid INTEGER, adrelid INTEGER, adnum SMALLINT, adbin VARCHAR",
     "pg_index": (
