@@ -23,6 +23,7 @@ from dosi.frontends.cli.commands.catalog import info, list_, validate
 from dosi.frontends.cli.commands.demo import demo
 from dosi.frontends.cli.commands.query import compile_, explain, query
 from dosi.frontends.cli.commands.serve import mcp, serve
+from dosi.frontends.cli.commands.sql import pg, sql
 from dosi.frontends.cli.epilog import EPILOG
 from dosi.frontends.cli.options import CliState, model_options
 from dosi.frontends.cli.output import report_error, report_internal
@@ -99,11 +100,13 @@ COMMANDS: tuple[click.Command, ...] = (
     compile_,
     explain,
     query,
+    sql,
     select,
     lineage,
     attribute,
     serve,
     mcp,
+    pg,
     demo,
 )
 for _command in COMMANDS:
