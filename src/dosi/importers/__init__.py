@@ -1,7 +1,7 @@
-"""Importers and exporters: other tools' semantic models to and from Ossie documents.
+"""Model importers: Cube, LookML (and dbt) projects -> Ossie documents with DATUS extensions.
 
-Layer: a frontend-side package. It writes and reads plain Ossie documents (dicts / YAML) and
-may import `dosi.errors`, `dosi.ext.registry` and `dosi.model`; the engine layers never import
-it. One module (or subpackage) per source tool (`dbt`, `cube`, `lookml`); `common` holds the
-model-writing helpers they share.
+Layer: authoring, below the frontends and above the engine's own layers. Importers build
+plain documents with `common.py`, render them with `yaml_writer.py`, and check them with the
+compiler (`dosi.compiler`); they read DATUS facts from `dosi.ext` only. Nothing below this
+package imports it.
 """

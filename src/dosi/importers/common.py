@@ -1,219 +1,208 @@
-"""Model-writing helpers every importer shares: Ossie objects, DATUS envelopes, warnings, YAML.
+"""What every model writer shares: Ossie object builders, the DATUS envelope a producer owes
+(`v` and `requires`, datus-extensions §2), name sanitising, structured import warnings, and
+the check that a written model loads.
 
-An importer reads another tool's semantic model and writes an Ossie document. What it cannot
-carry is a structured warning (`ImportWarning`: a stable code, the object it concerns and the
-reason), never a silent drop. The envelope helper stamps each DATUS payload with the version
-its keys need and lists silent-impact keys in `requires` (datus-extensions §2.1), read from
-the capability registry so an importer never hard-codes either.
+Importers (`dosi import cube|lookml|dbt`) and the scaffolder (`dosi init`) build plain dicts in
+the Ossie document shape with these helpers, then render them with `yaml_writer.to_yaml`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+from dosi.compiler.model_compiler import compile_model_text
+from dosi.errors import Diagnostic, DiagnosticSink, ModelError
+from dosi.ext.envelope import DATUS_VENDOR
+from dosi.ext.registry import REGISTRY, WINDOW_FEATURES, parse_engine_version
+from dosi.ext.window_payload import parse_window
+from dosi.importers.yaml_writer import COMMENT, strip_comments, to_yaml
+from dosi.model.versions import CURRENT
 
-from dosi.errors import OsiError
-from dosi.ext.registry import REGISTRY
-from dosi.model.versions import CURRENT as OSSIE_VERSION
+SQL_DIALECT = "ANSI_SQL"
 
-DIALECT = "ANSI_SQL"
-"""The dialect importers write expressions in (the source tools' SQL is warehouse SQL)."""
-
-DATUS = "DATUS"
-
-
-class ImportFailure(OsiError):
-    """The input cannot be imported at all (unreadable, or not a valid project / manifest)."""
-
-    kind = "import_error"
-
-
-@dataclass(frozen=True)
-class ImportWarning:
-    """Something the importer could not carry: `code` is stable, `object` names the source
-    object (`metric:bookings_mom`, `semantic_model:orders.measure:balance`)."""
-
-    code: str
-    object: str
-    message: str
-    hint: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "code": self.code,
-            "severity": "warning",
-            "object": self.object,
-            "message": self.message,
-        }
-        if self.hint:
-            out["hint"] = self.hint
-        return out
-
-    def __str__(self) -> str:
-        return f"[{self.code}] {self.object}: {self.message}"
-
-
-@dataclass
-class ImportResult:
-    """An imported Ossie document (plain dicts in Ossie key order) and what did not carry."""
-
-    document: dict[str, Any]
-    warnings: list[ImportWarning] = field(default_factory=list)
-    header: str = ""
-
-    def to_yaml(self) -> str:
-        return dump_yaml(self.document, self.header)
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_]+")
 
 
 def expression(sql: str) -> dict[str, Any]:
-    """An Ossie expression object in the importers' dialect."""
-    return {"dialects": [{"dialect": DIALECT, "expression": sql}]}
+    """An Ossie Expression holding one ANSI_SQL text."""
+    return {"dialects": [{"dialect": SQL_DIALECT, "expression": sql}]}
 
 
-def payload_version(keys: Iterable[str], at_least: str = "1.0") -> str:
-    """The lowest DATUS version that holds every key (the registry's `since`)."""
-    best = _version_tuple(at_least)
-    for key in keys:
+def safe_name(text: str, taken: Iterable[str] = ()) -> str:
+    """`text` as an identifier the query syntax can address (`dataset.field:grain` forbids
+    dots and colons): other characters become `_`, a leading digit gets `_`, and a name
+    already in `taken` gets a numeric suffix."""
+    name = _NOT_NAME.sub("_", text.strip()).strip("_") or "unnamed"
+    if name[0].isdigit():
+        name = "_" + name
+    used = set(taken)
+    out, n = name, 2
+    while out in used:
+        out, n = f"{name}_{n}", n + 1
+    return out
+
+
+def _version_of(payload: Mapping[str, Any]) -> tuple[int, int]:
+    """The lowest DATUS version whose engines know every key and window shape used."""
+    best = (1, 0)
+    for key in payload:
         info = REGISTRY.get(key)
         if info is not None:
-            best = max(best, _version_tuple(info.since))
-    return f"{best[0]}.{best[1]}"
+            best = max(best, parse_engine_version(info.since))
+    if "window" in payload:
+        parsed = parse_window(payload["window"], path=None, sink=DiagnosticSink())
+        for feature in parsed.features:
+            since = WINDOW_FEATURES.get(feature)
+            if since is not None:
+                best = max(best, parse_engine_version(since))
+        if isinstance(payload["window"], Mapping) and "base" in payload["window"]:
+            best = max(best, (1, 4))
+    return best
 
 
-def datus(payload: Mapping[str, Any], at_least: str = "1.0") -> dict[str, Any]:
-    """A DATUS custom_extensions entry: `v` from the keys' versions, `requires` listing every
-    silent-impact key (a consumer that cannot honour it must fail, not compute another
-    number)."""
-    keys = list(payload)
-    body: dict[str, Any] = {"v": payload_version(keys, at_least)}
-    required = [k for k in keys if k in REGISTRY and REGISTRY[k].requires_needed]
-    if required:
-        body["requires"] = required
-    body.update(payload)
-    return vendor(DATUS, body)
+def datus_entry(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """One `custom_extensions` entry carrying `payload`, with the envelope a producer owes:
+    `v` (the version that introduced the newest key used) and `requires` listing every
+    silent-impact key (datus-extensions §2 `requires`, ENV-REQ-03)."""
+    silent = [k for k in payload if k in REGISTRY and REGISTRY[k].requires_needed]
+    major, minor = _version_of(payload)
+    data: dict[str, Any] = {"v": f"{major}.{minor}"}
+    if silent:
+        data["requires"] = silent
+    data.update(payload)
+    return {"vendor_name": DATUS_VENDOR, "data": json.dumps(data, ensure_ascii=False)}
 
 
-def vendor(name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    """A custom_extensions entry; `data` is a JSON string, as the Ossie schema demands."""
-    return {"vendor_name": name, "data": json.dumps(payload, separators=(", ", ": "))}
+def _common(
+    obj: dict[str, Any],
+    *,
+    label: str | None = None,
+    description: str | None = None,
+    synonyms: Sequence[str] = (),
+    datus: Mapping[str, Any] | None = None,
+    comment: str | Sequence[str] | None = None,
+) -> dict[str, Any]:
+    if comment:
+        obj = {COMMENT: comment, **obj}
+    if label:
+        obj["label"] = label
+    if description:
+        obj["description"] = description
+    if synonyms:
+        obj["ai_context"] = {"synonyms": list(dict.fromkeys(synonyms))}
+    if datus:
+        obj["custom_extensions"] = [datus_entry(datus)]
+    return obj
 
 
-def read_vendor(obj: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """The decoded payload of `obj`'s custom_extensions entry for vendor `name` ({} if none)."""
-    for ext in obj.get("custom_extensions") or ():
-        if str(ext.get("vendor_name", "")).upper() == name.upper():
-            try:
-                data = json.loads(ext.get("data") or "{}")
-            except ValueError:
-                return {}
-            return data if isinstance(data, dict) else {}
-    return {}
-
-
-def make_field(
+def field_obj(
     name: str,
     sql: str,
     *,
     datatype: str | None = None,
     is_time: bool | None = None,
-    label: str | None = None,
-    description: str | None = None,
-    extensions: Iterable[dict[str, Any]] = (),
+    **common: Any,
 ) -> dict[str, Any]:
-    """An Ossie field in schema key order; optional keys only when set."""
-    out: dict[str, Any] = {"name": name, "expression": expression(sql)}
+    """An Ossie Field (`datatype` one of the Ossie DataType names)."""
+    obj: dict[str, Any] = {"name": name, "expression": expression(sql)}
     if is_time is not None:
-        out["dimension"] = {"is_time": is_time}
-    if label:
-        out["label"] = label
-    if description:
-        out["description"] = description
-    if datatype:
-        out["datatype"] = datatype
-    exts = list(extensions)
-    if exts:
-        out["custom_extensions"] = exts
-    return out
+        obj["dimension"] = {"is_time": is_time}
+    if datatype is not None:
+        obj["datatype"] = datatype
+    return _common(obj, **common)
 
 
-def make_metric(
-    name: str,
-    sql: str,
-    *,
-    description: str | None = None,
-    synonyms: Iterable[str] = (),
-    extensions: Iterable[dict[str, Any]] = (),
+def metric_obj(
+    name: str, sql: str, *, datatype: str | None = None, **common: Any
 ) -> dict[str, Any]:
-    """An Ossie metric; a label (Ossie metrics have none) rides as an ai_context synonym."""
-    out: dict[str, Any] = {"name": name, "expression": expression(sql)}
+    """An Ossie Metric."""
+    obj: dict[str, Any] = {"name": name, "expression": expression(sql)}
+    if datatype is not None:
+        obj["datatype"] = datatype
+    return _common(obj, **common)
+
+
+def relationship_obj(
+    name: str,
+    from_: str,
+    to: str,
+    from_columns: Sequence[str],
+    to_columns: Sequence[str],
+    **common: Any,
+) -> dict[str, Any]:
+    """An Ossie Relationship, many (`from_`) to one (`to`)."""
+    obj: dict[str, Any] = {
+        "name": name,
+        "from": from_,
+        "to": to,
+        "from_columns": list(from_columns),
+        "to_columns": list(to_columns),
+    }
+    common.pop("label", None)
+    common.pop("description", None)
+    return _common(obj, **common)
+
+
+def document_obj(
+    name: str,
+    datasets: Sequence[dict[str, Any]],
+    relationships: Sequence[dict[str, Any]] = (),
+    metrics: Sequence[dict[str, Any]] = (),
+    description: str | None = None,
+) -> dict[str, Any]:
+    """An Ossie document holding one semantic model."""
+    model: dict[str, Any] = {"name": name}
     if description:
-        out["description"] = description
-    syn = [s for s in dict.fromkeys(synonyms) if s and s != name]
-    if syn:
-        out["ai_context"] = {"synonyms": syn}
-    exts = list(extensions)
-    if exts:
-        out["custom_extensions"] = exts
-    return out
+        model["description"] = description
+    model["datasets"] = list(datasets)
+    if relationships:
+        model["relationships"] = list(relationships)
+    if metrics:
+        model["metrics"] = list(metrics)
+    return {"version": CURRENT, "semantic_model": [model]}
 
 
-def make_document(model: dict[str, Any]) -> dict[str, Any]:
-    """The top-level Ossie document holding one semantic model."""
-    return {"version": OSSIE_VERSION, "semantic_model": [model]}
+@dataclass
+class Notes:
+    """Structured warnings collected while converting: each names the object it concerns
+    (`path`, in the source's own terms) and what was done instead."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def warn(
+        self, code: str, message: str, path: str | None = None, hint: str | None = None
+    ) -> None:
+        self.items.append(Diagnostic(code, message, "warning", path=path, hint=hint))
 
 
-def quote_ident(name: str) -> str:
-    """`name` as a SQL identifier: bare when it is a plain lower-case word, else quoted."""
-    if name.isidentifier() and name == name.lower():
-        return name
-    return '"' + name.replace('"', '""') + '"'
+@dataclass(frozen=True)
+class Converted:
+    """A generated model: the document (with `"#"` comments), its warnings and file header."""
+
+    document: dict[str, Any]
+    warnings: tuple[Diagnostic, ...] = ()
+    header: tuple[str, ...] = ()
+
+    def yaml(self) -> str:
+        return to_yaml(self.document, self.header)
+
+    def plain(self) -> dict[str, Any]:
+        """The document as a loader sees it (comments dropped)."""
+        return strip_comments(self.document)
+
+    def check(self, mode: str = "datus") -> list[Diagnostic]:
+        """The errors the engine reports loading the written YAML (empty: it loads)."""
+        return model_errors(self.yaml(), mode)
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block-style YAML that keeps key order and writes multi-line strings as `|` blocks."""
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str)
-
-
-def dump_yaml(document: Mapping[str, Any], header: str = "") -> str:
-    """The document as YAML, optionally under a `#` comment header."""
-    body = yaml.dump(
-        document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100
-    )
-    lines = [f"# {line}".rstrip() for line in header.splitlines()] if header else []
-    return "\n".join([*lines, body]) if lines else body
-
-
-def _version_tuple(v: str) -> tuple[int, int]:
-    major, _, minor = v.partition(".")
-    return int(major), int(minor or 0)
-
-
-__all__ = [
-    "DATUS",
-    "DIALECT",
-    "OSSIE_VERSION",
-    "ImportFailure",
-    "ImportResult",
-    "ImportWarning",
-    "datus",
-    "dump_yaml",
-    "expression",
-    "make_document",
-    "make_field",
-    "make_metric",
-    "payload_version",
-    "quote_ident",
-    "read_vendor",
-    "vendor",
-]
+def model_errors(text: str, mode: str = "datus") -> list[Diagnostic]:
+    """Compile `text`; the errors, or an empty list when the model loads."""
+    try:
+        compile_model_text(text, mode)
+    except ModelError as err:
+        return list(err.issues)
+    return []
