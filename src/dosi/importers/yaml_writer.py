@@ -38,7 +38,11 @@ def flow(value: Any) -> str:
         return "{" + inner + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(flow(v) for v in value) + "]"
-    return scalar(value)
+    text = scalar(value)
+    if isinstance(value, str) and text == value and any(c in value for c in ",[]{}"):
+        # plain in block context, but a flow collection would split it at `,` / brackets
+        text = yaml.safe_dump(value, default_style='"', width=10**9).strip()
+    return text
 
 
 def _comment_lines(comment: Any, indent: str) -> list[str]:
