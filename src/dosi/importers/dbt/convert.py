@@ -9,17 +9,29 @@ written model that does not validate is an importer bug, reported as such.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from dbt_semantic_interfaces.implementations.semantic_manifest import PydanticSemanticManifest
 
-from dosi.importers.common import Converted, Notes, document_obj
+from dosi.errors import OsiError
+from dosi.importers.common import Converted, Notes, document_obj, model_errors
 from dosi.importers.dbt.datasets import DBT_VENDOR, build_datasets, build_relationships
 from dosi.importers.dbt.manifest import load_manifest
 from dosi.importers.dbt.metrics import MetricConverter
 from dosi.importers.dbt.names import DbtNames
 from dosi.importers.dbt.queries import QueryTranslator
+from dosi.importers.yaml_writer import to_yaml
+
+MAX_ROUNDS = 8
+_METRIC_PATH = re.compile(r"^metrics\[([^\]]+)\]")
+
+
+class ImportBug(OsiError):
+    """The importer wrote a model dosi cannot load for a reason other than one metric."""
+
+    kind = "import_error"
 
 SAVED_QUERIES_KEY = "saved_queries"
 """The semantic model's `DBT` custom extension holds `{"saved_queries": [{"name",
@@ -38,7 +50,9 @@ def convert(manifest: PydanticSemanticManifest, name: str) -> Converted:
     names = DbtNames(manifest)
     datasets = build_datasets(names, notes)
     relationships = build_relationships(names, notes)
-    metrics = MetricConverter(manifest, names, notes).run()
+    edges = [(r["from"], r["to"]) for r in relationships]
+    metrics = MetricConverter(manifest, names, notes, edges).run()
+    metrics = _loadable(name, datasets, relationships, metrics, notes)
     imported = {m["name"] for m in metrics}
     queries = []
     translator = QueryTranslator(names, imported)
@@ -85,6 +99,40 @@ def convert(manifest: PydanticSemanticManifest, name: str) -> Converted:
         "<dimension>` here.",
     )
     return Converted(doc, tuple(notes.items), header)
+
+
+def _loadable(
+    name: str,
+    datasets: list[dict[str, Any]],
+    relationships: list[dict[str, Any]],
+    metrics: list[dict[str, Any]],
+    notes: Notes,
+) -> list[dict[str, Any]]:
+    """The metrics, less any dosi rejects (and those built on them), each with a warning
+    that quotes dosi's reason: the written model always loads."""
+    for _ in range(MAX_ROUNDS):
+        doc = document_obj(name, datasets, relationships, metrics)
+        errors = model_errors(to_yaml(doc))
+        if not errors:
+            return metrics
+        bad: dict[str, str] = {}
+        for e in errors:
+            m = _METRIC_PATH.match(e.path or "")
+            if m is None:
+                raise ImportBug(
+                    "import_failed",
+                    f"the imported model does not load: {e}",
+                    hint="this is a bug in `dosi import dbt`; please report it with the project",
+                )
+            bad.setdefault(m.group(1), f"[{e.code}] {e.message}")
+        for metric, why in bad.items():
+            notes.warn(
+                "metric_not_valid",
+                f"metric `{metric}` is not imported: dosi rejects it: {why}",
+                path=f"metric:{metric}",
+            )
+        metrics = [m for m in metrics if m["name"] not in bad]
+    raise ImportBug("import_failed", "the imported model does not load after dropping metrics")
 
 
 def _model_name(path: Path) -> str:

@@ -16,10 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import sqlglot
 from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
+from sqlglot import exp
 
-from dosi.importers.dbt.names import GRAINS, DbtNameError, DbtNames, Element, Resolved
+from dosi.importers.dbt.names import DUNDER, GRAINS, DbtNameError, DbtNames, Element, Resolved
 
 MetricTimeSql = Callable[[str | None], str | None]
 """Renders `metric_time` at a grain (None: its native grain); None when it has no column."""
@@ -124,8 +126,10 @@ class FilterRenderer:
             "Metric": metric,
         }
 
-    def render(self, template: str) -> Rendered:
-        """A where-filter template as SQL over `dataset.field` names."""
+    def render(self, template: str, bare_names: bool = False) -> Rendered:
+        """A where-filter template as SQL over `dataset.field` names. With `bare_names`, an
+        unqualified dbt name written as plain SQL (`metric_time__day`, `booking__is_instant`)
+        is resolved too, as MetricFlow resolves it in a query's where."""
         out = Rendered("")
         sink: list[Ref] = []
         try:
@@ -135,7 +139,33 @@ class FilterRenderer:
             out.problems.append(err.message)
         except TemplateError as err:
             out.problems.append(f"the filter is not a dbt Jinja template: {err}")
+        if bare_names and out.sql and not out.problems:
+            out.sql = self._bare(out.sql, out)
         return out
+
+    def _bare(self, sql: str, out: Rendered) -> str:
+        try:
+            tree = sqlglot.parse_one(sql, read="duckdb")
+        except sqlglot.errors.ParseError:
+            return sql
+        changed = False
+
+        def sub(n: exp.Expression) -> exp.Expression:
+            nonlocal changed
+            if not isinstance(n, exp.Column) or n.table:
+                return n
+            if n.name != "metric_time" and DUNDER not in n.name:
+                return n
+            try:
+                r = self.names.resolve(n.name, near=self.near)
+            except DbtNameError as err:
+                out.problems.append(err.message)
+                return n
+            changed = True
+            return sqlglot.parse_one(self._sql(Ref(r), out), read="duckdb")
+
+        new = tree.transform(sub)
+        return new.sql(dialect="duckdb") if changed else sql
 
     def item(self, text: str) -> Ref:
         """A saved query's group-by / order-by item (`TimeDimension('metric_time', 'day')`,

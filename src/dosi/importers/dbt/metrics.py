@@ -81,8 +81,17 @@ class Agg:
 class MetricConverter:
     """Converts every metric of a manifest; `outputs` in emission order."""
 
-    def __init__(self, manifest: PydanticSemanticManifest, names: DbtNames, notes: Notes) -> None:
+    def __init__(
+        self,
+        manifest: PydanticSemanticManifest,
+        names: DbtNames,
+        notes: Notes,
+        edges: Sequence[tuple[str, str]] = (),
+    ) -> None:
         self.names = names
+        self.edges: dict[str, set[str]] = {}
+        for a, b in edges:
+            self.edges.setdefault(a, set()).add(b)
         self.notes = notes
         self.dbt = {m.name: m for m in manifest.metrics}
         self.outputs: dict[str, Out] = {}
@@ -231,9 +240,27 @@ class MetricConverter:
             base = self.measure_metric(agg)
             payload = {"derive": {"type": "filter", "base": base, "where": pred}, **payload}
             return Out(name, agg.sql(f"CASE WHEN {pred} THEN {agg.col} END"), payload)
+        far = sorted(d for d in datasets - {agg.measure.model} if not self.reaches(agg.measure.model, d))
+        if far:
+            raise Skip(
+                "filter_not_reachable",
+                f"its filter reads `{far[0]}`, which `{agg.measure.model}` does not reach through "
+                "the imported (many-to-one) relationships",
+            )
         # a predicate on another model (or a COUNT of a column): the aggregate of a CASE,
         # which dosi evaluates through the join, counting only non-NULL values
         return Out(name, agg.sql(f"CASE WHEN {pred} THEN {agg.col} END"), payload, plain=True)
+
+    def reaches(self, src: str, dst: str) -> bool:
+        seen, todo = {src}, [src]
+        while todo:
+            for nxt in self.edges.get(todo.pop(), ()):
+                if nxt == dst:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False
 
     def predicate(
         self, filters: Sequence[str], measure: Element, name: str

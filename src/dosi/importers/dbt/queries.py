@@ -16,7 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlglot
 from dbt_semantic_interfaces.implementations.saved_query import PydanticSavedQuery
+from dbt_semantic_interfaces.type_enums.entity_type import EntityType
+from sqlglot import exp
 
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
 from dosi.importers.dbt.names import ALL_GRAINS, GRAINS, DbtNameError, DbtNames, Element, Resolved
@@ -37,6 +40,17 @@ NEEDS = {
     "min_max_only": "min_max_only queries",
     "no_group_by": "apply_group_by: false",
     "scd_join": "joins to slowly changing dimensions (validity windows)",
+    "boolean_filter": "a boolean column alone as a where predicate",
+    "entity_join_paths": "choosing a join path by entity (role-playing paths)",
+    "period_agg": "cumulative values at a grain coarser than the reset (period_agg)",
+    "offset_finer_than_grain": "an offset finer than the queried grain",
+    "mixed_grain_metric_time": "metric_time over metrics of different native grains",
+    "window_without_time_axis": "a cumulative metric queried without its time axis",
+    "time_spine": "a row for every time-spine bucket (join_to_timespine, cumulative and offset "
+    "metrics densified over the spine)",
+    "saved_query": "running a saved query by name",
+    "cumulative_distinct": "cumulative count-distinct (distinct over the window's rows)",
+    "inline_agg_metric": "simple metrics with an inline agg (no measure)",
     "unknown_name": "a name the translation does not resolve",
     "metric_not_imported": "a metric the import could not carry",
 }
@@ -65,6 +79,7 @@ class QueryTranslator:
         self.names = names
         self.imported = set(imported) if imported is not None else None
         self.metric_times: dict[str, list[Element]] = {}
+        self.default_grains: dict[str, str] = {}
         for m in names.manifest.metrics:
             els: list[Element] = []
             for im in m.type_params.input_measures:
@@ -75,6 +90,8 @@ class QueryTranslator:
                 if el is not None and el not in els:
                     els.append(el)
             self.metric_times[m.name] = els
+            if m.time_granularity:
+                self.default_grains[m.name] = str(m.time_granularity).lower()
 
     def saved_query(self, sq: PydanticSavedQuery) -> Translated:
         qp = sq.query_params
@@ -134,7 +151,8 @@ class QueryTranslator:
             if res is not None:
                 items.append((res, _obj_name(obj)))
         gb: list[str] = []
-        native = _finest(times)
+        native = _finest(times, [self.default_grains[m] for m in metrics
+                                 if m in self.default_grains])
         for res, mf in items:
             spelling = self._spelling(t, res, native)
             if spelling is None:
@@ -154,7 +172,10 @@ class QueryTranslator:
             q["group_by"] = gb
         preds = []
         for w in where:
-            out = r.render(w)
+            out = r.render(w, bare_names=True)
+            if _bare_boolean(out.sql):
+                t.need("boolean_filter", f"the where filter `{out.sql}` tests a boolean column "
+                       "by itself")
             for p in out.problems:
                 code = (
                     "metric_filter"
@@ -238,14 +259,19 @@ class QueryTranslator:
         if res.date_part:
             t.need("date_part", f"group by the date part `{res.date_part}`")
             return None
+        if res.is_metric_time and grain is None:
+            grain = native
         if grain is not None and grain not in GRAINS:
             code = "sub_day_grain" if grain in ALL_GRAINS else "custom_granularity"
             t.need(code, f"group by the grain `{grain}`")
             return None
         if res.is_metric_time:
-            return f"metric_time:{grain or native}"
+            return f"metric_time:{grain}"
         el = res.element
         assert el is not None
+        if self._scd(el.model):
+            t.need("scd_join", f"`{el.model}` is a slowly changing dimension (validity window)")
+            return None
         if el.kind == "time_dimension":
             g = grain or el.grain
             if g not in GRAINS:
@@ -253,6 +279,10 @@ class QueryTranslator:
                 return None
             return f"{el.qualified}:{g}"
         return el.qualified
+
+    def _scd(self, model: str) -> bool:
+        sm = self.names.models[model].sm
+        return any(e.type is EntityType.NATURAL for e in sm.entities)
 
     def _order_key(
         self, t: Translated, key: str, metrics: Sequence[str], near: Sequence[str], native: str
@@ -265,9 +295,28 @@ class QueryTranslator:
         return self._spelling(t, res, native) or key
 
 
-def _finest(times: Sequence[Element]) -> str:
-    grains = [el.grain for el in times if el.grain in GRAINS]
-    return min(grains, key=GRAINS.index) if grains else "day"
+def _bare_boolean(sql: str) -> bool:
+    """A conjunct that is a column alone (or NOT one): a boolean dimension used as a filter."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.ParseError:
+        return False
+    conjuncts = list(tree.flatten()) if isinstance(tree, exp.And) else [tree]
+    for c in conjuncts:
+        c = c.unnest()
+        if isinstance(c, exp.Not):
+            c = c.this.unnest()
+        if isinstance(c, exp.Column):
+            return True
+    return False
+
+
+def _finest(times: Sequence[Element], defaults: Sequence[str] = ()) -> str:
+    """metric_time's grain when the query names none: the metrics' declared default grain,
+    else the finest grain of their time axes (as MetricFlow resolves it)."""
+    grains = list(defaults) or [el.grain for el in times if el.grain]
+    known = [g for g in grains if g in ALL_GRAINS]
+    return min(known, key=ALL_GRAINS.index) if known else "day"
 
 
 def _mf_name(res: Resolved, text: str) -> str:
@@ -292,6 +341,9 @@ def _obj_name(obj: Mapping[str, Any]) -> str:
 def _time_range(t: Translated, tc: tuple[str, str], grain: str) -> dict[str, str]:
     """MetricFlow's inclusive [start, end] constraint, widened to whole buckets of the query
     grain (as MetricFlow does), as dosi's [start, end) range."""
+    if grain not in GRAINS:
+        t.need("sub_day_grain", f"a time constraint at the {grain} grain")
+        grain = "day"
     start = _day(t, tc[0])
     end = _day(t, tc[1])
     start = _bucket_start(start, grain)
