@@ -66,6 +66,8 @@ WARNING_NEEDS = {
     "filter_not_carried": "metric_filter",
     "cumulative_not_additive": "cumulative_distinct",
     "metric_without_measure": "inline_agg_metric",
+    "scd_join_not_carried": "scd_join",
+    "filter_not_reachable": "filter_join_path",
 }
 
 
@@ -222,13 +224,33 @@ def translate(case: Case, imp: Imported) -> Translated:
     if spec.get("required_features"):
         t.need("percentile", "the case requires percentile aggregation")
     for m in spec.get("metrics") or ():
-        for code in imp.warnings.get(m, ()):
-            need = WARNING_NEEDS.get(code)
-            if need and m not in imp.metrics:
+        if m not in imp.metrics:
+            for need, code in _root_needs(imp, m, set()):
                 t.need(need, f"metric `{m}`: {code}")
     if "metric_not_imported" in t.needs and len(t.needs) > 1:
         t.needs.remove("metric_not_imported")
     return t
+
+
+def _root_needs(imp: Imported, metric: str, seen: set[str]) -> list[tuple[str, str]]:
+    """Why an imported metric is missing: its own warning, or its inputs' (recursively)."""
+    if metric in seen:
+        return []
+    seen.add(metric)
+    out = [(WARNING_NEEDS[c], c) for c in imp.warnings.get(metric, ()) if c in WARNING_NEEDS]
+    if out:
+        return out
+    dbt = next((m for m in imp.names.manifest.metrics if m.name == metric), None)
+    if dbt is None:
+        return []
+    tp = dbt.type_params
+    inputs = [i.name for i in (tp.metrics or ())]
+    inputs += [i.name for i in (tp.numerator, tp.denominator) if i is not None]
+    if tp.cumulative_type_params is not None and tp.cumulative_type_params.metric is not None:
+        inputs.append(tp.cumulative_type_params.metric.name)
+    for name in inputs:
+        out += _root_needs(imp, name, seen)
+    return out
 
 
 def run_case(case: Case, db: Path) -> Outcome:

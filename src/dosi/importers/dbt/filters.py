@@ -21,7 +21,7 @@ from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 from sqlglot import exp
 
-from dosi.importers.dbt.names import DUNDER, GRAINS, DbtNameError, DbtNames, Element, Resolved
+from dosi.importers.dbt.names import ALL_GRAINS, DUNDER, GRAINS, DbtNameError, DbtNames, Element, Resolved
 
 MetricTimeSql = Callable[[str | None], str | None]
 """Renders `metric_time` at a grain (None: its native grain); None when it has no column."""
@@ -69,6 +69,11 @@ class Rendered:
     datasets: set[str] = field(default_factory=set)
     metric_time: bool = False
     problems: list[str] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)  # one need code per problem (queries.NEEDS)
+
+    def problem(self, code: str, message: str) -> None:
+        self.codes.append(code)
+        self.problems.append(message)
 
 
 class FilterRenderer:
@@ -136,9 +141,9 @@ class FilterRenderer:
             tpl = self._env.from_string(template)
             out.sql = tpl.render(**self._globals(sink, out)).strip()
         except DbtNameError as err:
-            out.problems.append(err.message)
+            out.problem("unknown_name", err.message)
         except TemplateError as err:
-            out.problems.append(f"the filter is not a dbt Jinja template: {err}")
+            out.problem("unknown_name", f"the filter is not a dbt Jinja template: {err}")
         if bare_names and out.sql and not out.problems:
             out.sql = self._bare(out.sql, out)
         return out
@@ -159,7 +164,7 @@ class FilterRenderer:
             try:
                 r = self.names.resolve(n.name, near=self.near)
             except DbtNameError as err:
-                out.problems.append(err.message)
+                out.problem("unknown_name", err.message)
                 return n
             changed = True
             return sqlglot.parse_one(self._sql(Ref(r), out), read="duckdb")
@@ -182,7 +187,8 @@ class FilterRenderer:
     def _sql(self, ref: Ref, out: Rendered | None) -> str:
         if ref.metric is not None:
             if out is not None:
-                out.problems.append(
+                out.problem(
+                    "metric_filter",
                     f"`Metric('{ref.metric}')` filters by a metric's value per "
                     f"{', '.join(ref.metric_group_by) or 'row'}; dosi metric filters apply "
                     "to the query's result rows, not to a metric's input rows"
@@ -196,8 +202,12 @@ class FilterRenderer:
                 out.metric_time = True
             if sql is None:
                 if out is not None:
-                    out.problems.append("`metric_time` has no single column in this context")
+                    out.problem(
+                        "metric_time_in_where", "`metric_time` has no single column in this context"
+                    )
                 return "NULL"
+            if r.grain is not None and r.grain not in GRAINS and out is not None:
+                _bad_grain(out, r.grain, "metric_time")
             return _part(sql, r.date_part)
         assert r.element is not None
         if out is not None:
@@ -214,8 +224,13 @@ def field_sql(
         if grain in GRAINS:
             sql = f"DATE_TRUNC('{grain}', {sql})"
         elif out is not None:
-            out.problems.append(f"grain `{grain}` of `{el.name}`: dosi grains are day..year")
+            _bad_grain(out, grain, el.name)
     return _part(sql, date_part)
+
+
+def _bad_grain(out: Rendered, grain: str, name: str) -> None:
+    code = "sub_day_grain" if grain in ALL_GRAINS else "custom_granularity"
+    out.problem(code, f"grain `{grain}` of `{name}`: dosi grains are day .. year")
 
 
 def _part(sql: str, date_part: str | None) -> str:

@@ -242,8 +242,10 @@ class MetricConverter:
             return Out(name, agg.sql(f"CASE WHEN {pred} THEN {agg.col} END"), payload)
         far = sorted(d for d in datasets - {agg.measure.model} if not self.reaches(agg.measure.model, d))
         if far:
+            far_sm = self.names.models[far[0]].sm
+            scd = any(e.type.value == "natural" for e in far_sm.entities)
             raise Skip(
-                "filter_not_reachable",
+                "scd_join_not_carried" if scd else "filter_not_reachable",
                 f"its filter reads `{far[0]}`, which `{agg.measure.model}` does not reach through "
                 "the imported (many-to-one) relationships",
             )

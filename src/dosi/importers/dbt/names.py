@@ -97,6 +97,10 @@ class DbtNames:
         self.models: dict[str, ModelInfo] = {}
         for sm in manifest.semantic_models:
             self.models[sm.name] = _model_info(sm)
+        pc = manifest.project_configuration
+        self.custom_grains = frozenset(
+            cg.name for ts in (pc.time_spines or ()) for cg in (ts.custom_granularities or ())
+        )
 
     # -- lookups -----------------------------------------------------------------------------
     def element(self, model: str, name: str) -> Element:
@@ -144,7 +148,9 @@ class DbtNames:
         parts = [p for p in name.split(DUNDER) if p]
         if not parts:
             raise DbtNameError("unknown_dbt_name", f"`{name}` is not a dbt element name")
-        if len(parts) > 1 and parts[-1] in ALL_GRAINS and grain is None:
+        if len(parts) > 1 and grain is None and (
+            parts[-1] in ALL_GRAINS or parts[-1] in self.custom_grains
+        ):
             grain = parts.pop()
         elif len(parts) > 1 and parts[-1].startswith("extract_") and date_part is None:
             date_part = parts.pop()[len("extract_") :]

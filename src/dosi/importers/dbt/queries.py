@@ -41,6 +41,7 @@ NEEDS = {
     "no_group_by": "apply_group_by: false",
     "scd_join": "joins to slowly changing dimensions (validity windows)",
     "boolean_filter": "a boolean column alone as a where predicate",
+    "filter_join_path": "a metric filter on a model its measure does not reach",
     "entity_join_paths": "choosing a join path by entity (role-playing paths)",
     "period_agg": "cumulative values at a grain coarser than the reset (period_agg)",
     "offset_finer_than_grain": "an offset finer than the queried grain",
@@ -176,12 +177,7 @@ class QueryTranslator:
             if _bare_boolean(out.sql):
                 t.need("boolean_filter", f"the where filter `{out.sql}` tests a boolean column "
                        "by itself")
-            for p in out.problems:
-                code = (
-                    "metric_filter"
-                    if "Metric(" in p
-                    else ("metric_time_in_where" if "metric_time" in p else "unknown_name")
-                )
+            for code, p in zip(out.codes, out.problems, strict=True):
                 t.need(code, p)
             preds.append(out.sql)
         if preds:
@@ -269,7 +265,7 @@ class QueryTranslator:
             return f"metric_time:{grain}"
         el = res.element
         assert el is not None
-        if self._scd(el.model):
+        if self._scd(el.model) or any(self._scd_entity(e) for e in res.entity_path):
             t.need("scd_join", f"`{el.model}` is a slowly changing dimension (validity window)")
             return None
         if el.kind == "time_dimension":
@@ -283,6 +279,14 @@ class QueryTranslator:
     def _scd(self, model: str) -> bool:
         sm = self.names.models[model].sm
         return any(e.type is EntityType.NATURAL for e in sm.entities)
+
+    def _scd_entity(self, entity: str) -> bool:
+        """A join on `entity` lands on a slowly changing dimension (its natural key)."""
+        return any(
+            e.name == entity and e.type is EntityType.NATURAL
+            for info in self.names.models.values()
+            for e in info.sm.entities
+        )
 
     def _order_key(
         self, t: Translated, key: str, metrics: Sequence[str], near: Sequence[str], native: str
