@@ -21,7 +21,15 @@ from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 from sqlglot import exp
 
-from dosi.importers.dbt.names import ALL_GRAINS, DUNDER, GRAINS, DbtNameError, DbtNames, Element, Resolved
+from dosi.importers.dbt.names import (
+    ALL_GRAINS,
+    DUNDER,
+    GRAINS,
+    DbtNameError,
+    DbtNames,
+    Element,
+    Resolved,
+)
 
 MetricTimeSql = Callable[[str | None], str | None]
 """Renders `metric_time` at a grain (None: its native grain); None when it has no column."""
