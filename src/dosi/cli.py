@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import click
 
+from dosi.cli_import import register_authoring
 from dosi.cli_output import (
     EXIT_MODEL,
     CliError,
@@ -1015,6 +1016,7 @@ def _rel(path: Path) -> str:
         return str(path)
 
 
+register_authoring(cli)  # dosi import / export (cli_import.py)
 register(
     cli,
     SimpleNamespace(

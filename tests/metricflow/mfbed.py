@@ -168,7 +168,12 @@ class Imported:
 
 @cache
 def imported(manifest_name: str) -> Imported:
-    manifest = load_manifest(ROOT / "semantic_manifest_yamls" / manifest_name, SCHEMA)
+    return import_path(ROOT / "semantic_manifest_yamls" / manifest_name, manifest_name)
+
+
+def import_path(path: Path, manifest_name: str) -> Imported:
+    """A project imported the way `dosi import dbt` does, with what the bed needs of it."""
+    manifest = load_manifest(path, SCHEMA)
     conv = convert(manifest, manifest_name)
     names = DbtNames(manifest)
     text = conv.yaml()
@@ -253,8 +258,9 @@ def _root_needs(imp: Imported, metric: str, seen: set[str]) -> list[tuple[str, s
     return out
 
 
-def run_case(case: Case, db: Path) -> Outcome:
-    imp = imported(MODELS[case.model])
+def run_case(case: Case, db: Path, imp: Imported | None = None) -> Outcome:
+    """Ask `case` of dosi (the imported manifest, or `imp`) and compare with its check query."""
+    imp = imp or imported(MODELS[case.model])
     t = translate(case, imp)
     if t.needs:
         return Outcome(case, "needs", list(t.needs), "; ".join(t.problems), t.query or None)

@@ -158,9 +158,25 @@ def _dbt_documents(
                 if key == "semantic_models":
                     yield {"semantic_model": _semantic_model(entry, schema, where)}
                 elif key == "metrics":
-                    yield {"metric": {k: v for k, v in entry.items() if k not in _DBT_ONLY}}
+                    yield {"metric": _metric(entry)}
                 else:
                     yield {"saved_query": {k: v for k, v in entry.items() if k != "config"}}
+
+
+def _metric(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A dbt metric entry; dbt-core's shorthands (an input metric as a bare name) expanded
+    to the objects dbt-semantic-interfaces reads."""
+    out = {k: v for k, v in entry.items() if k not in _DBT_ONLY}
+    tp = out.get("type_params")
+    if isinstance(tp, dict):
+        tp = dict(tp)
+        for key in ("numerator", "denominator"):
+            if isinstance(tp.get(key), str):
+                tp[key] = {"name": tp[key]}
+        if isinstance(tp.get("metrics"), list):
+            tp["metrics"] = [{"name": m} if isinstance(m, str) else m for m in tp["metrics"]]
+        out["type_params"] = tp
+    return out
 
 
 def _semantic_model(entry: Mapping[str, Any], schema: str | None, where: Path) -> dict[str, Any]:

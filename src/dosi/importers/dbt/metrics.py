@@ -520,8 +520,11 @@ class MetricConverter:
         exts = []
         if o.payload:
             exts.append(datus_entry(o.payload))
-        if o.dbt:
-            exts.append({"vendor_name": DBT_VENDOR, "data": json.dumps(o.dbt)})
+        dbt = dict(o.dbt)
+        if o.helper:
+            dbt["helper"] = True  # not a dbt metric: `dosi export dbt` leaves it out
+        if dbt:
+            exts.append({"vendor_name": DBT_VENDOR, "data": json.dumps(dbt)})
         obj = metric_obj(
             o.name,
             o.sql,

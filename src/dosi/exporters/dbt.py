@@ -85,6 +85,7 @@ class _Measure:
     expr: str
     agg_time: str | None = None
     agg_params: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class _Exporter:
@@ -94,7 +95,8 @@ class _Exporter:
         self.datasets = {d["name"]: d for d in model.get("datasets") or ()}
         self.metrics = {m["name"]: m for m in model.get("metrics") or ()}
         self.entities: dict[str, dict[str, dict[str, Any]]] = {}  # dataset -> field -> entity
-        self.measures: dict[tuple[str, str, str], _Measure] = {}
+        self.measures: dict[tuple[str, ...], _Measure] = {}  # by name: every measure
+        self.measure_index: dict[tuple[str, str, str, str | None], _Measure] = {}
         self.measure_names: set[str] = set()
         self.out_metrics: dict[str, dict[str, Any]] = {}
         self.skipped: set[str] = set()
@@ -102,8 +104,10 @@ class _Exporter:
     # -- datasets -------------------------------------------------------------------------------
     def run(self) -> Exported:
         self._entities()
-        for name in self.metrics:
-            self._metric(name)
+        self._dbt_measures()
+        for name, m in self.metrics.items():
+            if not _ext(m, DBT).get("helper"):
+                self._metric(name)
         sms = [sm for sm in (self._semantic_model(d) for d in self.datasets.values()) if sm]
         data: dict[str, Any] = {"semantic_models": sms}
         data["metrics"] = [self.out_metrics[n] for n in self.metrics if n in self.out_metrics]
@@ -115,6 +119,29 @@ class _Exporter:
                 path="semantic_model",
             )
         return Exported(data, list(self.notes.items))
+
+    def _dbt_measures(self) -> None:
+        """Measures an import from dbt kept on its fields (`DBT` blocks), written back as
+        they were, so replayed metrics find them."""
+        for ds, d in self.datasets.items():
+            for f in d.get("fields") or ():
+                dbt = _ext(f, DBT)
+                if dbt.get("element") != "measure":
+                    continue
+                m = _Measure(str(dbt.get("name") or f["name"]), ds, str(dbt["agg"]),
+                             str(dbt.get("expr") or dbt.get("name") or f["name"]),
+                             agg_time=dbt.get("agg_time_dimension"),
+                             agg_params=dbt.get("agg_params"))
+                m.extra = {k: dbt[k] for k in ("non_additive_dimension",) if dbt.get(k)}
+                self.measures[(m.name,)] = m
+                self.measure_index.setdefault((ds, m.agg, m.expr, m.agg_time), m)
+                self.measure_names.add(m.name)
+
+    def _primary(self, ds: str) -> str:
+        """The entity a dataset's own dimensions are named by (`booking__is_instant`)."""
+        ents = self.entities.get(ds, {})
+        primary = next((e["name"] for e in ents.values() if e["type"] == "primary"), None)
+        return primary or str(_ext(self.datasets[ds], DBT).get("primary_entity") or ds)
 
     def _field(self, ds: str, name: str) -> Mapping[str, Any] | None:
         for f in self.datasets[ds].get("fields") or ():
@@ -198,7 +225,7 @@ class _Exporter:
                 out["expr"] = sql
             entities.append(out)
         if not any(e["type"] == "primary" for e in ents.values()):
-            sm["primary_entity"] = name
+            sm["primary_entity"] = self._primary(name)
         if entities:
             sm["entities"] = entities
         dims = []
@@ -241,6 +268,7 @@ class _Exporter:
                 out["agg_params"] = m.agg_params
             if m.agg_time and m.agg_time != time_field:
                 out["agg_time_dimension"] = m.agg_time
+            out.update(m.extra)
             measures.append(out)
         if measures:
             sm["measures"] = measures
@@ -258,7 +286,11 @@ class _Exporter:
             return False
         m = self.metrics[name]
         datus = _ext(m, DATUS)
-        out: dict[str, Any] = {"name": name}
+        replay = _ext(m, DBT).get("metric")
+        if isinstance(replay, Mapping):  # imported from dbt: written back as it was
+            self.out_metrics[name] = _dbt_yaml(replay)
+            return True
+        out: dict[str, Any] = {"name": _dbt_name(name)}
         if m.get("description"):
             out["description"] = m["description"]
         syn = (m.get("ai_context") or {}).get("synonyms") if isinstance(
@@ -355,18 +387,18 @@ class _Exporter:
             agg, row = "sum_boolean", str(dbt.get("expr") or field_name)
         if agg == "median":
             agg, agg_params = "percentile", {"percentile": 0.5}
-        key = (ds, agg, row)
-        hit = self.measures.get(key)
+        agg_time = str(time_dim).split(".")[-1] if time_dim else None
+        key = (ds, agg, row, agg_time)
+        hit = self.measure_index.get(key)
         if hit is None:
             preferred = field_name if field_name and field_name not in self.measure_names else name
             mname = preferred
             n = 2
             while mname in self.measure_names:
                 mname, n = f"{preferred}_{n}", n + 1
-            hit = _Measure(mname, ds, agg, row, agg_params=agg_params)
-            if time_dim:
-                hit.agg_time = str(time_dim).split(".")[-1]
-            self.measures[key] = hit
+            hit = _Measure(mname, ds, agg, row, agg_time=agg_time, agg_params=agg_params)
+            self.measures[(mname,)] = hit
+            self.measure_index[key] = hit
             self.measure_names.add(mname)
         return hit, filt
 
@@ -397,7 +429,7 @@ class _Exporter:
         ents = self.entities.get(ds, {})
         if fname in ents:
             return "{{ Entity('" + ents[fname]["name"] + "') }}"
-        primary = next((e["name"] for e in ents.values() if e["type"] == "primary"), ds)
+        primary = self._primary(ds)
         f = self._field(ds, fname)
         if f is not None and (f.get("dimension") or {}).get("is_time"):
             return "{{ TimeDimension('" + f"{primary}__{fname}" + "') }}"
@@ -490,8 +522,55 @@ class _Exporter:
         dbt = _ext(m, DBT).get("metric")
         if kind == "rolling" and dbt and dbt.get("type") == "cumulative":
             out["type"] = "cumulative"
-            out["type_params"] = {k: v for k, v in (dbt.get("type_params") or {}).items()
-                                  if k in ("measure", "cumulative_type_params", "window")}
+            out["type_params"] = _windows_as_text({
+                k: v for k, v in (dbt.get("type_params") or {}).items()
+                if k in ("measure", "cumulative_type_params", "window")
+            })
             return True
         self._skip(name, "not_exportable", f"the D-WINDOW {json.dumps(window)} has no dbt form")
         return False
+
+
+def _windows_as_text(value: Any) -> Any:
+    """dbt's parsed windows (`{count, granularity}`) back in the YAML spelling (`2 month`)."""
+    if isinstance(value, Mapping):
+        if set(value) == {"count", "granularity"}:
+            return f"{value['count']} {value['granularity']}"
+        return {k: _windows_as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_windows_as_text(v) for v in value]
+    return value
+
+
+def _dbt_name(name: str) -> str:
+    """dbt names forbid `__` (its entity-path separator)."""
+    while "__" in name:
+        name = name.replace("__", "_")
+    return name
+
+
+def _dbt_yaml(metric: Mapping[str, Any]) -> dict[str, Any]:
+    """A metric parsed by dbt-semantic-interfaces in dbt's YAML spelling: windows as text,
+    filters as template lists, no parser-only keys."""
+    out = _windows_as_text(_filters_as_text(dict(metric)))
+    tp = out.get("type_params") or {}
+    ctp = tp.get("cumulative_type_params")
+    if isinstance(ctp, dict):
+        ctp.pop("metric", None)
+    for k in ("input_measures", "metric_aggregation_params"):
+        tp.pop(k, None)
+    if tp.get("join_to_timespine") is False:
+        tp.pop("join_to_timespine")
+    if tp.get("is_private") is False:
+        tp.pop("is_private")
+    return out
+
+
+def _filters_as_text(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        if set(value) == {"where_filters"}:
+            return [w["where_sql_template"] for w in value["where_filters"]]
+        return {k: _filters_as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_filters_as_text(v) for v in value]
+    return value
