@@ -22,8 +22,13 @@ from dosi.importers.dbt import import_dbt
 from dosi.model.loader import parse_document, read_model_text
 
 _FORMAT = click.option(
-    "-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-    show_default=True, help="text: warnings on stderr; json: a report on stdout.",
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: warnings on stderr; json: a report on stdout.",
 )
 
 
@@ -39,11 +44,19 @@ def export_group() -> None:
 
 @import_group.command("dbt")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write the model to this file (default: stdout).")
-@click.option("--schema", default=None,
-              help="Warehouse schema of the dbt models' tables (fills `$source_schema` and the "
-              "schema of `ref()` models).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the model to this file (default: stdout).",
+)
+@click.option(
+    "--schema",
+    default=None,
+    help="Warehouse schema of the dbt models' tables (fills `$source_schema` and the "
+    "schema of `ref()` models).",
+)
 @click.option("--name", default=None, help="Name of the Ossie semantic model.")
 @_FORMAT
 def import_dbt_command(
@@ -77,10 +90,21 @@ def import_dbt_command(
 
 
 @export_group.command("dbt")
-@click.option("-m", "--model", "model_path", type=click.Path(exists=True, path_type=Path),
-              required=True, help="The Ossie model to export.")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write the dbt YAML to this file (default: stdout).")
+@click.option(
+    "-m",
+    "--model",
+    "model_path",
+    type=click.Path(exists=True, path_type=Path),
+    required=True,
+    help="The Ossie model to export.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the dbt YAML to this file (default: stdout).",
+)
 @_FORMAT
 def export_dbt_command(model_path: Path, output: Path | None, fmt: str) -> None:
     """Export an Ossie model as dbt semantic-layer YAML (semantic_models and metrics).
@@ -97,9 +121,14 @@ def export_dbt_command(model_path: Path, output: Path | None, fmt: str) -> None:
     _write(exported.yaml(), output)
     warnings = [w.to_dict() for w in exported.warnings]
     if fmt == "json":
-        echo_json({"output": str(output) if output else None, "warnings": warnings,
-                   "semantic_models": len(exported.data["semantic_models"]),
-                   "metrics": len(exported.data["metrics"])})
+        echo_json(
+            {
+                "output": str(output) if output else None,
+                "warnings": warnings,
+                "semantic_models": len(exported.data["semantic_models"]),
+                "metrics": len(exported.data["metrics"]),
+            }
+        )
     else:
         print_diagnostics(warnings, err=True, label="warning")
 
@@ -120,8 +149,9 @@ def _write(text: str, output: Path | None) -> None:
     output.write_text(text, encoding="utf-8")
 
 
-def _report(output: Path | None, warnings: list[dict[str, Any]], model: dict[str, Any]
-            ) -> dict[str, Any]:
+def _report(
+    output: Path | None, warnings: list[dict[str, Any]], model: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "output": str(output) if output else None,
         "datasets": len(model.get("datasets") or []),

@@ -31,8 +31,11 @@ from dosi.importers.dbt.manifest import load_manifest
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SAMPLE = FIXTURES / "dbt_sample_project"
 SIMPLE = FIXTURES / "metricflow" / "semantic_manifest_yamls" / "simple_manifest"
-TABLES = {"transactions": "transactions_seed", "customers": "customers_seed",
-          "countries": "countries_seed"}
+TABLES = {
+    "transactions": "transactions_seed",
+    "customers": "customers_seed",
+    "countries": "countries_seed",
+}
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +57,10 @@ def sample_model() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def sample_engine(sample_model: dict[str, Any], sample_db: Path) -> Engine:
-    return Engine(model_text=yaml.safe_dump(sample_model),
-                  connections={"db": {"type": "duckdb", "uri": str(sample_db)}})
+    return Engine(
+        model_text=yaml.safe_dump(sample_model),
+        connections={"db": {"type": "duckdb", "uri": str(sample_db)}},
+    )
 
 
 def _ref(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -90,16 +95,21 @@ def test_sample_project_validates_with_descriptions_and_labels(sample_model: dic
     assert _metric(sample_model, "new_customers")["ai_context"]["synonyms"] == ["New Customer"]
     fields = {f["name"]: f for f in ds["transactions"]["fields"]}
     assert fields["transaction_amount_usd"]["description"] == (
-        "The total USD value of the transaction.")
+        "The total USD value of the transaction."
+    )
     rels = {(r["from"], r["to"]) for r in sm["relationships"]}
     assert rels == {("transactions", "customers"), ("customers", "countries")}
 
 
 def test_sample_project_transactions_per_day(sample_engine: Engine, sample_db: Path) -> None:
-    r = sample_engine.execute({"metrics": ["transactions", "transaction_amount"],
-                               "group_by": ["metric_time:day"]})
-    expected = _ref(sample_db, "SELECT CAST(ds AS TIMESTAMP), COUNT(*), "
-                    "SUM(transaction_amount_usd) FROM main.transactions GROUP BY 1")
+    r = sample_engine.execute(
+        {"metrics": ["transactions", "transaction_amount"], "group_by": ["metric_time:day"]}
+    )
+    expected = _ref(
+        sample_db,
+        "SELECT CAST(ds AS TIMESTAMP), COUNT(*), "
+        "SUM(transaction_amount_usd) FROM main.transactions GROUP BY 1",
+    )
     assert_rows_equal([tuple(x.values()) for x in r.arrow.to_pylist()], expected)
 
 
@@ -108,9 +118,15 @@ def test_sample_project_derived_and_ratio_by_joined_dimension(
 ) -> None:
     """A derived metric (revenue_usd) and a ratio (cancellation_rate) per customer country:
     one join, many to one."""
-    r = sample_engine.execute({"metrics": ["revenue_usd", "cancellation_rate"],
-                               "group_by": ["customers.customer_country"]})
-    expected = _ref(sample_db, """
+    r = sample_engine.execute(
+        {
+            "metrics": ["revenue_usd", "cancellation_rate"],
+            "group_by": ["customers.customer_country"],
+        }
+    )
+    expected = _ref(
+        sample_db,
+        """
         SELECT c.country,
           SUM(t.transaction_amount_usd)
             - SUM(CASE WHEN transaction_type_name = 'cancellation' THEN transaction_amount_usd
@@ -120,7 +136,8 @@ def test_sample_project_derived_and_ratio_by_joined_dimension(
           SUM(CASE WHEN transaction_type_name = 'cancellation' THEN transaction_amount_usd
               ELSE 0 END) / NULLIF(SUM(t.transaction_amount_usd), 0)
         FROM main.transactions t LEFT JOIN main.customers c ON t.id_customer = c.id_customer
-        GROUP BY 1""")
+        GROUP BY 1""",
+    )
     assert_rows_equal([tuple(x.values()) for x in r.arrow.to_pylist()], expected)
 
 
@@ -130,9 +147,12 @@ def test_sample_project_filters_on_joined_dimensions(
     """`{{ Dimension('customer__customer_country') }} = 'MX'` (one hop) and
     `{{ Dimension('country__region', entity_path=['customer']) }} = 'NA'` (two hops) become
     CASE aggregates that dosi evaluates through the joins."""
-    r = sample_engine.execute({"metrics": ["cancellations_mx", "transaction_usd_na"],
-                               "group_by": ["metric_time:month"]})
-    expected = _ref(sample_db, """
+    r = sample_engine.execute(
+        {"metrics": ["cancellations_mx", "transaction_usd_na"], "group_by": ["metric_time:month"]}
+    )
+    expected = _ref(
+        sample_db,
+        """
         SELECT DATE_TRUNC('month', CAST(t.ds AS TIMESTAMP)),
           SUM(CASE WHEN c.country = 'MX' THEN CASE WHEN transaction_type_name = 'cancellation'
               THEN transaction_amount_usd ELSE 0 END END),
@@ -140,7 +160,8 @@ def test_sample_project_filters_on_joined_dimensions(
         FROM main.transactions t
         LEFT JOIN main.customers c ON t.id_customer = c.id_customer
         LEFT JOIN main.countries k ON c.country = k.country
-        GROUP BY 1""")
+        GROUP BY 1""",
+    )
     assert_rows_equal([tuple(x.values()) for x in r.arrow.to_pylist()], expected)
 
 
@@ -148,10 +169,13 @@ def test_sample_project_cumulative_metric(sample_engine: Engine, sample_db: Path
     """WIN-SUG-03: an all-time cumulative metric is a running total over the days with data
     (MetricFlow also fills the days between from its time spine: the test bed's `time_spine`
     need)."""
-    r = sample_engine.execute({"metrics": ["cumulative_transactions"],
-                               "group_by": ["metric_time:day"]})
-    days = _ref(sample_db, "SELECT CAST(ds AS TIMESTAMP), COUNT(*) FROM main.transactions "
-                "GROUP BY 1 ORDER BY 1")
+    r = sample_engine.execute(
+        {"metrics": ["cumulative_transactions"], "group_by": ["metric_time:day"]}
+    )
+    days = _ref(
+        sample_db,
+        "SELECT CAST(ds AS TIMESTAMP), COUNT(*) FROM main.transactions GROUP BY 1 ORDER BY 1",
+    )
     running, expected = 0, []
     for day, n in days:
         running += n
@@ -159,22 +183,31 @@ def test_sample_project_cumulative_metric(sample_engine: Engine, sample_db: Path
     assert_rows_equal([tuple(x.values()) for x in r.arrow.to_pylist()], expected)
 
 
-def test_saved_queries_are_dosi_queries(sample_model: dict, sample_engine: Engine,
-                                        sample_db: Path) -> None:
+def test_saved_queries_are_dosi_queries(
+    sample_model: dict, sample_engine: Engine, sample_db: Path
+) -> None:
     """dbt's saved queries land on the model's DBT extension as dosi queries that run."""
-    ext = next(e for e in sample_model["semantic_model"][0]["custom_extensions"]
-               if e["vendor_name"] == "DBT")
+    ext = next(
+        e
+        for e in sample_model["semantic_model"][0]["custom_extensions"]
+        if e["vendor_name"] == "DBT"
+    )
     saved = {q["name"]: q for q in json.loads(ext["data"])[SAVED_QUERIES_KEY]}
     q = saved["core_transaction_metrics"]
     assert q["description"] == "Important transaction metrics."
-    assert q["query"] == {"metrics": ["transactions", "quick_buy_transactions"],
-                          "group_by": ["metric_time:day", "customers.customer_country"]}
+    assert q["query"] == {
+        "metrics": ["transactions", "quick_buy_transactions"],
+        "group_by": ["metric_time:day", "customers.customer_country"],
+    }
     r = sample_engine.execute(q["query"])
-    expected = _ref(sample_db, """
+    expected = _ref(
+        sample_db,
+        """
         SELECT CAST(t.ds AS TIMESTAMP), c.country, COUNT(*),
           SUM(CASE WHEN transaction_type_name = 'quick-buy' THEN 1 ELSE 0 END)
         FROM main.transactions t LEFT JOIN main.customers c ON t.id_customer = c.id_customer
-        GROUP BY 1, 2""")
+        GROUP BY 1, 2""",
+    )
     assert_rows_equal([tuple(x.values()) for x in r.arrow.to_pylist()], expected)
 
 
@@ -187,8 +220,9 @@ def test_semantic_manifest_json_gives_the_same_model(tmp_path: Path) -> None:
     from_json = import_dbt(tmp_path / "proj", schema="main", name="dbt_sample_project").plain()
     from_yaml = import_dbt(SAMPLE, schema="main").plain()
     assert from_json == from_yaml
-    direct = import_dbt(target / "semantic_manifest.json", schema="main",
-                        name="dbt_sample_project").plain()
+    direct = import_dbt(
+        target / "semantic_manifest.json", schema="main", name="dbt_sample_project"
+    ).plain()
     assert direct == from_yaml
 
 
@@ -206,22 +240,33 @@ def test_metric_kinds_map_to_datus_payloads(simple: Any) -> None:
     assert validate(yaml.safe_dump(doc))["valid"]
     m = {x["name"]: x for x in doc["semantic_model"][0]["metrics"]}
     assert m["bookings"]["expression"]["dialects"][0]["expression"] == (
-        "SUM(bookings_source.bookings)")
+        "SUM(bookings_source.bookings)"
+    )
     assert _datus(m["booking_payments"])["time_dimension"] == "bookings_source.paid_at"
     f = _datus(m["instant_booking_value"])["derive"]
-    assert f == {"type": "filter", "base": "booking_value",
-                 "where": "bookings_source.is_instant = TRUE"}
+    assert f == {
+        "type": "filter",
+        "base": "booking_value",
+        "where": "bookings_source.is_instant = TRUE",
+    }
     assert _datus(m["bookings_per_booker"])["derive"] == {
-        "type": "compose", "expr": "bookings / bookers"}
+        "type": "compose",
+        "expr": "bookings / bookers",
+    }
     lag = _datus(m["bookings_growth_2_weeks__bookings_2_weeks_ago"])["window"]
     assert lag == {"offset": {"count": 14, "granularity": "day"}, "calculation": "value"}
     assert _datus(m["bookings_growth_2_weeks"])["derive"]["expr"] == (
-        "bookings - bookings_growth_2_weeks__bookings_2_weeks_ago")
-    assert _datus(m["revenue_mtd"])["window"] == {"type": "cumulative", "function": "sum",
-                                                  "reset": "month"}
+        "bookings - bookings_growth_2_weeks__bookings_2_weeks_ago"
+    )
+    assert _datus(m["revenue_mtd"])["window"] == {
+        "type": "cumulative",
+        "function": "sum",
+        "reset": "month",
+    }
     assert _datus(m["trailing_7_days_bookings"])["window"]["periods"] == 7
     assert m["median_booking_value"]["expression"]["dialects"][0]["expression"] == (
-        "MEDIAN(bookings_source.median_booking_value)")
+        "MEDIAN(bookings_source.median_booking_value)"
+    )
 
 
 def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
@@ -231,7 +276,7 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
         assert w.severity == "warning" and w.code and w.message
         assert w.path and w.path.split(":")[0] in ("metric", "semantic_model", "saved_query")
         if w.path.startswith("metric:"):
-            by_metric.setdefault(w.path[len("metric:"):], set()).add(w.code)
+            by_metric.setdefault(w.path[len("metric:") :], set()).add(w.code)
     expected = {
         "visit_buy_conversion_rate": "conversion_not_supported",
         "total_account_balance_first_day": "semi_additive_not_supported",
@@ -249,9 +294,15 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
         assert code in by_metric.get(metric, set()), metric
     for metric in ("visit_buy_conversion_rate", "booking_value_p99", "active_listings"):
         assert metric not in metrics
-    skipped = {m for m, codes in by_metric.items() if any(
-        "not_supported" in c or c in ("filter_not_carried", "input_not_imported",
-                                      "cumulative_not_additive") for c in codes)}
+    skipped = {
+        m
+        for m, codes in by_metric.items()
+        if any(
+            "not_supported" in c
+            or c in ("filter_not_carried", "input_not_imported", "cumulative_not_additive")
+            for c in codes
+        )
+    }
     assert not skipped & metrics
 
 
@@ -286,13 +337,16 @@ def test_unreadable_inputs_are_structured_errors(tmp_path: Path) -> None:
 def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     out = tmp_path / "model.yaml"
     runner = CliRunner()
-    r = runner.invoke(cli, ["import", "dbt", str(SAMPLE), "--schema", "main", "-o", str(out),
-                            "-f", "json"])
+    r = runner.invoke(
+        cli, ["import", "dbt", str(SAMPLE), "--schema", "main", "-o", str(out), "-f", "json"]
+    )
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["datasets"] == 3 and report["metrics"] == 13
-    assert {w["code"] for w in report["warnings"]} == {"period_agg_not_carried",
-                                                      "cumulative_window_in_buckets"}
+    assert {w["code"] for w in report["warnings"]} == {
+        "period_agg_not_carried",
+        "cumulative_window_in_buckets",
+    }
     v = runner.invoke(cli, ["validate", "-m", str(out)])
     assert v.exit_code == 0, v.output
     bad = runner.invoke(cli, ["import", "dbt", str(tmp_path), "-f", "json"])

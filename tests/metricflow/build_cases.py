@@ -27,8 +27,11 @@ _SPINE = ["time_spine"]
 #: case id -> (needs, why): the value differences, read case by case
 CLASSIFIED: dict[str, tuple[list[str], str]] = {
     **{
-        f"itest_cumulative_metric/{n}": (_SPINE, "MetricFlow answers a cumulative metric on "
-                                         "every time-spine day; dosi on the days with data")
+        f"itest_cumulative_metric/{n}": (
+            _SPINE,
+            "MetricFlow answers a cumulative metric on "
+            "every time-spine day; dosi on the days with data",
+        )
         for n in (
             "windowed_cumulative_metric",
             "windowed_cumulative_metric_with_joined_dim",
@@ -54,9 +57,12 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
         )
     },
     **{
-        f"itest_metrics/{n}": (_SPINE, "the offset / filled metric has a row for every "
-                               "time-spine bucket (offset rows where only the shifted bucket "
-                               "has data, 0-filled empty buckets); dosi has rows where data is")
+        f"itest_metrics/{n}": (
+            _SPINE,
+            "the offset / filled metric has a row for every "
+            "time-spine bucket (offset rows where only the shifted bucket "
+            "has data, 0-filled empty buckets); dosi has rows where data is",
+        )
         for n in (
             "derived_metric_with_offset_window",
             "derived_metric_offset_with_one_metric_input",
@@ -76,10 +82,15 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
         )
     },
     "itest_join_to_timespine/test_constraint_on_measure_selected_in_group_by": (
-        _SPINE, "join_to_timespine: a row for every spine day"),
+        _SPINE,
+        "join_to_timespine: a row for every spine day",
+    ),
     **{
-        n: (["partition_join"], "MetricFlow joins two models on their shared `is_partition` "
-            "dimension as well as the entity; dosi joins on the entity")
+        n: (
+            ["partition_join"],
+            "MetricFlow joins two models on their shared `is_partition` "
+            "dimension as well as the entity; dosi joins on the entity",
+        )
         for n in (
             "itest_dimensions/local_partition_dimension_with_other_dims",
             "itest_partitions/partitioned_join",
@@ -89,25 +100,32 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
         )
     },
     **{
-        n: (["separate_join_paths"], "MetricFlow joins each dimension's path separately, so "
+        n: (
+            ["separate_join_paths"],
+            "MetricFlow joins each dimension's path separately, so "
             "the bridge table's repeated account_id fans the rows out; dosi joins the bridge "
-            "once")
+            "once",
+        )
         for n in (
             "itest_multi_hop_join/multihop_join_two_dims_different_sources",
             "itest_multi_hop_join/mixed_length_joins",
         )
     },
     **{
-        n: (["filtered_metric_buckets"], "a metric whose input filter matches no row of a "
-            "bucket: MetricFlow drops the bucket, dosi's D-DERIVE filter keeps it as NULL")
+        n: (
+            ["filtered_metric_buckets"],
+            "a metric whose input filter matches no row of a "
+            "bucket: MetricFlow drops the bucket, dosi's D-DERIVE filter keeps it as NULL",
+        )
         for n in (
             "itest_measure_constraints/expr_with_single_constrained_and_aliased_measure",
             "itest_metrics/constrained_metric_with_non_constrained_metric_diff_source",
         )
     },
     "itest_granularity/metrics_with_different_time_granularities_and_no_metric_time": (
-        ["mixed_grain_metric_time"], "the time constraint snaps to each metric's own grain "
-        "(month for the monthly metric)"),
+        ["mixed_grain_metric_time"],
+        "the time constraint snaps to each metric's own grain (month for the monthly metric)",
+    ),
 }
 EXTRA_NEEDS = {
     "partition_join": "joins on shared is_partition dimensions",

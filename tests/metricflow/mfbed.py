@@ -52,8 +52,13 @@ MODELS = {
     "EXTENDED_DATE_MODEL": "extended_date_manifest",
     "SCD_MODEL": "scd_manifest",
 }
-_TYPES = {"TIME": "TIMESTAMP", "STRING": "VARCHAR", "FLOAT": "DOUBLE", "BOOLEAN": "BOOLEAN",
-          "INT": "BIGINT"}
+_TYPES = {
+    "TIME": "TIMESTAMP",
+    "STRING": "VARCHAR",
+    "FLOAT": "DOUBLE",
+    "BOOLEAN": "BOOLEAN",
+    "INT": "BIGINT",
+}
 
 #: import warning code -> the need it puts on every query of that metric
 WARNING_NEEDS = {
@@ -127,8 +132,9 @@ def build_database(path: Path) -> Path:
             t = yaml.safe_load(snap.read_text())["table_snapshot"]
             cols = [(c["name"], _TYPES[c["type"]]) for c in t["column_definitions"]]
             _load(con, t["table_name"], cols, t["rows"])
-        with gzip.open(ROOT / "source_table_snapshots" / "time_spine_table" /
-                       "mf_time_spine.csv.gz", "rt") as f:
+        with gzip.open(
+            ROOT / "source_table_snapshots" / "time_spine_table" / "mf_time_spine.csv.gz", "rt"
+        ) as f:
             reader = csv.reader(f)
             header = next(reader)
             cols = [(h.split(":")[0], _TYPES[h.split(":")[1]]) for h in header]
@@ -138,8 +144,12 @@ def build_database(path: Path) -> Path:
     return path
 
 
-def _load(con: duckdb.DuckDBPyConnection, table: str, cols: Sequence[tuple[str, str]],
-          rows: Sequence[Sequence[Any]]) -> None:
+def _load(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    cols: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[Any]],
+) -> None:
     defs = ", ".join(f'"{n}" {t}' for n, t in cols)
     con.execute(f'CREATE OR REPLACE TABLE {SCHEMA}."{table}" ({defs})')
     if not rows:
@@ -148,8 +158,10 @@ def _load(con: duckdb.DuckDBPyConnection, table: str, cols: Sequence[tuple[str, 
     casts = ", ".join(f"CAST(v{i} AS {t})" for i, (_, t) in enumerate(cols))
     tmp = f"_load_{table}"
     con.execute(f"CREATE TEMP TABLE {tmp} ({', '.join(f'v{i} VARCHAR' for i in range(len(cols)))})")
-    con.executemany(f"INSERT INTO {tmp} VALUES ({placeholders})",
-                    [tuple(None if v is None else str(v) for v in r) for r in rows])
+    con.executemany(
+        f"INSERT INTO {tmp} VALUES ({placeholders})",
+        [tuple(None if v is None else str(v) for v in r) for r in rows],
+    )
     con.execute(f'INSERT INTO {SCHEMA}."{table}" SELECT {casts} FROM {tmp}')
     con.execute(f"DROP TABLE {tmp}")
 
@@ -181,14 +193,15 @@ def import_path(path: Path, manifest_name: str) -> Imported:
     warnings: dict[str, list[str]] = {}
     for w in conv.warnings:
         if w.path and w.path.startswith("metric:"):
-            warnings.setdefault(w.path[len("metric:"):], []).append(w.code)
+            warnings.setdefault(w.path[len("metric:") :], []).append(w.code)
     return Imported(manifest_name, names, text, metrics, warnings)
 
 
 def engine_for(imp: Imported, db: Path) -> Engine:
     if imp.engine is None:
-        imp.engine = Engine(model_text=imp.yaml_text,
-                            connections={"mf": {"type": "duckdb", "uri": str(db)}})
+        imp.engine = Engine(
+            model_text=imp.yaml_text, connections={"mf": {"type": "duckdb", "uri": str(db)}}
+        )
     return imp.engine
 
 
@@ -270,8 +283,9 @@ def run_case(case: Case, db: Path, imp: Imported | None = None) -> Outcome:
     except OsiError as err:
         need = ERROR_NEEDS.get(err.code)
         status = "needs" if need else "error"
-        return Outcome(case, status, [need] if need else [], f"dosi: [{err.code}] {err.message}",
-                       t.query)
+        return Outcome(
+            case, status, [need] if need else [], f"dosi: [{err.code}] {err.message}", t.query
+        )
     actual_cols = _dosi_columns(t, result)
     try:
         expected_cols, expected = check_rows(case, db)
@@ -291,8 +305,14 @@ def _dosi_columns(t: Translated, result: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _compare(case: Case, t: Translated, acols: list[str], arows: list[Mapping[str, Any]],
-             ecols: list[str], erows: list[tuple[Any, ...]]) -> Outcome:
+def _compare(
+    case: Case,
+    t: Translated,
+    acols: list[str],
+    arows: list[Mapping[str, Any]],
+    ecols: list[str],
+    erows: list[tuple[Any, ...]],
+) -> Outcome:
     lower = [c.lower() for c in ecols]
     if sorted(lower) != sorted(c.lower() for c in acols):
         return Outcome(case, "fail", [], f"columns: dosi {acols}, MetricFlow {ecols}", t.query)
@@ -307,8 +327,13 @@ def _compare(case: Case, t: Translated, acols: list[str], arows: list[Mapping[st
     if not ordered:
         actual, expected = sorted(actual, key=_key), sorted(expected, key=_key)
     if len(actual) != len(expected):
-        return Outcome(case, "fail", [], f"rows: dosi {len(actual)}, MetricFlow {len(expected)}"
-                       + _first_diff(actual, expected), t.query)
+        return Outcome(
+            case,
+            "fail",
+            [],
+            f"rows: dosi {len(actual)}, MetricFlow {len(expected)}" + _first_diff(actual, expected),
+            t.query,
+        )
     for a, e in zip(actual, expected, strict=True):
         if not all(_same(x, y) for x, y in zip(a, e, strict=True)):
             return Outcome(case, "fail", [], f"values: dosi {a} vs MetricFlow {e}", t.query)
@@ -391,29 +416,36 @@ class CheckHelpers:
         out = self.check_globals()
         out.update(
             render_dimension_template=lambda n, entity_path=(): (
-                f"{{{{ Dimension('{n}', entity_path={list(entity_path)!r}) }}}}"),
+                f"{{{{ Dimension('{n}', entity_path={list(entity_path)!r}) }}}}"
+            ),
             render_entity_template=lambda n, entity_path=(): (
-                f"{{{{ Entity('{n}', entity_path={list(entity_path)!r}) }}}}"),
+                f"{{{{ Entity('{n}', entity_path={list(entity_path)!r}) }}}}"
+            ),
             render_metric_template=lambda n, group_by=(): (
-                f"{{{{ Metric('{n}', group_by={list(group_by)!r}) }}}}"),
+                f"{{{{ Metric('{n}', group_by={list(group_by)!r}) }}}}"
+            ),
             render_time_dimension_template=self._td_template,
         )
         return out
 
     @staticmethod
-    def _td_template(n: str, time_granularity: str | None = None,
-                     entity_path: Sequence[str] = ()) -> str:
+    def _td_template(
+        n: str, time_granularity: str | None = None, entity_path: Sequence[str] = ()
+    ) -> str:
         if time_granularity is not None:
-            return (f"{{{{ TimeDimension('{n}', '{time_granularity}', "
-                    f"entity_path={list(entity_path)!r}) }}}}")
+            return (
+                f"{{{{ TimeDimension('{n}', '{time_granularity}', "
+                f"entity_path={list(entity_path)!r}) }}}}"
+            )
         return f"{{{{ TimeDimension('{n}', entity_path={list(entity_path)!r}) }}}}"
 
     @staticmethod
     def cast_to_ts(s: str) -> str:
         return f"CAST('{s}' AS TIMESTAMP)"
 
-    def render_time_constraint(self, expr: str, start_time: str | None = None,
-                               stop_time: str | None = None) -> str:
+    def render_time_constraint(
+        self, expr: str, start_time: str | None = None, stop_time: str | None = None
+    ) -> str:
         parts = []
         if start_time:
             parts.append(f"CAST({expr} AS TIMESTAMP) >= {self.cast_to_ts(start_time)}")
@@ -421,8 +453,9 @@ class CheckHelpers:
             if len(stop_time) == 10:
                 stop = (dt.date.fromisoformat(stop_time) + dt.timedelta(days=1)).isoformat()
             else:
-                stop = (dt.datetime.fromisoformat(stop_time)
-                        + dt.timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S")
+                stop = (dt.datetime.fromisoformat(stop_time) + dt.timedelta(seconds=1)).strftime(
+                    "%Y-%m-%dT%H:%M:%S"
+                )
             parts.append(f"CAST({expr} AS TIMESTAMP) < {self.cast_to_ts(stop)}")
         return " AND ".join(parts)
 
@@ -450,8 +483,12 @@ class CheckHelpers:
         return f"EXTRACT({part} FROM CAST({expr} AS TIMESTAMP))"
 
     @staticmethod
-    def render_percentile_expr(expr: str, percentile: float, use_discrete_percentile: bool,
-                               use_approximate_percentile: bool) -> str:
+    def render_percentile_expr(
+        expr: str,
+        percentile: float,
+        use_discrete_percentile: bool,
+        use_approximate_percentile: bool,
+    ) -> str:
         if use_approximate_percentile:
             return f"APPROX_QUANTILE({expr}, {percentile})"
         fn = "PERCENTILE_DISC" if use_discrete_percentile else "PERCENTILE_CONT"

@@ -29,8 +29,7 @@ from dosi.importers.common import Notes
 DBT = "DBT"
 DATUS = "DATUS"
 _READ = "duckdb"
-_AGGS = {exp.Sum: "sum", exp.Avg: "average", exp.Min: "min", exp.Max: "max",
-         exp.Median: "median"}
+_AGGS = {exp.Sum: "sum", exp.Avg: "average", exp.Min: "min", exp.Max: "max", exp.Median: "median"}
 
 
 class ExportError(OsiError):
@@ -110,7 +109,7 @@ class _Exporter:
                 self._metric(name)
         sms = [sm for sm in (self._semantic_model(d) for d in self.datasets.values()) if sm]
         data: dict[str, Any] = {"semantic_models": sms}
-        data["metrics"] = [self.out_metrics[n] for n in self.metrics if n in self.out_metrics]
+        data["metrics"] = list(self.out_metrics.values())  # helpers before their users
         saved = _ext(self.model, DBT).get("saved_queries")
         if saved:
             self.notes.warn(
@@ -128,10 +127,14 @@ class _Exporter:
                 dbt = _ext(f, DBT)
                 if dbt.get("element") != "measure":
                     continue
-                m = _Measure(str(dbt.get("name") or f["name"]), ds, str(dbt["agg"]),
-                             str(dbt.get("expr") or dbt.get("name") or f["name"]),
-                             agg_time=dbt.get("agg_time_dimension"),
-                             agg_params=dbt.get("agg_params"))
+                m = _Measure(
+                    str(dbt.get("name") or f["name"]),
+                    ds,
+                    str(dbt["agg"]),
+                    str(dbt.get("expr") or dbt.get("name") or f["name"]),
+                    agg_time=dbt.get("agg_time_dimension"),
+                    agg_params=dbt.get("agg_params"),
+                )
                 m.extra = {k: dbt[k] for k in ("non_additive_dimension",) if dbt.get(k)}
                 self.measures[(m.name,)] = m
                 self.measure_index.setdefault((ds, m.agg, m.expr, m.agg_time), m)
@@ -140,7 +143,9 @@ class _Exporter:
     def _primary(self, ds: str) -> str:
         """The entity a dataset's own dimensions are named by (`booking__is_instant`)."""
         ents = self.entities.get(ds, {})
-        primary = next((e["name"] for e in ents.values() if e["type"] == "primary"), None)
+        primary = next(
+            (e["name"] for e in ents.values() if e["type"] in ("primary", "natural")), None
+        )
         return primary or str(_ext(self.datasets[ds], DBT).get("primary_entity") or ds)
 
     def _field(self, ds: str, name: str) -> Mapping[str, Any] | None:
@@ -161,28 +166,43 @@ class _Exporter:
     def _entities(self) -> None:
         for name, d in self.datasets.items():
             ents: dict[str, dict[str, Any]] = {}
+            for f in d.get("fields") or ():  # entities an import from dbt recorded
+                dbt = _ext(f, DBT)
+                if dbt.get("element") == "entity" and dbt.get("type"):
+                    ents[f["name"]] = {
+                        "name": str(dbt.get("name") or f["name"]),
+                        "type": str(dbt["type"]),
+                    }
             pk = d.get("primary_key") or []
-            if len(pk) == 1:
+            if len(pk) == 1 and ents.get(pk[0], {}).get("type") not in ("primary", "natural"):
                 ents[pk[0]] = {"name": self._entity_name(name, pk[0]), "type": "primary"}
             elif pk:
-                self.notes.warn("composite_key_not_exported", f"dataset `{name}` has the "
-                                f"composite primary key {pk}; dbt entities are one expression",
-                                path=f"datasets[{name}]")
+                self.notes.warn(
+                    "composite_key_not_exported",
+                    f"dataset `{name}` has the "
+                    f"composite primary key {pk}; dbt entities are one expression",
+                    path=f"datasets[{name}]",
+                )
             for uk in d.get("unique_keys") or ():
                 if len(uk) == 1 and uk[0] not in ents:
                     ents[uk[0]] = {"name": self._entity_name(name, uk[0]), "type": "unique"}
             self.entities[name] = ents
         for r in self.model.get("relationships") or ():
             if _ext(r, DATUS).get("cardinality") == "many_to_many":
-                self.notes.warn("conformed_edge_not_exported", f"relationship `{r['name']}` "
-                                "pairs two facts (D-CONFORM); dbt has no such edge",
-                                path=f"relationships[{r['name']}]")
+                self.notes.warn(
+                    "conformed_edge_not_exported",
+                    f"relationship `{r['name']}` pairs two facts (D-CONFORM); dbt has no such edge",
+                    path=f"relationships[{r['name']}]",
+                )
                 continue
             fc, tc = r.get("from_columns") or [], r.get("to_columns") or []
             if len(fc) != 1 or len(tc) != 1 or r["to"] not in self.entities:
-                self.notes.warn("composite_key_not_exported", f"relationship `{r['name']}` "
-                                "joins on several columns; dbt entities are one expression",
-                                path=f"relationships[{r['name']}]")
+                self.notes.warn(
+                    "composite_key_not_exported",
+                    f"relationship `{r['name']}` "
+                    "joins on several columns; dbt entities are one expression",
+                    path=f"relationships[{r['name']}]",
+                )
                 continue
             target = self.entities[r["to"]].get(tc[0])
             if target is None:
@@ -191,9 +211,13 @@ class _Exporter:
             own = self.entities[r["from"]]
             if fc[0] in own:
                 if own[fc[0]]["name"] != target["name"]:
-                    self.notes.warn("entity_name_clash", f"relationship `{r['name']}`: column "
-                                    f"`{fc[0]}` of `{r['from']}` is already the entity "
-                                    f"`{own[fc[0]]['name']}`", path=f"relationships[{r['name']}]")
+                    self.notes.warn(
+                        "entity_name_clash",
+                        f"relationship `{r['name']}`: column "
+                        f"`{fc[0]}` of `{r['from']}` is already the entity "
+                        f"`{own[fc[0]]['name']}`",
+                        path=f"relationships[{r['name']}]",
+                    )
                 continue
             own[fc[0]] = {"name": target["name"], "type": "foreign"}
 
@@ -201,8 +225,11 @@ class _Exporter:
         name = d["name"]
         source = str(d.get("source") or "")
         if not source or any(c.isspace() for c in source.strip()):
-            self.notes.warn("sql_source_not_exported", f"dataset `{name}` reads a SQL query; a "
-                            "dbt semantic model reads a model (`ref`)", path=f"datasets[{name}]")
+            self.notes.warn(
+                "sql_source_not_exported",
+                f"dataset `{name}` reads a SQL query; a dbt semantic model reads a model (`ref`)",
+                path=f"datasets[{name}]",
+            )
             return None
         table = source.strip().split(".")[-1].strip('"`')
         sm: dict[str, Any] = {"name": name}
@@ -212,8 +239,9 @@ class _Exporter:
         time_field = _ext(d, DATUS).get("time_dimension")
         fields = list(d.get("fields") or ())
         times = [f for f in fields if (f.get("dimension") or {}).get("is_time")]
-        if time_field is None and len(times) == 1:
-            time_field = times[0]["name"]
+        has_measures = any(m.dataset == name for m in self.measures.values())
+        if time_field is None and len(times) == 1 and has_measures:
+            time_field = times[0]["name"]  # dbt needs an agg time dimension for measures
         if time_field:
             sm["defaults"] = {"agg_time_dimension": time_field}
         ents = self.entities.get(name, {})
@@ -224,7 +252,7 @@ class _Exporter:
             if sql != e["name"]:
                 out["expr"] = sql
             entities.append(out)
-        if not any(e["type"] == "primary" for e in ents.values()):
+        if not any(e["type"] in ("primary", "natural") for e in ents.values()):
             sm["primary_entity"] = self._primary(name)
         if entities:
             sm["entities"] = entities
@@ -234,9 +262,12 @@ class _Exporter:
                 continue
             datus = _ext(f, DATUS)
             if "lod" in datus:
-                self.notes.warn("lod_not_exported", f"field `{name}.{f['name']}` is a D-LOD "
-                                "fixed field; dbt has no level-of-detail dimension",
-                                path=f"datasets[{name}].fields[{f['name']}]")
+                self.notes.warn(
+                    "lod_not_exported",
+                    f"field `{name}.{f['name']}` is a D-LOD "
+                    "fixed field; dbt has no level-of-detail dimension",
+                    path=f"datasets[{name}].fields[{f['name']}]",
+                )
                 continue
             if datus.get("is_dimension") is False:
                 continue
@@ -248,11 +279,15 @@ class _Exporter:
             is_time = (f.get("dimension") or {}).get("is_time")
             dim["type"] = "time" if is_time else "categorical"
             sql = _expr(f)
-            if sql != f["name"]:
+            if sql != f["name"] or "expr" in _ext(f, DBT):
                 dim["expr"] = sql
             if is_time:
-                grain = datus.get("time_granularity") or (datus.get("time") or {}).get(
-                    "granularity") or _ext(f, DBT).get("time_granularity") or "day"
+                grain = (
+                    datus.get("time_granularity")
+                    or (datus.get("time") or {}).get("granularity")
+                    or _ext(f, DBT).get("time_granularity")
+                    or "day"
+                )
                 dim["type_params"] = {"time_granularity": grain}
             dims.append(dim)
         if dims:
@@ -262,7 +297,7 @@ class _Exporter:
             if m.dataset != name:
                 continue
             out = {"name": m.name, "agg": m.agg}
-            if m.expr != m.name:
+            if m.expr != m.name or m.agg == "count":  # dbt's COUNT needs an explicit expr
                 out["expr"] = m.expr
             if m.agg_params:
                 out["agg_params"] = m.agg_params
@@ -293,8 +328,11 @@ class _Exporter:
         out: dict[str, Any] = {"name": _dbt_name(name)}
         if m.get("description"):
             out["description"] = m["description"]
-        syn = (m.get("ai_context") or {}).get("synonyms") if isinstance(
-            m.get("ai_context"), Mapping) else None
+        syn = (
+            (m.get("ai_context") or {}).get("synonyms")
+            if isinstance(m.get("ai_context"), Mapping)
+            else None
+        )
         if syn:
             out["label"] = syn[0]
         if "lod" in (datus.get("derive") or {}).get("type", "") or datus.get("params"):
@@ -312,10 +350,13 @@ class _Exporter:
             self.out_metrics[name] = out
         return ok
 
-    def _simple(self, name: str, m: Mapping[str, Any], datus: Mapping[str, Any],
-                out: dict[str, Any]) -> bool:
-        parsed = self._aggregate(name, _expr(m), datus.get("time_dimension"),
-                                 datus.get("dataset"))
+    def _simple(
+        self, name: str, m: Mapping[str, Any], datus: Mapping[str, Any], out: dict[str, Any]
+    ) -> bool:
+        parts = _aggregates(_expr(m))
+        if parts is not None and (len(parts[1]) > 1 or parts[0] is not parts[1][0]):
+            return self._expression(name, parts, datus, out)
+        parsed = self._aggregate(name, _expr(m), datus.get("time_dimension"), datus.get("dataset"))
         if parsed is None:
             return False
         measure, filt = parsed
@@ -325,15 +366,74 @@ class _Exporter:
         out["type"] = "simple"
         tp: dict[str, Any] = {"measure": measure.name}
         if datus.get("fill_nulls_with") is not None:
-            tp = {"measure": {"name": measure.name, "fill_nulls_with":
-                              datus["fill_nulls_with"]}}
+            tp = {"measure": {"name": measure.name, "fill_nulls_with": datus["fill_nulls_with"]}}
         out["type_params"] = tp
         if filt:
             out["filter"] = filt
         return True
 
-    def _aggregate(self, name: str, sql: str, time_dim: str | None, pin: str | None
-                   ) -> tuple[_Measure, str | None] | None:
+    def _expression(
+        self,
+        name: str,
+        parts: tuple[exp.Expression, list[exp.AggFunc]],
+        datus: Mapping[str, Any],
+        out: dict[str, Any],
+    ) -> bool:
+        """An expression over several aggregates: one simple metric per aggregate and a
+        derived metric (a ratio for `a / b`) over them; divisions stay NULL on 0."""
+        tree, aggs = parts
+        names: dict[int, str] = {}
+        base = {k: v for k, v in datus.items() if k in ("time_dimension", "dataset")}
+        for i, agg in enumerate(aggs, 1):
+            part = f"{_dbt_name(name)}_part{i}"
+            part_out: dict[str, Any] = {
+                "name": part,
+                "description": f"Aggregate {i} of `{name}` (dosi export helper).",
+            }
+            if not self._simple(
+                part,
+                {
+                    "expression": {
+                        "dialects": [{"dialect": "ANSI_SQL", "expression": agg.sql(dialect=_READ)}]
+                    }
+                },
+                base,
+                part_out,
+            ):
+                self.skipped.discard(part)
+                self._skip(name, "not_exportable", f"its aggregate `{agg.sql()}` has no dbt form")
+                return False
+            self.out_metrics[part] = part_out
+            names[id(agg)] = part
+        if isinstance(tree, exp.Div) and id(tree.this) in names and id(tree.expression) in names:
+            out["type"] = "ratio"
+            out["type_params"] = {
+                "numerator": names[id(tree.this)],
+                "denominator": names[id(tree.expression)],
+            }
+            return True
+
+        def sub(n: exp.Expression) -> exp.Expression:
+            if id(n) in names:
+                return exp.column(names[id(n)])
+            return n
+
+        expr = tree.transform(sub, copy=False)
+        for div in list(expr.find_all(exp.Div)):
+            div.set(
+                "expression",
+                exp.Nullif(this=div.expression.copy(), expression=exp.Literal.number(0)),
+            )
+        out["type"] = "derived"
+        out["type_params"] = {
+            "expr": expr.sql(dialect=_READ),
+            "metrics": [{"name": n} for n in names.values()],
+        }
+        return True
+
+    def _aggregate(
+        self, name: str, sql: str, time_dim: str | None, pin: str | None
+    ) -> tuple[_Measure, str | None] | None:
         try:
             tree = sqlglot.parse_one(sql, read=_READ)
         except sqlglot.errors.ParseError:
@@ -358,12 +458,17 @@ class _Exporter:
                 self._skip(name, "not_exportable", f"dbt has no aggregation like `{sql}`")
                 return None
         filt = None
-        if isinstance(arg, exp.Case) and len(arg.args.get("ifs") or []) == 1 and not arg.args.get(
-                "default"):
+        if (
+            isinstance(arg, exp.Case)
+            and len(arg.args.get("ifs") or []) == 1
+            and not arg.args.get("default")
+        ):
             cond = arg.args["ifs"][0]
             arg, pred = cond.args["true"], cond.this
             datasets = {c.table for c in arg.find_all(exp.Column) if c.table}
-            home = next(iter(datasets), pin)
+            if not datasets and pin is None:  # COUNT(CASE WHEN p THEN 1 END): p's dataset
+                pin = next((c.table for c in pred.find_all(exp.Column) if c.table), None)
+            home = next(iter(sorted(datasets)), pin)
             if home is None:
                 self._skip(name, "not_exportable", f"cannot tell the dataset of `{sql}`")
                 return None
@@ -378,10 +483,28 @@ class _Exporter:
         if ds not in self.datasets:
             self._skip(name, "not_exportable", f"`{sql}` reads the unknown dataset `{ds}`")
             return None
+        if (
+            not time_dim
+            and not _ext(self.datasets[ds], DATUS).get("time_dimension")
+            and not any(
+                (f.get("dimension") or {}).get("is_time")
+                for f in self.datasets[ds].get("fields") or ()
+            )
+        ):
+            self._skip(
+                name,
+                "no_agg_time_dimension",
+                f"dataset `{ds}` has no time field, and "
+                "dbt needs an aggregation time dimension for every measure",
+            )
+            return None
         field_name = arg.name if isinstance(arg, exp.Column) else None
         row = self._row_sql(ds, arg)
-        dbt = _ext(self._field(ds, field_name), DBT) if field_name and self._field(
-            ds, field_name) else {}
+        dbt = (
+            _ext(self._field(ds, field_name), DBT)
+            if field_name and self._field(ds, field_name)
+            else {}
+        )
         agg_params = None
         if dbt.get("element") == "measure" and dbt.get("agg") in ("sum_boolean",) and agg == "sum":
             agg, row = "sum_boolean", str(dbt.get("expr") or field_name)
@@ -391,7 +514,15 @@ class _Exporter:
         key = (ds, agg, row, agg_time)
         hit = self.measure_index.get(key)
         if hit is None:
-            preferred = field_name if field_name and field_name not in self.measure_names else name
+            measure_field = (
+                field_name
+                and _ext(self._field(ds, field_name) or {}, DATUS).get("is_dimension") is False
+            )
+            preferred = (
+                field_name
+                if measure_field and field_name not in self.measure_names
+                else _dbt_name(name)
+            )
             mname = preferred
             n = 2
             while mname in self.measure_names:
@@ -444,29 +575,44 @@ class _Exporter:
                 self._skip(name, "input_not_exported", f"its member `{mem}` is not exported")
                 return False
         if derive.get("fill") is not None:
-            self.notes.warn("compose_fill_not_exported", f"metric `{name}` fills its members' "
-                            f"NULLs with {derive['fill']}; dbt fills per metric "
-                            "(fill_nulls_with)", path=f"metrics[{name}]")
-        if isinstance(tree, exp.Div) and all(isinstance(x, exp.Column) for x in (tree.this,
-                                                                                 tree.expression)):
+            self.notes.warn(
+                "compose_fill_not_exported",
+                f"metric `{name}` fills its members' "
+                f"NULLs with {derive['fill']}; dbt fills per metric "
+                "(fill_nulls_with)",
+                path=f"metrics[{name}]",
+            )
+        if isinstance(tree, exp.Div) and all(
+            isinstance(x, exp.Column) for x in (tree.this, tree.expression)
+        ):
             out["type"] = "ratio"
-            out["type_params"] = {"numerator": tree.this.name,
-                                  "denominator": tree.expression.name}
+            out["type_params"] = {
+                "numerator": _dbt_name(tree.this.name),
+                "denominator": _dbt_name(tree.expression.name),
+            }
             return True
+
+        def rename(n: exp.Expression) -> exp.Expression:
+            return exp.column(_dbt_name(n.name)) if isinstance(n, exp.Column) else n
+
         out["type"] = "derived"
-        out["type_params"] = {"expr": expr, "metrics": [{"name": n} for n in members]}
+        out["type_params"] = {
+            "expr": tree.transform(rename).sql(dialect=_READ),
+            "metrics": [{"name": _dbt_name(n)} for n in members],
+        }
         return True
 
-    def _window(self, name: str, m: Mapping[str, Any], window: Mapping[str, Any],
-                out: dict[str, Any]) -> bool:
+    def _window(
+        self, name: str, m: Mapping[str, Any], window: Mapping[str, Any], out: dict[str, Any]
+    ) -> bool:
         base = window.get("base")
         if base is not None:
             if not self._metric(str(base)):
                 self._skip(name, "input_not_exported", f"its base `{base}` is not exported")
                 return False
-            base_name = str(base)
+            base_name = _dbt_name(str(base))
         else:
-            base_name = f"{name}__base"
+            base_name = f"{_dbt_name(name)}_base"
             if base_name not in self.out_metrics:
                 helper = {"name": base_name, "expression": m["expression"]}
                 helper_out: dict[str, Any] = {
@@ -477,13 +623,29 @@ class _Exporter:
                 if not self._simple(base_name, helper, datus, helper_out):
                     return False
                 self.out_metrics[base_name] = helper_out
+        ok = self._window_kind(name, m, window, base_name, out)
+        if not ok and base is None and base_name in self.out_metrics:
+            del self.out_metrics[base_name]  # the helper base of a window that has no dbt form
+        return ok
+
+    def _window_kind(
+        self,
+        name: str,
+        m: Mapping[str, Any],
+        window: Mapping[str, Any],
+        base_name: str,
+        out: dict[str, Any],
+    ) -> bool:
         kind = window.get("type")
         if kind == "cumulative" and window.get("function", "sum") == "sum":
             measure = self.out_metrics[base_name]
             mt = measure.get("type_params", {}).get("measure")
             if measure.get("type") != "simple" or measure.get("filter"):
-                self._skip(name, "not_exportable", "a cumulative over a derived or filtered "
-                           "base has no dbt measure to accumulate")
+                self._skip(
+                    name,
+                    "not_exportable",
+                    "a cumulative over a derived or filtered base has no dbt measure to accumulate",
+                )
                 return False
             out["type"] = "cumulative"
             ctp: dict[str, Any] = {"period_agg": "last"}
@@ -510,10 +672,13 @@ class _Exporter:
             if expr is None:
                 self._skip(name, "not_exportable", f"offset calculation `{calc}`")
                 return False
-            inputs: list[dict[str, Any]] = [{
-                "name": base_name, "alias": prev,
-                "offset_window": f"{offset['count']} {offset['granularity']}",
-            }]
+            inputs: list[dict[str, Any]] = [
+                {
+                    "name": base_name,
+                    "alias": prev,
+                    "offset_window": f"{offset['count']} {offset['granularity']}",
+                }
+            ]
             if calc != "value":
                 inputs.insert(0, {"name": base_name})
             out["type"] = "derived"
@@ -522,10 +687,13 @@ class _Exporter:
         dbt = _ext(m, DBT).get("metric")
         if kind == "rolling" and dbt and dbt.get("type") == "cumulative":
             out["type"] = "cumulative"
-            out["type_params"] = _windows_as_text({
-                k: v for k, v in (dbt.get("type_params") or {}).items()
-                if k in ("measure", "cumulative_type_params", "window")
-            })
+            out["type_params"] = _windows_as_text(
+                {
+                    k: v
+                    for k, v in (dbt.get("type_params") or {}).items()
+                    if k in ("measure", "cumulative_type_params", "window")
+                }
+            )
             return True
         self._skip(name, "not_exportable", f"the D-WINDOW {json.dumps(window)} has no dbt form")
         return False
@@ -574,3 +742,28 @@ def _filters_as_text(value: Any) -> Any:
     if isinstance(value, list):
         return [_filters_as_text(v) for v in value]
     return value
+
+
+def _aggregates(sql: str) -> tuple[exp.Expression, list[exp.AggFunc]] | None:
+    """The expression and its outermost aggregate calls (None: not SQL)."""
+    try:
+        tree = sqlglot.parse_one(sql, read=_READ)
+    except sqlglot.errors.ParseError:
+        return None
+    while isinstance(tree, exp.Paren):
+        tree = tree.this
+    aggs = [
+        n
+        for n in tree.walk()
+        if isinstance(n, exp.AggFunc) and not any(isinstance(p, exp.AggFunc) for p in _parents(n))
+    ]
+    return (tree, aggs) if aggs else None
+
+
+def _parents(node: exp.Expression) -> list[exp.Expression]:
+    out = []
+    p = node.parent
+    while p is not None:
+        out.append(p)
+        p = p.parent
+    return out

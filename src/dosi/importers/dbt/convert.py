@@ -33,6 +33,7 @@ class ImportBug(OsiError):
 
     kind = "import_error"
 
+
 SAVED_QUERIES_KEY = "saved_queries"
 """The semantic model's `DBT` custom extension holds `{"saved_queries": [{"name",
 "description", "query": <dosi query>}, ...]}`: dbt's saved queries as dosi queries."""

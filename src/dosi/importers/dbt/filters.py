@@ -199,7 +199,7 @@ class FilterRenderer:
                     "metric_filter",
                     f"`Metric('{ref.metric}')` filters by a metric's value per "
                     f"{', '.join(ref.metric_group_by) or 'row'}; dosi metric filters apply "
-                    "to the query's result rows, not to a metric's input rows"
+                    "to the query's result rows, not to a metric's input rows",
                 )
             return "NULL"
         r = ref.resolved

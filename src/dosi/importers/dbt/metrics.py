@@ -141,7 +141,7 @@ class MetricConverter:
         return out
 
     def build(self, m: PydanticMetric, extra: Sequence[str], name: str) -> Out:
-        filters = [*_templates(m.filter), *extra]
+        filters = list(dict.fromkeys([*_templates(m.filter), *extra]))  # AND is idempotent
         if m.type is MetricType.SIMPLE:
             return self.simple(m, filters, name)
         if m.type is MetricType.RATIO:
@@ -219,6 +219,8 @@ class MetricConverter:
     def simple(self, m: PydanticMetric, filters: Sequence[str], name: str) -> Out:
         agg = self.agg_of(m)
         tp = m.type_params
+        if tp.measure is not None:
+            filters = list(dict.fromkeys([*filters, *_templates(tp.measure.filter)]))
         payload = self._time_payload(agg.measure)
         fill = tp.fill_nulls_with
         if tp.join_to_timespine:
@@ -240,7 +242,9 @@ class MetricConverter:
             base = self.measure_metric(agg)
             payload = {"derive": {"type": "filter", "base": base, "where": pred}, **payload}
             return Out(name, agg.sql(f"CASE WHEN {pred} THEN {agg.col} END"), payload)
-        far = sorted(d for d in datasets - {agg.measure.model} if not self.reaches(agg.measure.model, d))
+        far = sorted(
+            d for d in datasets - {agg.measure.model} if not self.reaches(agg.measure.model, d)
+        )
         if far:
             far_sm = self.names.models[far[0]].sm
             scd = any(e.type.value == "natural" for e in far_sm.entities)

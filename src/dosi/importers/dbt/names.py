@@ -148,8 +148,10 @@ class DbtNames:
         parts = [p for p in name.split(DUNDER) if p]
         if not parts:
             raise DbtNameError("unknown_dbt_name", f"`{name}` is not a dbt element name")
-        if len(parts) > 1 and grain is None and (
-            parts[-1] in ALL_GRAINS or parts[-1] in self.custom_grains
+        if (
+            len(parts) > 1
+            and grain is None
+            and (parts[-1] in ALL_GRAINS or parts[-1] in self.custom_grains)
         ):
             grain = parts.pop()
         elif len(parts) > 1 and parts[-1].startswith("extract_") and date_part is None:

@@ -152,8 +152,9 @@ class QueryTranslator:
             if res is not None:
                 items.append((res, _obj_name(obj)))
         gb: list[str] = []
-        native = _finest(times, [self.default_grains[m] for m in metrics
-                                 if m in self.default_grains])
+        native = _finest(
+            times, [self.default_grains[m] for m in metrics if m in self.default_grains]
+        )
         for res, mf in items:
             spelling = self._spelling(t, res, native)
             if spelling is None:
@@ -175,8 +176,10 @@ class QueryTranslator:
         for w in where:
             out = r.render(w, bare_names=True)
             if _bare_boolean(out.sql):
-                t.need("boolean_filter", f"the where filter `{out.sql}` tests a boolean column "
-                       "by itself")
+                t.need(
+                    "boolean_filter",
+                    f"the where filter `{out.sql}` tests a boolean column by itself",
+                )
             for code, p in zip(out.codes, out.problems, strict=True):
                 t.need(code, p)
             preds.append(out.sql)
