@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from dbt_semantic_interfaces.validations.semantic_manifest_validator import (
     SemanticManifestValidator,
 )
-from enginekit import SHOP_MODEL, assert_rows_equal, shop_db  # noqa: F401 (fixture)
+from enginekit import SHOP_MODEL, assert_rows_equal, build_shop
 
 from dosi.cli import cli
 from dosi.engine import Engine
@@ -36,6 +36,11 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
     folder = tmp_path_factory.mktemp("shop_dbt")
     (folder / "semantic.yml").write_text(out.yaml())
     return out, folder
+
+
+@pytest.fixture(scope="module")
+def shop_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_shop(tmp_path_factory.mktemp("shop") / "shop.duckdb")
 
 
 def test_export_is_valid_dbt(exported: tuple[Any, Path]) -> None:
@@ -71,9 +76,11 @@ def _round_tripped(exported: tuple[Any, Path]) -> tuple[Any, set[str]]:
     return back, warned
 
 
-def test_round_trip_answers_like_the_original(exported: tuple[Any, Path], shop_db: Path) -> None:
+def test_round_trip_answers_like_the_original(
+    exported: tuple[Any, Path], shop_database: Path
+) -> None:
     back, warned = _round_tripped(exported)
-    conn = {"shop": {"type": "duckdb", "uri": str(shop_db)}}
+    conn = {"shop": {"type": "duckdb", "uri": str(shop_database)}}
     original = Engine(model_path=SHOP_MODEL, connections=conn)
     again = Engine(model_text=back.yaml(), connections=conn)
     doc = back.plain()["semantic_model"][0]
