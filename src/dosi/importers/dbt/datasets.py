@@ -141,6 +141,14 @@ def build_relationships(names: DbtNames, notes: Notes) -> list[dict[str, Any]]:
     for edge in _one_to_one_edges(names):
         if _adds_no_second_path(kept, edge):
             kept.append(edge)
+    for src, dst in sorted(_ambiguous_pairs(kept) or ()):
+        notes.warn(
+            "ambiguous_join_path",
+            f"`{src}` reaches `{dst}` along several entity paths; dbt picks one by the entity "
+            "path a name spells (`user__x` vs `listing__user__x`), dosi refuses the query "
+            "(ambiguous_join_path) until one relationship is removed",
+            path=f"semantic_model:{src}",
+        )
     out = []
     for a, b, entity in kept:
         fa = names.element(a, entity).field
@@ -190,19 +198,44 @@ def _one_to_one_edges(names: DbtNames) -> Iterator[tuple[str, str, str]]:
 
 
 def _adds_no_second_path(edges: list[tuple[str, str, str]], new: tuple[str, str, str]) -> bool:
-    """Adding `new` keeps at most one directed path between every pair of datasets."""
-    graph: dict[str, list[str]] = {}
-    for a, b, _ in [*edges, new]:
-        graph.setdefault(a, []).append(b)
+    """Adding `new` makes no pair of datasets ambiguous (two directed paths) that was not, and
+    closes no cycle."""
+    before = _ambiguous_pairs(edges)
+    after = _ambiguous_pairs([*edges, new])
+    return after is not None and (before is None or after <= before)
 
-    def count(src: str, seen: tuple[str, ...]) -> dict[str, int]:
+
+def _ambiguous_pairs(edges: list[tuple[str, str, str]]) -> set[tuple[str, str]] | None:
+    """Pairs joined by two or more directed paths (None: the graph has a cycle). Path counts
+    are capped at 2, so a large graph costs one memoized walk per dataset."""
+    graph: dict[str, list[str]] = {}
+    for a, b, _ in edges:
+        graph.setdefault(a, []).append(b)
+    memo: dict[str, dict[str, int]] = {}
+    active: set[str] = set()
+
+    def reach(node: str) -> dict[str, int] | None:
+        if node in memo:
+            return memo[node]
+        if node in active:
+            return None
+        active.add(node)
         out: dict[str, int] = {}
-        for nxt in graph.get(src, []):
-            if nxt in seen:
-                return {"": 2}  # a cycle: refuse
-            out[nxt] = out.get(nxt, 0) + 1
-            for k, v in count(nxt, (*seen, nxt)).items():
-                out[k] = out.get(k, 0) + v
+        for nxt in graph.get(node, []):
+            sub = reach(nxt)
+            if sub is None:
+                return None
+            out[nxt] = min(2, out.get(nxt, 0) + 1)
+            for k, v in sub.items():
+                out[k] = min(2, out.get(k, 0) + v)
+        active.discard(node)
+        memo[node] = out
         return out
 
-    return all(v <= 1 for src in graph for v in count(src, (src,)).values())
+    pairs: set[tuple[str, str]] = set()
+    for src in graph:
+        counts = reach(src)
+        if counts is None:
+            return None
+        pairs |= {(src, dst) for dst, n in counts.items() if n > 1}
+    return pairs
