@@ -1,14 +1,15 @@
 """`dosi import <tool>` and `dosi export <tool>`: other tools' semantic models in and out.
 
-`dosi import dbt PROJECT_DIR|semantic_manifest.json -o model.yaml` writes the Ossie model
-(warnings on stderr, each naming the dbt object and why it did not carry; `-f json` prints
-them as JSON); `dosi export dbt -m model.yaml -o semantic.yml` writes dbt semantic-layer YAML.
+`dosi import dbt PROJECT_DIR|semantic_manifest.json -o model.yaml [--queries DIR]` writes the
+Ossie model (warnings on stderr, each naming the dbt object and why it did not carry; `-f json`
+prints them as JSON) and, with `--queries`, each saved query as a dosi query file; `dosi export dbt -m model.yaml -o semantic.yml` writes dbt semantic-layer YAML.
 Exit codes as everywhere: 0 written (warnings allowed), 3 the input is not a model the command
 can read.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import click
 from dosi.cli_output import EXIT_MODEL, echo_json, print_diagnostics, report_error
 from dosi.errors import Diagnostic, ModelError, OsiError
 from dosi.exporters.dbt import export_dbt
-from dosi.importers.dbt import import_dbt
+from dosi.importers.dbt import SAVED_QUERIES_KEY, import_dbt
 from dosi.model.loader import parse_document, read_model_text
 
 _FORMAT = click.option(
@@ -58,9 +59,22 @@ def export_group() -> None:
     "schema of `ref()` models).",
 )
 @click.option("--name", default=None, help="Name of the Ossie semantic model.")
+@click.option(
+    "--queries",
+    "queries_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Also write each saved query as DIR/<name>.json, a dosi query "
+    "that `dosi query --query-file` runs.",
+)
 @_FORMAT
 def import_dbt_command(
-    source: Path, output: Path | None, schema: str | None, name: str | None, fmt: str
+    source: Path,
+    output: Path | None,
+    schema: str | None,
+    name: str | None,
+    queries_dir: Path | None,
+    fmt: str,
 ) -> None:
     """Import a dbt semantic layer (a project folder, or target/semantic_manifest.json).
 
@@ -77,6 +91,8 @@ def import_dbt_command(
     warnings = [w.to_dict() for w in converted.warnings]
     _write(text, output)
     model = converted.plain()["semantic_model"][0]
+    if queries_dir is not None:
+        _write_queries(queries_dir, model)
     if fmt == "json":
         echo_json(_report(output, warnings, model))
     else:
@@ -139,6 +155,15 @@ def yaml_document(text: str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ModelError([Diagnostic("invalid_model", "the model file is not a YAML mapping")])
     return doc
+
+
+def _write_queries(folder: Path, model: dict[str, Any]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for ext in model.get("custom_extensions") or ():
+        if ext.get("vendor_name") != "DBT":
+            continue
+        for q in json.loads(ext["data"]).get(SAVED_QUERIES_KEY) or ():
+            (folder / f"{q['name']}.json").write_text(json.dumps(q["query"], indent=2) + "\n")
 
 
 def _write(text: str, output: Path | None) -> None:

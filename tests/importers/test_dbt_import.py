@@ -337,9 +337,9 @@ def test_unreadable_inputs_are_structured_errors(tmp_path: Path) -> None:
 def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     out = tmp_path / "model.yaml"
     runner = CliRunner()
-    r = runner.invoke(
-        cli, ["import", "dbt", str(SAMPLE), "--schema", "main", "-o", str(out), "-f", "json"]
-    )
+    queries = tmp_path / "queries"
+    r = runner.invoke(cli, ["import", "dbt", str(SAMPLE), "--schema", "main", "-o", str(out),
+                            "--queries", str(queries), "-f", "json"])
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["datasets"] == 3 and report["metrics"] == 13
@@ -349,6 +349,13 @@ def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     }
     v = runner.invoke(cli, ["validate", "-m", str(out)])
     assert v.exit_code == 0, v.output
+    assert sorted(p.name for p in queries.iterdir()) == [
+        "core_transaction_metrics.json", "cumulative_transaction_metrics.json"]
+    q = json.loads((queries / "core_transaction_metrics.json").read_text())
+    assert q["metrics"] == ["transactions", "quick_buy_transactions"]
+    c = runner.invoke(cli, ["compile", "-m", str(out), "--query-file",
+                            str(queries / "core_transaction_metrics.json")])
+    assert c.exit_code == 0, c.output
     bad = runner.invoke(cli, ["import", "dbt", str(tmp_path), "-f", "json"])
     assert bad.exit_code == 3
     assert json.loads(bad.stdout)["error"]["code"] == "invalid_dbt_project"
