@@ -76,11 +76,12 @@ def _from_json(path: Path, schema: str | None) -> PydanticSemanticManifest:
             f"{path} is not a dbt semantic manifest: {_first_line(err)}",
             hint="pass the semantic_manifest.json that `dbt parse` writes to target/",
         ) from None
-    if schema is not None:
-        for sm in manifest.semantic_models:
-            rel = sm.node_relation
-            rel.schema_name = schema
-            rel.relation_name = f"{schema}.{rel.alias}"
+    for sm in manifest.semantic_models:
+        # dbt writes `"database"."schema"."alias"`; the warehouse connection already names the
+        # database, so the table is read as schema.alias (or in the schema passed in)
+        rel = sm.node_relation
+        rel.schema_name = schema or rel.schema_name
+        rel.relation_name = f"{rel.schema_name}.{rel.alias}"
     return manifest
 
 
@@ -166,7 +167,7 @@ def _dbt_documents(
 def _metric(entry: Mapping[str, Any]) -> dict[str, Any]:
     """A dbt metric entry; dbt-core's shorthands (an input metric as a bare name) expanded
     to the objects dbt-semantic-interfaces reads."""
-    out = {k: v for k, v in entry.items() if k not in _DBT_ONLY}
+    out = {k: v for k, v in entry.items() if k not in _DBT_ONLY and k != "config"}
     tp = out.get("type_params")
     if isinstance(tp, dict):
         tp = dict(tp)
