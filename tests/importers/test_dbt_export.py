@@ -5,7 +5,7 @@ validator (dbt-semantic-interfaces), imported again with `dosi import dbt`, and 
 that made the trip without a warning must answer as the original does on the shop database.
 The MetricFlow manifests' round trip (import -> export -> import gives the same model and the
 same answers to MetricFlow's questions) is in tests/metricflow/test_metricflow_export.py.
-Requirement IDs: CORE-MOD-01, DRV-CMP-05, WIN-OFF-01, WIN-SUG-03.
+Requirement IDs: CORE-MOD-01, DRV-CMP-01, WIN-OFF-01, WIN-CUM-01.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ with `model: ref(...)`, vendored in tests/fixtures/dbt_sample_project) and Metri
 manifests (tests/fixtures/metricflow). Expected values are hand-written SQL over the sample
 project's seeds on DuckDB. The MetricFlow test bed (tests/metricflow) asks MetricFlow's own
 questions of the imported manifests. Requirement IDs: CORE-MOD-01 (the written model loads),
-DRV-FIL-02 / DRV-CMP-05 (filter and compose metrics), WIN-SUG-03 (cumulative), ENV-REQ-03
+DRV-FIL-02 / DRV-CMP-01 (filter and compose metrics), WIN-CUM-01 (cumulative), ENV-REQ-03
 (the envelope the importer writes).
 """
 
@@ -166,7 +166,7 @@ def test_sample_project_filters_on_joined_dimensions(
 
 
 def test_sample_project_cumulative_metric(sample_engine: Engine, sample_db: Path) -> None:
-    """WIN-SUG-03: an all-time cumulative metric is a running total over the days with data
+    """WIN-CUM-01: an all-time cumulative metric is a running total over the days with data
     (MetricFlow also fills the days between from its time spine: the test bed's `time_spine`
     need)."""
     r = sample_engine.execute(

@@ -7,7 +7,7 @@ names, Jinja where filters, order, limit, time constraint), dosi answers it on D
 value must equal the one MetricFlow's hand-written check query computes over the same fixture
 tables (floats to 1e-6 relative, as MetricFlow's own comparison). Requirement IDs: CORE-MOD-01
 (an imported model loads), CORE-FAN-03 (measures of several datasets merge), DRV-FIL-02 and
-DRV-CMP-05 (filter and compose metrics), WIN-OFF-01 (offsets).
+DRV-CMP-01 (filter and compose metrics), WIN-OFF-01 (offsets).
 """
 
 from __future__ import annotations
