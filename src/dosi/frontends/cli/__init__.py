@@ -10,8 +10,9 @@ with their exit codes; `epilog` is the help text they all end with.
 Layer: frontends, a thin transport. May import the facade (`dosi`, `dosi.engine`,
 `dosi.errors`), what the facade's answers are made of (`dosi.ext` capabilities,
 `dosi.model.loader` / `versions`, `dosi.query.bounds`, `dosi.execute.connections`),
-`dosi.frontends.charts` / `extras` / `contract` and the PostgreSQL server `dosi.frontends.pg`;
-the REST and MCP servers only through `extras`.
+`dosi.frontends.charts` / `extras` / `contract`, the PostgreSQL server `dosi.frontends.pg`
+and the model importers and exporters (`dosi.importers`, `dosi.exporters`); the REST and MCP
+servers only through `extras`.
 """
 
 from dosi.frontends.cli.app import cli, main

@@ -19,6 +19,7 @@ import click
 import dosi
 from dosi.errors import OsiError
 from dosi.frontends.cli.commands.analysis import attribute, lineage, select
+from dosi.frontends.cli.commands.authoring import export_group, import_group
 from dosi.frontends.cli.commands.catalog import info, list_, validate
 from dosi.frontends.cli.commands.demo import demo
 from dosi.frontends.cli.commands.query import compile_, explain, query
@@ -107,6 +108,8 @@ COMMANDS: tuple[click.Command, ...] = (
     serve,
     mcp,
     pg,
+    import_group,
+    export_group,
     demo,
 )
 for _command in COMMANDS:
