@@ -1,0 +1,117 @@
+"""Commented YAML for generated models.
+
+PyYAML cannot write comments, and a model a person will edit next should say where each part
+came from. This writer emits the Ossie document shape in the house style of `examples/`:
+block mappings and lists, `expression` in flow style on one line, and any mapping's `"#"`
+entry printed as `# ...` lines above the mapping (the key itself is never written). Every
+scalar is rendered by PyYAML, so quoting is always valid YAML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+COMMENT = "#"
+
+#: Mappings written in flow style on one line (short, and easier to read that way).
+_FLOW_KEYS = frozenset({"expression", "dimension"})
+
+
+def scalar(value: Any) -> str:
+    """One scalar as YAML text (quoted when YAML would otherwise misread it)."""
+    text = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=10**9)
+    text = text.strip()
+    if text.endswith("\n..."):
+        text = text[: -len("\n...")]
+    if text.endswith("..."):
+        text = text[:-3].rstrip()
+    return text
+
+
+def flow(value: Any) -> str:
+    """A small mapping or list in flow style (`{dialects: [{dialect: ANSI_SQL, ...}]}`)."""
+    if isinstance(value, Mapping):
+        inner = ", ".join(f"{scalar(k)}: {flow(v)}" for k, v in value.items() if k != COMMENT)
+        return "{" + inner + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(flow(v) for v in value) + "]"
+    return scalar(value)
+
+
+def _comment_lines(comment: Any, indent: str) -> list[str]:
+    text = "\n".join(comment) if isinstance(comment, (list, tuple)) else str(comment)
+    return [f"{indent}# {line}".rstrip() for line in text.splitlines()]
+
+
+def _is_simple_list(value: Sequence[Any]) -> bool:
+    return all(not isinstance(v, (Mapping, list, tuple)) for v in value)
+
+
+def _mapping(obj: Mapping[str, Any], indent: str, first_prefix: str | None = None) -> list[str]:
+    """Lines of a block mapping; `first_prefix` replaces the indent of the first key (the
+    `- ` of a list item)."""
+    lines: list[str] = []
+    first = True
+    for key, value in obj.items():
+        if key == COMMENT:
+            continue
+        lead = first_prefix if first and first_prefix is not None else indent
+        first = False
+        head = f"{lead}{scalar(key)}:"
+        if isinstance(value, Mapping) and (key in _FLOW_KEYS or not value):
+            lines.append(f"{head} {flow(value)}")
+        elif isinstance(value, Mapping):
+            if COMMENT in value:
+                lines.extend(_comment_lines(value[COMMENT], indent + "  "))
+            lines.append(head)
+            lines.extend(_mapping(value, indent + "  "))
+        elif isinstance(value, (list, tuple)):
+            if not value or _is_simple_list(value):
+                lines.append(f"{head} {flow(list(value))}")
+            else:
+                lines.append(head)
+                lines.extend(_sequence(value, indent + "  "))
+        else:
+            lines.append(f"{head} {scalar(value)}")
+    return lines
+
+
+def _sequence(items: Sequence[Any], indent: str) -> list[str]:
+    lines: list[str] = []
+    for item in items:
+        if isinstance(item, Mapping):
+            if COMMENT in item:
+                lines.extend(_comment_lines(item[COMMENT], indent))
+            if not [k for k in item if k != COMMENT]:
+                lines.append(f"{indent}- {{}}")
+                continue
+            lines.extend(_mapping(item, indent + "  ", first_prefix=indent + "- "))
+        elif isinstance(item, (list, tuple)):
+            lines.append(f"{indent}- {flow(list(item))}")
+        else:
+            lines.append(f"{indent}- {scalar(item)}")
+    return lines
+
+
+def to_yaml(document: Mapping[str, Any], header: str | Sequence[str] | None = None) -> str:
+    """The document as commented YAML text; `header` becomes the file's opening comment."""
+    lines: list[str] = []
+    if header:
+        lines.extend(_comment_lines(header, ""))
+        lines.append("")
+    if COMMENT in document:
+        lines.extend(_comment_lines(document[COMMENT], ""))
+    lines.extend(_mapping(document, ""))
+    return "\n".join(lines) + "\n"
+
+
+def strip_comments(value: Any) -> Any:
+    """The document without its `"#"` entries (what a loader sees)."""
+    if isinstance(value, Mapping):
+        return {k: strip_comments(v) for k, v in value.items() if k != COMMENT}
+    if isinstance(value, (list, tuple)):
+        return [strip_comments(v) for v in value]
+    return value
