@@ -61,6 +61,9 @@ def _version_of(payload: Mapping[str, Any]) -> tuple[int, int]:
                 best = max(best, parse_engine_version(since))
         if isinstance(payload["window"], Mapping) and "base" in payload["window"]:
             best = max(best, (1, 4))
+    derive = payload.get("derive")
+    if isinstance(derive, Mapping) and derive.get("type") == "lod":
+        best = max(best, parse_engine_version(REGISTRY["lod"].since))
     return best
 
 

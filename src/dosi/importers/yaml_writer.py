@@ -31,14 +31,21 @@ def scalar(value: Any) -> str:
     return text
 
 
+def flow_scalar(value: Any) -> str:
+    """One scalar as YAML text inside a flow collection, where `,`, `[]` and `{}` are
+    indicators: rendered as the only item of a flow list, so PyYAML quotes it as needed."""
+    text = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9)
+    return text.strip()[1:-1]
+
+
 def flow(value: Any) -> str:
     """A small mapping or list in flow style (`{dialects: [{dialect: ANSI_SQL, ...}]}`)."""
     if isinstance(value, Mapping):
-        inner = ", ".join(f"{scalar(k)}: {flow(v)}" for k, v in value.items() if k != COMMENT)
+        inner = ", ".join(f"{flow_scalar(k)}: {flow(v)}" for k, v in value.items() if k != COMMENT)
         return "{" + inner + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(flow(v) for v in value) + "]"
-    return scalar(value)
+    return flow_scalar(value)
 
 
 def _comment_lines(comment: Any, indent: str) -> list[str]:
