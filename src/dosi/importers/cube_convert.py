@@ -135,7 +135,7 @@ class CubeConverter:
                     render(tree),
                     datatype="Boolean",
                     description=(seg.get("description") or f"Cube segment {seg['name']}.")
-                    + f" Filter with where: {ds.name}.{fname} = true.",
+                    + f" Filter with where_sql: {ds.name}.{fname} = true.",
                     synonyms=[where],
                     comment=f"Cube segment {seg['name']}: a boolean field to filter on",
                 )

@@ -151,6 +151,10 @@ class MeasureBuilder:
     def _aggregate(self, cube: str, ds: CubeDataset, m: dict[str, Any], kind: str) -> Built:
         sql = m.get("sql")
         row = self.sql.metric_row(cube, str(sql)) if sql not in (None, "") else None
+        if row is None and kind == "count" and ds.primary_key:
+            # rows counted by the key (never NULL): COUNT(*) names no dataset, so a metric
+            # that inlines it next to another cube's aggregate could not tell whose rows
+            row = exp.column(ds.primary_key[0], table=ds.name)
         cond = self._condition(cube, m)
         tree = aggregate(kind, row, cond)
         datatype = "Integer" if kind.startswith("count") else None

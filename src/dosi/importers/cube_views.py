@@ -103,17 +103,15 @@ def apply_view(
         alias = exposed.get((cube, member))
         if alias is not None:
             renames[metric_name] = alias
-    metrics = []
-    for metric in conv.metrics:
-        owner = conv.metric_member.get(metric["name"])
-        keep = metric["name"] in renames or owner is None  # helpers of kept metrics stay
-        if not keep:
-            continue
-        metric = dict(metric)
-        metric["name"] = renames.get(metric["name"], metric["name"])
-        metrics.append(_renamed(metric, renames))
-    needed = {m["name"] for m in metrics}
-    metrics = [m for m in metrics if m["name"] in needed]
+    by_name = {m["name"]: m for m in conv.metrics}
+    keep: list[str] = [n for n in by_name if n in renames]
+    for name in keep:  # grows: the metrics a kept one is staged on stay, under their names
+        keep += [d for d in metric_dependencies(by_name[name]) if d in by_name and d not in keep]
+    metrics = [
+        _renamed({**m, "name": renames.get(m["name"], m["name"])}, renames)
+        for m in conv.metrics
+        if m["name"] in keep
+    ]
     for cube in used:
         ds = conv.datasets[cube]
         for dim in ds.spec.dimensions:
@@ -138,6 +136,30 @@ def apply_view(
         )
     datasets = conv.dataset_objs(set(used))
     return datasets, rels, metrics
+
+
+def _payload(metric: dict[str, Any]) -> dict[str, Any]:
+    for e in metric.get("custom_extensions") or []:
+        if str(e.get("vendor_name", "")).upper() == "DATUS":
+            data = json.loads(e.get("data") or "{}")
+            return data if isinstance(data, dict) else {}
+    return {}
+
+
+def metric_dependencies(metric: dict[str, Any]) -> list[str]:
+    """The metrics a metric's DATUS payload names: compose members, lod bases, window bases."""
+    payload = _payload(metric)
+    out: list[str] = []
+    derive = payload.get("derive") or {}
+    if derive.get("type") == "compose" and isinstance(derive.get("expr"), str):
+        out += [c.name for c in parse(derive["expr"], None).find_all(exp.Column)]
+    if derive.get("type") == "lod" and isinstance(derive.get("expr"), str):
+        inner = derive["expr"].split("(", 2)[-1]
+        out.append(inner.split(",")[0].strip(" )"))
+    window = payload.get("window") or {}
+    if isinstance(window, dict) and isinstance(window.get("base"), str):
+        out.append(window["base"])
+    return out
 
 
 def _renamed(metric: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
