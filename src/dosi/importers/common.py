@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlglot import exp
+
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import Diagnostic, DiagnosticSink, ModelError
 from dosi.ext.envelope import DATUS_VENDOR
@@ -167,6 +169,27 @@ def document_obj(
     if metrics:
         model["metrics"] = list(metrics)
     return {"version": CURRENT, "semantic_model": [model]}
+
+
+def column_field(fields: list[dict[str, Any]], column: str, quoted: bool = False) -> str:
+    """The field of `fields` exposing source column `column`: the first whose expression is
+    exactly that column, else a hidden one added for it (D-DIM `is_dimension: false`: it
+    exists for the metrics that read it, not to group by)."""
+    text = exp.column(column, quoted=quoted).sql()
+    for f in fields:
+        if f["expression"]["dialects"][0]["expression"] == text:
+            return str(f["name"])
+    name = safe_name(column, [f["name"] for f in fields])
+    fields.append(
+        field_obj(
+            name,
+            text,
+            description=f"Source column {column} (read by metrics).",
+            datus={"is_dimension": False},
+            comment="a source column the metrics read; no dimension of the source exposes it",
+        )
+    )
+    return name
 
 
 @dataclass

@@ -379,10 +379,10 @@ class MeasureBuilder:
                 try:
                     built = self.get(*key)
                 except NotCarried as nc:
-                    self.notes.warn(nc.code, f"measure {nc.reason}; not carried", where, nc.hint)
+                    self.notes.warn(nc.code, f"{nc.reason}; not carried", where, nc.hint)
                     continue
                 for code, caveat in built.caveats:
-                    self.notes.warn(code, f"measure: {caveat}", where)
+                    self.notes.warn(code, caveat, where)
                 out += built.helpers
                 synonyms = [where] + ([str(m["title"])] if m.get("title") else [])
                 out.append(

@@ -19,9 +19,9 @@ from typing import Any
 
 from sqlglot import exp
 
-from dosi.importers.common import field_obj, safe_name
+from dosi.importers.common import column_field
 from dosi.importers.cube_project import CubeSpec
-from dosi.importers.sql_refs import Ref, RefError, paren, render, resolve
+from dosi.importers.sql_refs import Ref, RefError, paren, resolve
 
 REF = re.compile(r"\$?\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*(?:\(\))?\}")
 CONTEXT_VARIABLES = frozenset(
@@ -74,24 +74,8 @@ class CubeDataset:
         return [f["name"] for f in self.fields]
 
     def column_field(self, column: exp.Column) -> str:
-        """The field exposing source column `column` (a hidden one is added when no field's
-        expression is exactly that column)."""
-        bare = exp.column(column.name, quoted=column.this.quoted)
-        text = render(bare)
-        for f in self.fields:
-            if f["expression"]["dialects"][0]["expression"] == text:
-                return str(f["name"])
-        name = safe_name(column.name, self.taken())
-        self.fields.append(
-            field_obj(
-                name,
-                text,
-                description=f"Source column {column.name} (read by measures).",
-                datus={"is_dimension": False},
-                comment="a source column the cube's measures read; no Cube dimension exposes it",
-            )
-        )
-        return name
+        """The field exposing source column `column` (common.column_field)."""
+        return column_field(self.fields, column.name, bool(column.this.quoted))
 
 
 class MemberSql:
