@@ -9,6 +9,7 @@ scalar is rendered by PyYAML, so quoting is always valid YAML.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,9 +21,46 @@ COMMENT = "#"
 _FLOW_KEYS = frozenset({"expression", "dimension"})
 
 
+_BREAKS = re.compile("[\x85\u2028\u2029\ufeff]")
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
+
+
+def _special(value: str) -> bool:
+    """Text PyYAML would write over several lines or with characters YAML misreads."""
+    return bool(re.search("[\n\r]", value) or _BREAKS.search(value) or _UNPRINTABLE.search(value))
+
+
+def _unicode_ok(value: Any) -> bool:
+    """PyYAML writes characters YAML reads as line breaks (NEL, LS, PS) raw when it may use
+    Unicode; such scalars are written escaped instead."""
+    return not (isinstance(value, str) and _BREAKS.search(value))
+
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _one_line(value: str) -> str:
+    """A string as a one-line YAML double-quoted scalar: printable characters as they are,
+    everything else (line breaks, controls) as YAML escapes."""
+    out = []
+    for ch in value:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif _BREAKS.match(ch) or _UNPRINTABLE.match(ch):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
 def scalar(value: Any) -> str:
-    """One scalar as YAML text (quoted when YAML would otherwise misread it)."""
-    text = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=10**9)
+    """One scalar as YAML text (quoted when YAML would otherwise misread it), on one line."""
+    if isinstance(value, str) and _special(value):
+        return _one_line(value)
+    text = yaml.safe_dump(
+        value, default_flow_style=True, allow_unicode=_unicode_ok(value), width=10**9
+    )
     text = text.strip()
     if text.endswith("\n..."):
         text = text[: -len("\n...")]
@@ -34,7 +72,11 @@ def scalar(value: Any) -> str:
 def flow_scalar(value: Any) -> str:
     """One scalar as YAML text inside a flow collection, where `,`, `[]` and `{}` are
     indicators: rendered as the only item of a flow list, so PyYAML quotes it as needed."""
-    text = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9)
+    if isinstance(value, str) and _special(value):
+        return _one_line(value)
+    text = yaml.safe_dump(
+        [value], default_flow_style=True, allow_unicode=_unicode_ok(value), width=10**9
+    )
     return text.strip()[1:-1]
 
 
@@ -49,8 +91,15 @@ def flow(value: Any) -> str:
 
 
 def _comment_lines(comment: Any, indent: str) -> list[str]:
+    """`# ...` lines; characters YAML forbids even in comments are written as `\\xNN`."""
     text = "\n".join(comment) if isinstance(comment, (list, tuple)) else str(comment)
+    text = _BREAKS.sub("\n", text)
+    text = _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
     return [f"{indent}# {line}".rstrip() for line in text.splitlines()]
+
+
+def _keys(obj: Mapping[str, Any]) -> list[str]:
+    return [k for k in obj if k != COMMENT]
 
 
 def _is_simple_list(value: Sequence[Any]) -> bool:
@@ -68,7 +117,7 @@ def _mapping(obj: Mapping[str, Any], indent: str, first_prefix: str | None = Non
         lead = first_prefix if first and first_prefix is not None else indent
         first = False
         head = f"{lead}{scalar(key)}:"
-        if isinstance(value, Mapping) and (key in _FLOW_KEYS or not value):
+        if isinstance(value, Mapping) and (key in _FLOW_KEYS or not _keys(value)):
             lines.append(f"{head} {flow(value)}")
         elif isinstance(value, Mapping):
             if COMMENT in value:
@@ -92,7 +141,7 @@ def _sequence(items: Sequence[Any], indent: str) -> list[str]:
         if isinstance(item, Mapping):
             if COMMENT in item:
                 lines.extend(_comment_lines(item[COMMENT], indent))
-            if not [k for k in item if k != COMMENT]:
+            if not _keys(item):
                 lines.append(f"{indent}- {{}}")
                 continue
             lines.extend(_mapping(item, indent + "  ", first_prefix=indent + "- "))
