@@ -31,9 +31,7 @@ def _tree(depth: int) -> st.SearchStrategy[Any]:
     if depth == 0:
         return _scalar
     inner = _tree(depth - 1)
-    mapping = st.dictionaries(_key, inner, max_size=4).map(
-        lambda d: d  # noqa: PLW0108 - keep the strategy readable
-    )
+    mapping = st.dictionaries(_key, inner, max_size=4)
     commented = st.tuples(mapping, st.one_of(st.none(), _text)).map(
         lambda pair: {COMMENT: pair[1], **pair[0]} if pair[1] else pair[0]
     )
