@@ -35,6 +35,7 @@ from dosi.cli_output import (
 from dosi.cli_query import resolve_query
 from dosi.cli_surfaces import RESULT_FORMATS, emit_result, register, result_options, spinner
 from dosi.errors import Diagnostic, ExecuteError, ModelError, OsiError
+from dosi.frontends.authoring import register as register_authoring
 from dosi.model.loader import read_model_text
 from dosi.model.versions import CURRENT as CURRENT_OSSIE
 
@@ -1029,6 +1030,9 @@ register(
         resolve_mode=_resolve_mode,
         load_connections=_load_connections,
     ),
+)
+register_authoring(  # import cube|lookml, export ossie, init, schema
+    cli, model_text=_model_text, resolve_model=_resolve_model, load_connections=_load_connections
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from dosi.execute.connections import Profile
 from dosi.execute.engines import open_runner
@@ -21,6 +22,8 @@ def scaffold_model(
     name: str | None = None,
 ) -> Converted:
     """The scaffolded model of one schema of the database `profile` connects to."""
+    if name is None and profile.type in ("duckdb", "sqlite") and profile.uri:
+        name = Path(profile.uri).stem or None  # the database file names the model
     runner = open_runner(profile)
     try:
         catalog = read_catalog(runner, profile.type, schema, tables)
