@@ -203,3 +203,47 @@ def test_init_mariadb_validates_and_answers(mariadb_uri: str) -> None:
     engine = Engine(model_text=text, connections={"my": {"type": "mariadb", "uri": mariadb_uri}})
     check_model(engine, lambda q: engine.execute(q, connection="my")["rows"])
     engine.close()
+
+
+# -- chDB (embedded ClickHouse): no declared keys, so --match-ids infers them ---------------------
+def test_init_chdb_with_inferred_keys(tmp_path: Path) -> None:
+    if importlib.util.find_spec("chdb") is None:
+        pytest.skip("install dosi[chdb]")
+    session = importlib.import_module("chdb.session").Session(str(tmp_path / "ch"))
+    session.query(
+        "CREATE TABLE customers (customer_id Int32, region String) ENGINE = MergeTree ORDER BY customer_id"
+    )
+    session.query(
+        "CREATE TABLE orders (order_id Int32, customer_id Int32, amount Nullable(Decimal(10, 2)), "
+        "quantity Int32, order_date Date) ENGINE = MergeTree ORDER BY order_id"
+    )
+    session.query(
+        "INSERT INTO customers VALUES " + ", ".join(f"({i}, '{r}')" for i, _n, r, _d in CUSTOMERS)
+    )
+    session.query(
+        "INSERT INTO orders VALUES "
+        + ", ".join(f"({o}, {c}, {a}, {q}, '{d}')" for o, c, a, q, d, _s in ORDERS)
+    )
+    profile = Profile("ch", "chdb", client=session)
+    converted = scaffold_model(profile, match_ids=True)
+    assert converted.check() == []
+    doc = converted.plain()["semantic_model"][0]
+    assert {d["name"]: d.get("primary_key") for d in doc["datasets"]} == {
+        "customers": ["customer_id"], "orders": ["order_id"],
+    }  # fmt: skip
+    assert [(r["from"], r["to"]) for r in doc["relationships"]] == [("orders", "customers")]
+    engine = Engine(
+        model_text=converted.yaml(), connections={"ch": {"type": "chdb", "client": session}}
+    )
+    got = engine.execute(
+        {"metrics": ["orders_count", "orders_amount_sum"], "group_by": ["customers.region"]},
+        connection="ch",
+    )["rows"]
+    region = {c[0]: c[2] for c in CUSTOMERS}
+    want: dict[str, list[Any]] = defaultdict(lambda: [0, Decimal(0)])
+    for _o, c, a, *_ in ORDERS:
+        want[region[c]][0] += 1
+        want[region[c]][1] += Decimal(a)
+    assert {r["region"]: [r["orders_count"], _num(r["orders_amount_sum"])] for r in got} == {
+        k: [n, _num(s)] for k, (n, s) in want.items()
+    }

@@ -142,11 +142,17 @@ def _dataset(table: Table, catalog: Catalog, names: _Names) -> dict[str, Any]:
     return obj
 
 
-def _metrics(table: Table, names: _Names) -> list[dict[str, Any]]:
+def _metrics(table: Table, names: _Names, taken: list[str]) -> list[dict[str, Any]]:
     ds = names.datasets[table.name]
+
+    def unique(name: str) -> str:
+        out = safe_name(name, taken)
+        taken.append(out)
+        return out
+
     out = [
         metric_obj(
-            f"{ds}_count",
+            unique(f"{ds}_count"),
             "COUNT(*)",
             datatype="Integer",
             description=f"Number of rows in {table.name}.",
@@ -161,7 +167,7 @@ def _metrics(table: Table, names: _Names) -> list[dict[str, Any]]:
         fname = names.fields[(table.name, col.name)]
         out.append(
             metric_obj(
-                f"{ds}_{fname}_sum",
+                unique(f"{ds}_{fname}_sum"),
                 f"SUM({ds}.{fname})",
                 datatype="Integer" if datatype == "Integer" else datatype,
                 description=f"Sum of {table.name}.{col.name}.",
@@ -214,7 +220,8 @@ def build_model(catalog: Catalog, name: str | None = None) -> Converted:
         where = f"schema `{catalog.schema}`" if catalog.schema else "the database"
         notes.warn("init_no_tables", f"{where} holds no tables", hint="pick another --schema")
     datasets = [_dataset(t, catalog, names) for t in catalog.tables]
-    metrics = [m for t in catalog.tables for m in _metrics(t, names)]
+    taken: list[str] = []
+    metrics = [m for t in catalog.tables for m in _metrics(t, names, taken)]
     relationships = _relationships(catalog, names, notes)
     model_name = safe_name(name or catalog.schema or catalog.engine)
     where = f" schema {catalog.schema}" if catalog.schema else ""

@@ -18,7 +18,7 @@ _INTEGER = {
     "int1", "int2", "int4", "int8", "int16", "int32", "int64", "int128", "int256",
     "uint8", "uint16", "uint32", "uint64", "uint128", "uint256", "utinyint", "usmallint",
     "uinteger", "ubigint", "serial", "bigserial", "smallserial", "long", "short", "byte",
-    "signed", "unsigned", "bigint unsigned", "int unsigned", "integer unsigned",
+    "signed", "unsigned", "year", "bigint unsigned", "int unsigned", "integer unsigned",
     "smallint unsigned", "tinyint unsigned", "mediumint unsigned",
 }  # fmt: skip
 _DECIMAL = {"decimal", "numeric", "number", "money", "dec", "fixed", "decimal32", "decimal64",
