@@ -25,7 +25,7 @@ from dosi.importers.cube_members import (
     NotCarried,
 )
 from dosi.importers.cube_project import CubeProject
-from dosi.importers.sql_refs import Ref, RefError, parse, render, tokenize
+from dosi.importers.sql_refs import Ref, RefError, parse, ref_of, render, tokenize
 from dosi.importers.yaml_writer import COMMENT
 
 _MANY_TO_ONE = {"many_to_one", "belongs_to", "belongsto"}
@@ -195,14 +195,14 @@ class CubeConverter:
         """(cube, field) one side of a join equality reads."""
         if not isinstance(node, exp.Column):
             raise NotCarried("cube_join_not_equi", f"join side {node.sql()} is not a column")
-        table_ref = _token_ref(node.table, refs) if node.table else None
+        table_ref = ref_of(node.table, refs) if node.table else None
         if table_ref is not None:
             owner, member = self.sql.split(cube, table_ref)
             if member is not None:
                 raise NotCarried("cube_join_not_equi", f"join side {table_ref.text}.{node.name}")
             target = self.datasets[owner]
             return owner, target.column_field(exp.column(node.name))
-        ref = _token_ref(node.name, refs)
+        ref = ref_of(node.name, refs)
         if ref is not None:
             owner, member = self.sql.split(cube, ref)
             target = self.datasets[owner]
@@ -254,12 +254,6 @@ class CubeConverter:
             obj["fields"] = ds.fields
             out.append(obj)
         return out
-
-
-def _token_ref(name: str, refs: list[Ref]) -> Ref | None:
-    if name.startswith("__dosi_ref_") and name.endswith("__"):
-        return refs[int(name[len("__dosi_ref_") : -2])]
-    return None
 
 
 def _no_measures(cube: str, name: str) -> exp.Expression:

@@ -37,7 +37,7 @@ from dosi.importers.cube_members import (
     aggregate,
 )
 from dosi.importers.cube_windows import WindowNotCarried, rolling_payload, time_shift_payload
-from dosi.importers.sql_refs import Ref, RefError, has_aggregate, parse, render, tokenize
+from dosi.importers.sql_refs import Ref, RefError, has_aggregate, parse, ref_of, render, tokenize
 
 Key = tuple[str, str]  # (cube, measure)
 
@@ -247,7 +247,7 @@ class MeasureBuilder:
 
         def swap(node: exp.Expression) -> exp.Expression:
             if isinstance(node, exp.Column):
-                ref = _token(node.name, refs) if not node.table else None
+                ref = ref_of(node.name, refs) if not node.table else None
                 key = self._single_ref(cube, "{" + ref.text + "}") if ref else None
                 if key is None:
                     raise RefError("not a measure")
@@ -397,9 +397,3 @@ class MeasureBuilder:
                 )
                 member_of[self.names[key]] = key
         return out, member_of
-
-
-def _token(name: str, refs: list[Ref]) -> Ref | None:
-    if name.startswith("__dosi_ref_") and name.endswith("__"):
-        return refs[int(name[len("__dosi_ref_") : -2])]
-    return None

@@ -29,7 +29,7 @@ from dosi.importers.lookml_fields import (
 )
 from dosi.importers.lookml_measures import LookmlMeasures
 from dosi.importers.lookml_project import LookmlProject
-from dosi.importers.sql_refs import Ref, RefError, parse, render, tokenize
+from dosi.importers.sql_refs import Ref, RefError, parse, ref_of, render, tokenize
 from dosi.importers.yaml_writer import COMMENT
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -255,10 +255,9 @@ class LookmlConverter:
         """(explore alias, field name) one side of a join equality reads."""
         if not isinstance(node, exp.Column) or node.table:
             raise NotCarried("lookml_join_not_equi", f"join side {node.sql()} is not a field")
-        token = node.name
-        if not (token.startswith("__dosi_ref_") and token.endswith("__")):
-            raise NotCarried("lookml_join_not_equi", f"join side {token} is not a field")
-        ref = refs[int(token[len("__dosi_ref_") : -2])]
+        ref = ref_of(node.name, refs)
+        if ref is None:
+            raise NotCarried("lookml_join_not_equi", f"join side {node.name} is not a field")
         parts = ref.parts
         if len(parts) != 2 or parts[0] not in aliases:
             raise NotCarried("lookml_join_not_equi", f"join side {ref.text}")

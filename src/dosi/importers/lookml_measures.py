@@ -11,7 +11,6 @@ than the median, `list`, `percent_of_total` and `percent_of_previous` are warnin
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,7 @@ from dosi.importers.common import Notes, metric_obj, safe_name
 from dosi.importers.cube_members import NotCarried, aggregate
 from dosi.importers.lookml_fields import REF, LookmlDataset, LookmlSql, field_ref
 from dosi.importers.lookml_filters import FilterNotCarried, predicate
-from dosi.importers.sql_refs import Ref, RefError, has_aggregate, parse, render, tokenize
+from dosi.importers.sql_refs import Ref, RefError, has_aggregate, parse, ref_of, render, tokenize
 
 Key = tuple[str, str]
 _AGG = {"count": "count", "count_distinct": "count_distinct", "sum": "sum", "average": "avg",
@@ -194,8 +193,8 @@ class LookmlMeasures:
 
         def swap(node: exp.Expression) -> exp.Expression:
             if isinstance(node, exp.Column):
-                m = re.fullmatch(r"__dosi_ref_(\d+)__", node.name) if not node.table else None
-                key = self._single_ref(view, "${" + refs[int(m.group(1))].text + "}") if m else None
+                ref = ref_of(node.name, refs) if not node.table else None
+                key = self._single_ref(view, "${" + ref.text + "}") if ref else None
                 if key is None:
                     raise RefError("not a measure")
                 return exp.column(self.names[key])

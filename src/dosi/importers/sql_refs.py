@@ -63,7 +63,8 @@ def parse(sql: str, dialect: str | None) -> exp.Expression:
     return tree
 
 
-def _ref_of(name: str, refs: list[Ref]) -> Ref | None:
+def ref_of(name: str, refs: list[Ref]) -> Ref | None:
+    """The reference a placeholder identifier from `tokenize` stands for (None: no placeholder)."""
     m = _TOKEN_RE.fullmatch(name)
     return refs[int(m.group(1))] if m else None
 
@@ -82,10 +83,10 @@ def resolve(
 
     def swap(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column):
-            table_ref = _ref_of(node.table, refs) if node.table else None
+            table_ref = ref_of(node.table, refs) if node.table else None
             if table_ref is not None:
                 return resolver(table_ref, node.name)
-            ref = _ref_of(node.name, refs)
+            ref = ref_of(node.name, refs)
             if ref is not None and not node.table:
                 return resolver(ref, None)
             if ref is None and raw is not None:
