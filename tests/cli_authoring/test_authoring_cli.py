@@ -84,7 +84,7 @@ def test_init_errors_are_structured(tmp_path: Path) -> None:
     code, _, stderr = dosi("init", "--db", str(tmp_path / "missing.duckdb"))
     assert code == 4 and "does not exist" in stderr
     code, _, stderr = dosi("init", "--db", "oracle://x")
-    assert code == 4 and "names no engine" in stderr
+    assert code == 2 and "names no engine" in stderr
 
 
 def test_import_cube_and_view(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from dosi.engine import Engine
+from dosi.errors import ExecuteError
 from dosi.execute.connections import Profile
 from dosi.scaffold.connect import profile_for_uri
 from dosi.scaffold.run import scaffold_model
@@ -158,3 +159,43 @@ def test_uri_forms(tmp_path: Path) -> None:
     duck = tmp_path / "y.db"
     duckdb.connect(str(duck)).close()
     assert profile_for_uri(str(duck)).type == "duckdb"
+
+
+def test_an_empty_default_schema_scaffolds_the_schemas_with_tables(tmp_path: Path) -> None:
+    path = tmp_path / "multi.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE SCHEMA a; CREATE SCHEMA b")
+    con.execute("CREATE TABLE a.t (id INTEGER); INSERT INTO a.t VALUES (1), (2)")
+    con.execute("CREATE TABLE b.t (id INTEGER PRIMARY KEY); INSERT INTO b.t VALUES (7)")
+    con.execute("CREATE TABLE b.u (v DOUBLE, t_id INTEGER REFERENCES b.t(id))")
+    con.close()
+    converted = scaffold_model(Profile("db", "duckdb", str(path)))
+    assert converted.check() == []
+    doc = converted.plain()["semantic_model"][0]
+    assert [(d["name"], d["source"]) for d in doc["datasets"]] == [
+        ("a_t", "a.t"),
+        ("b_t", "b.t"),
+        ("u", "b.u"),
+    ]
+    assert [(r["from"], r["to"]) for r in doc["relationships"]] == [("u", "b_t")]
+    rows = Engine(model_text=converted.yaml()).execute(
+        {"metrics": ["a_t_count", "b_t_count", "u_count"]}, db_path=path
+    )["rows"]
+    assert rows == [{"a_t_count": 2, "b_t_count": 1, "u_count": 0}]
+
+
+def test_no_tables_is_a_structured_error(tmp_path: Path) -> None:
+    path = tmp_path / "empty.duckdb"
+    duckdb.connect(str(path)).close()
+    with pytest.raises(ExecuteError) as err:
+        scaffold_model(Profile("db", "duckdb", str(path)))
+    assert err.value.code == "init_no_tables"
+    _undeclared(tmp_path / "loose.duckdb")
+    with pytest.raises(ExecuteError) as err:
+        scaffold_model(Profile("db", "duckdb", str(tmp_path / "loose.duckdb")), schema="nope")
+    assert err.value.code == "init_no_tables" and err.value.candidates == ["main"]
+    with pytest.raises(ExecuteError) as err:
+        scaffold_model(
+            Profile("db", "duckdb", str(tmp_path / "loose.duckdb")), tables=["stores", "stors"]
+        )
+    assert err.value.code == "unknown_table" and "stores" in err.value.candidates

@@ -9,6 +9,7 @@ next to it.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,8 +43,8 @@ _TIME_PREFERENCE = (
 class _Names:
     """Dataset and field names chosen for the catalog's tables and columns."""
 
-    datasets: dict[str, str]
-    fields: dict[tuple[str, str], str]
+    datasets: dict[tuple[str | None, str], str]  # table key -> dataset name
+    fields: dict[tuple[tuple[str | None, str], str], str]  # (table key, column) -> field
 
 
 def identifier_sql(name: str) -> str:
@@ -65,15 +66,18 @@ def source_sql(table: Table, engine: str) -> str:
 
 
 def _names(catalog: Catalog) -> _Names:
-    datasets: dict[str, str] = {}
-    fields: dict[tuple[str, str], str] = {}
+    """Dataset names are table names (`<schema>_<table>` when schemas share one)."""
+    datasets: dict[tuple[str | None, str], str] = {}
+    fields: dict[tuple[tuple[str | None, str], str], str] = {}
+    counts = Counter(t.name for t in catalog.tables)
     for t in catalog.tables:
-        datasets[t.name] = safe_name(t.name, datasets.values())
+        base = t.name if counts[t.name] == 1 or not t.schema else f"{t.schema}_{t.name}"
+        datasets[t.key] = safe_name(base, datasets.values())
         taken: list[str] = []
         for c in t.columns:
             name = safe_name(c.name, taken)
             taken.append(name)
-            fields[(t.name, c.name)] = name
+            fields[(t.key, c.name)] = name
     return _Names(datasets, fields)
 
 
@@ -91,12 +95,12 @@ def _primary_time(table: Table, temporal: Sequence[str]) -> str | None:
 
 
 def _dataset(table: Table, catalog: Catalog, names: _Names) -> dict[str, Any]:
-    ds_name = names.datasets[table.name]
+    ds_name = names.datasets[table.key]
     key_cols = set(table.primary_key) | {c for fk in table.foreign_keys for c in fk.columns}
     fields = []
     temporal: list[str] = []
     for col in table.columns:
-        fname = names.fields[(table.name, col.name)]
+        fname = names.fields[(table.key, col.name)]
         datatype = ossie_datatype(col.raw_type)
         datus: dict[str, Any] = {}
         comment = None
@@ -125,14 +129,14 @@ def _dataset(table: Table, catalog: Catalog, names: _Names) -> dict[str, Any]:
         "source": source_sql(table, catalog.engine),
     }
     if table.primary_key:
-        obj["primary_key"] = [names.fields[(table.name, c)] for c in table.primary_key]
+        obj["primary_key"] = [names.fields[(table.key, c)] for c in table.primary_key]
         if table.pk_inferred:
             obj[COMMENT] += (
                 f"; primary key {', '.join(table.primary_key)} inferred from unique, non-null "
                 "values (not declared)"
             )
     if table.unique_keys:
-        obj["unique_keys"] = [[names.fields[(table.name, c)] for c in k] for k in table.unique_keys]
+        obj["unique_keys"] = [[names.fields[(table.key, c)] for c in k] for k in table.unique_keys]
     obj["description"] = f"{kind.capitalize()} {table.name} ({len(table.columns)} columns)."
     primary = _primary_time(table, temporal)
     if primary is not None:
@@ -143,7 +147,7 @@ def _dataset(table: Table, catalog: Catalog, names: _Names) -> dict[str, Any]:
 
 
 def _metrics(table: Table, names: _Names, taken: list[str]) -> list[dict[str, Any]]:
-    ds = names.datasets[table.name]
+    ds = names.datasets[table.key]
 
     def unique(name: str) -> str:
         out = safe_name(name, taken)
@@ -164,7 +168,7 @@ def _metrics(table: Table, names: _Names, taken: list[str]) -> list[dict[str, An
         datatype = ossie_datatype(col.raw_type)
         if col.name in keys or not measure_like(col.name, datatype):
             continue
-        fname = names.fields[(table.name, col.name)]
+        fname = names.fields[(table.key, col.name)]
         out.append(
             metric_obj(
                 unique(f"{ds}_{fname}_sum"),
@@ -181,7 +185,7 @@ def _relationships(catalog: Catalog, names: _Names, notes: Notes) -> list[dict[s
     taken: list[str] = []
     for t in catalog.tables:
         for fk in t.foreign_keys:
-            target = catalog.table(fk.ref_table)
+            target = catalog.table(fk.ref_table, fk.ref_schema) or catalog.table(fk.ref_table)
             if target is None:
                 notes.warn(
                     "init_relationship_outside_scope",
@@ -191,10 +195,10 @@ def _relationships(catalog: Catalog, names: _Names, notes: Notes) -> list[dict[s
                     hint=f"add {fk.ref_table} to --tables to join it",
                 )
                 continue
-            frm, to = names.datasets[t.name], names.datasets[target.name]
+            frm, to = names.datasets[t.key], names.datasets[target.key]
             base = f"{frm}_to_{to}"
             if any(r["name"].startswith(base) for r in out):
-                base = f"{frm}_{'_'.join(names.fields[(t.name, c)] for c in fk.columns)}_to_{to}"
+                base = f"{frm}_{'_'.join(names.fields[(t.key, c)] for c in fk.columns)}_to_{to}"
             name = safe_name(base, taken)
             taken.append(name)
             out.append(
@@ -202,8 +206,8 @@ def _relationships(catalog: Catalog, names: _Names, notes: Notes) -> list[dict[s
                     name,
                     frm,
                     to,
-                    [names.fields[(t.name, c)] for c in fk.columns],
-                    [names.fields[(target.name, c)] for c in fk.ref_columns],
+                    [names.fields[(t.key, c)] for c in fk.columns],
+                    [names.fields[(target.key, c)] for c in fk.ref_columns],
                     comment="inferred from matching column names (--match-ids)"
                     if fk.inferred
                     else "declared foreign key",
@@ -216,9 +220,6 @@ def build_model(catalog: Catalog, name: str | None = None) -> Converted:
     """The scaffolded model of `catalog` (warnings for what could not be carried)."""
     notes = Notes()
     names = _names(catalog)
-    if not catalog.tables:
-        where = f"schema `{catalog.schema}`" if catalog.schema else "the database"
-        notes.warn("init_no_tables", f"{where} holds no tables", hint="pick another --schema")
     datasets = [_dataset(t, catalog, names) for t in catalog.tables]
     taken: list[str] = []
     metrics = [m for t in catalog.tables for m in _metrics(t, names, taken)]

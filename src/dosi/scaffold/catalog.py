@@ -43,6 +43,11 @@ class Table:
     is_view: bool = False
     pk_inferred: bool = False
 
+    @property
+    def key(self) -> tuple[str | None, str]:
+        """(schema, name): tables of different schemas may share a name."""
+        return self.schema, self.name
+
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dosi.errors import ExecuteError
+from dosi.errors import ArgumentError, ExecuteError
 from dosi.execute.connections import TYPE_ALIASES, Profile
 
 _SCHEMES: dict[str, str] = {
@@ -51,13 +51,12 @@ def profile_for_uri(uri: str) -> Profile:
     """The connection profile `--db URI` stands for."""
     text = uri.strip()
     if not text:
-        raise ExecuteError("usage_error", "--db is empty", hint="pass a database file or URI")
+        raise ArgumentError("--db is empty", hint="pass a database file or URI")
     scheme = text.split("://", 1)[0].lower() if "://" in text else None
     if scheme is not None:
         kind = _SCHEMES.get(scheme) or TYPE_ALIASES.get(scheme)
         if kind is None:
-            raise ExecuteError(
-                "usage_error",
+            raise ArgumentError(
                 f"--db {scheme}:// names no engine dosi init can read",
                 candidates=sorted(_SCHEMES),
                 hint="e.g. postgresql://user@host:5432/db or a DuckDB / SQLite file path",

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from dosi.errors import ExecuteError
+from dosi.errors import ArgumentError, ExecuteError
 from dosi.execute.runner import Runner
 from dosi.scaffold.catalog import Catalog, Column, ForeignKey, Table
 
@@ -240,14 +240,12 @@ WHERE k.TABLE_SCHEMA = DATABASE()
 def _mysql(runner: Runner, schema: str | None) -> tuple[str | None, list[Table]]:
     current = _one(runner, "SELECT DATABASE() AS db")
     if schema is not None and schema != current:
-        raise ExecuteError(
-            "usage_error",
+        raise ArgumentError(
             f"MySQL/MariaDB scaffolds the connection's database (`{current}`), not `{schema}`",
             hint="put the database in the URI (mysql://user@host:3306/DB) and drop --schema",
         )
     if current is None:
-        raise ExecuteError(
-            "usage_error",
+        raise ArgumentError(
             "the MySQL/MariaDB connection has no database selected",
             hint="put the database in the URI: mysql://user@host:3306/DB",
         )
@@ -288,8 +286,7 @@ WHERE m.type = 'table' AND il."unique" = 1 AND il.origin IN ('u', 'c') AND il.pa
 
 def _sqlite(runner: Runner, schema: str | None) -> tuple[str | None, list[Table]]:
     if schema not in (None, "main"):
-        raise ExecuteError(
-            "usage_error",
+        raise ArgumentError(
             f"a SQLite database has one schema, `main` (got --schema {schema})",
             hint="drop --schema",
         )
@@ -322,8 +319,7 @@ WHERE database = currentDatabase() AND engine IN ('View', 'MaterializedView')
 def _clickhouse(runner: Runner, schema: str | None) -> tuple[str | None, list[Table]]:
     current = _one(runner, "SELECT currentDatabase() AS db")
     if schema is not None and schema != current:
-        raise ExecuteError(
-            "usage_error",
+        raise ArgumentError(
             f"ClickHouse scaffolds the connection's database (`{current}`), not `{schema}`",
             hint="put the database in the URI (clickhouse://host:8123/DB) and drop --schema",
         )
@@ -357,6 +353,22 @@ def _spark(runner: Runner, schema: str | None) -> tuple[str | None, list[Table]]
     return schema, _assemble(schema, cols, set(), [], [])
 
 
+_SCHEMAS = {
+    "duckdb": "SELECT DISTINCT table_schema AS s FROM information_schema.tables "
+    "WHERE table_catalog = current_database()",
+    "postgres": "SELECT DISTINCT table_schema AS s FROM information_schema.tables",
+}
+
+
+def _schemas_with_tables(runner: Runner, engine: str) -> list[str]:
+    """The schemas that hold tables (engines with several schemas per database)."""
+    sql = _SCHEMAS.get(engine)
+    if sql is None:
+        return []
+    names = {str(r["s"]) for r in _rows(runner, sql)}
+    return sorted(n for n in names if n not in _PG_SYSTEM and n != "pg_toast")
+
+
 READERS: dict[str, Callable[[Runner, str | None], tuple[str | None, list[Table]]]] = {
     "duckdb": _duckdb,
     "postgres": _postgres,
@@ -376,15 +388,29 @@ def read_catalog(
     given (each must exist)."""
     reader = READERS.get(engine)
     if reader is None:
-        raise ExecuteError(
-            "usage_error",
+        raise ArgumentError(
             f"dosi init cannot read the catalog of a `{engine}` connection",
             candidates=sorted(READERS),
             hint="scaffold from one of these engines, or write the model by hand",
         )
+    asked = schema
     schema, found = reader(runner, schema)
     if engine == "postgres" and schema in _PG_SYSTEM:
         found = []
+    others = _schemas_with_tables(runner, engine) if not found else []
+    if not found and asked is None and others:
+        # the default schema is empty: scaffold every schema that has tables
+        for other in others:
+            found += reader(runner, other)[1]
+        schema = None
+    elif not found:
+        where = f"schema `{schema}`" if schema else "the database"
+        raise ExecuteError(
+            "init_no_tables",
+            f"{where} holds no tables or views",
+            candidates=[o for o in others if o != schema][:20],
+            hint="pick a schema that has tables with --schema" if others else "load tables first",
+        )
     if tables:
         names = {t.name for t in found}
         missing = [t for t in tables if t not in names]
