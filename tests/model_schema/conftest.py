@@ -66,6 +66,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         )
     if misses:
         if reporter is not None:
-            for miss in misses[:5]:
+            for miss in misses[:3]:
                 reporter.write_line(miss)
+            for miss in misses[3:30]:
+                reporter.write_line(miss.split("\n", 1)[0])
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

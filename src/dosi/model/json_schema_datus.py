@@ -343,7 +343,7 @@ def payload_defs() -> dict[str, Any]:
             {
                 "time_dimension": {
                     "type": "string",
-                    "pattern": _NAME,
+                    "pattern": "^\\S(.*\\S)?$",
                     "description": _key_doc("time_dimension"),
                 }
             },
@@ -381,7 +381,7 @@ def payload_defs() -> dict[str, Any]:
                 "fill_nulls_with": {"type": "number", "description": _key_doc("fill_nulls_with")},
                 "time_dimension": {
                     "type": "string",
-                    "pattern": "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?$",
+                    "pattern": "^[^.\\s]([^.]*[^.\\s])?(\\.[^.\\s]([^.]*[^.\\s])?)?$",
                     "description": _key_doc("time_dimension"),
                 },
                 "dataset": {"type": "string", "minLength": 1, "description": _key_doc("dataset")},
