@@ -112,8 +112,8 @@ class CubeConverter:
             if dim.get("granularities"):
                 self.notes.warn(
                     "cube_custom_granularity",
-                    f"{where}: custom granularities are not carried (the standard day ... year "
-                    "grains remain)",
+                    "custom granularities are not carried (the standard day ... year grains "
+                    "remain)",
                     path=where,
                 )
 
