@@ -57,6 +57,8 @@ def _misses() -> list[str]:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not _SEEN:
+        return
     misses = _misses()
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
