@@ -159,6 +159,7 @@ def test_uri_forms(tmp_path: Path) -> None:
     duck = tmp_path / "y.db"
     duckdb.connect(str(duck)).close()
     assert profile_for_uri(str(duck)).type == "duckdb"
+    assert profile_for_uri(f"duckdb:///{duck}").uri == str(duck)
 
 
 def test_an_empty_default_schema_scaffolds_the_schemas_with_tables(tmp_path: Path) -> None:

@@ -61,6 +61,8 @@ def profile_for_uri(uri: str) -> Profile:
                 candidates=sorted(_SCHEMES),
                 hint="e.g. postgresql://user@host:5432/db or a DuckDB / SQLite file path",
             )
+        if kind == "duckdb":  # the runner opens a path (as connection profiles read it)
+            text = text.removeprefix("duckdb:///").removeprefix("duckdb://")
         return Profile("db", kind, text)
     if text.startswith("local[") or text == "local":
         return Profile("db", "spark", text)
