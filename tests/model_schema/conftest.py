@@ -26,7 +26,7 @@ _read = model_compiler.read_document
 
 
 def _recording(text: str) -> Any:
-    if isinstance(text, str) and len(_SEEN) < 50_000:
+    if isinstance(text, str) and len(text) < 1_000_000 and len(_SEEN) < 50_000:
         _SEEN.setdefault(text, None)
     return _read(text)
 
