@@ -239,3 +239,16 @@ def test_plain_string_expression_is_a_schema_error_naming_the_form() -> None:
     errors = schema_errors(doc)
     assert errors and "is not of type 'object'" in errors[0]
     assert "dialects" in build_schema()["$defs"]["Expression"]["description"]
+
+
+def test_null_optional_keys_load_in_both() -> None:
+    """The engine reads an optional key written as null as absent; so does the schema."""
+    doc = _model("metric", {})
+    model = doc["semantic_model"][0]
+    model["datasets"][0]["fields"][0]["datatype"] = None
+    model["datasets"][0]["description"] = None
+    model["metrics"][0]["custom_extensions"] = None
+    assert schema_errors(doc) == []
+    compile_model_text(to_yaml(doc))
+    model["datasets"][0]["name"] = None
+    assert schema_errors(doc)

@@ -38,6 +38,20 @@ CARRIER_DEFS = {
 _DATUS_VENDOR = "^[Dd][Aa][Tt][Uu][Ss]$"
 
 
+def _null_when_optional(obj: dict[str, Any]) -> None:
+    """An optional key may also be null: the engine reads null as absent (its pydantic model
+    declares every optional key `X | None`), so the schema accepts what the engine loads."""
+    required = set(obj.get("required", ()))
+    for key, prop in obj["properties"].items():
+        if key in required:
+            continue
+        if isinstance(prop.get("type"), str):  # keeps errors inside lists precise
+            prop["type"] = [prop["type"], "null"]
+        else:
+            described = {"description": prop["description"]} if "description" in prop else {}
+            obj["properties"][key] = {**described, "anyOf": [prop, {"type": "null"}]}
+
+
 def _core_defs() -> dict[str, Any]:
     dialects = list(OsiDialect.__args__)  # type: ignore[attr-defined]
     datatypes = list(DataType.__args__)  # type: ignore[attr-defined]
@@ -180,6 +194,8 @@ def _core_defs() -> dict[str, Any]:
             "additionalProperties": False,
         },
     }
+    for name in ("Dimension", "Field", "Dataset", "Relationship", "Metric", "SemanticModel"):
+        _null_when_optional(defs[name])
     for carrier, payload in CARRIER_DEFS.items():
         defs[f"{payload[: -len('Payload')]}Extension"] = {
             "type": "object",
