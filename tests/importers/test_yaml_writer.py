@@ -38,7 +38,7 @@ def _tree(depth: int) -> st.SearchStrategy[Any]:
     return st.one_of(_scalar, commented, st.lists(inner, max_size=4))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(st.dictionaries(_key, _tree(3), max_size=5), st.one_of(st.none(), _text))
 def test_round_trip(doc: dict[str, Any], header: str | None) -> None:
     text = to_yaml(doc, header)
