@@ -23,7 +23,8 @@ from archkit import PACKAGE, SRC, edges, layer_of, modules, strongly_connected
 # the package's __init__, not every module at the root).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("dosi.frontends", "dosi.__main__"),  # thin transports: CLI, REST, MCP, PostgreSQL, web
-    ("dosi.importers", "dosi.exporters"),  # authoring: other tools' models in and out
+    # authoring: other tools' models in and out, scaffolds, the model's JSON Schema
+    ("dosi.importers", "dosi.exporters", "dosi.scaffold"),
     ("dosi", "dosi.engine"),  # the public facade: the package itself and Engine
     ("dosi.analysis",),  # lineage and attribution
     ("dosi.catalog",),  # catalog views

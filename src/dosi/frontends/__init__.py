@@ -10,6 +10,6 @@ error is its structured error as JSON (`contract`).
 Layer: the top. May import the facade (`dosi`, `dosi.engine`, `dosi.errors`) and what the
 facade's answers are made of (`dosi.ext` capabilities, `dosi.model.loader`, `dosi.query.spec`,
 `dosi.query.bounds`, `dosi.query.semantic_sql` (the SQL surface's virtual table),
-`dosi.execute.connections` / `cancel`), and the model importers and exporters
-(`dosi.importers`, `dosi.exporters`); nothing below imports a frontend.
+`dosi.execute.connections` / `cancel`), and the authoring packages
+(`dosi.importers`, `dosi.exporters`, `dosi.scaffold`); nothing below imports a frontend.
 """

@@ -1,4 +1,4 @@
-"""Model importers: Cube, LookML (and dbt) projects -> Ossie documents with DATUS extensions.
+"""Model importers: Cube, LookML and dbt projects -> Ossie documents with DATUS extensions.
 
 Layer: authoring, below the frontends and above the engine's own layers. Importers build
 plain documents with `common.py`, render them with `yaml_writer.py`, and check them with the

@@ -27,7 +27,11 @@ _UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
 
 def _special(value: str) -> bool:
     """Text PyYAML would write over several lines or with characters YAML misreads."""
-    return bool(re.search("[\n\r]", value) or _BREAKS.search(value) or _UNPRINTABLE.search(value))
+    return bool(
+        _BREAKS.search(value)
+        or _UNPRINTABLE.search(value)
+        or any(ch.isspace() and ch != " " for ch in value)  # \n, \t, NBSP and the like
+    )
 
 
 def _unicode_ok(value: Any) -> bool:
@@ -46,7 +50,7 @@ def _one_line(value: str) -> str:
     for ch in value:
         if ch in _ESCAPES:
             out.append(_ESCAPES[ch])
-        elif _BREAKS.match(ch) or _UNPRINTABLE.match(ch):
+        elif _BREAKS.match(ch) or _UNPRINTABLE.match(ch) or (ch.isspace() and ch != " "):
             code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
         else:

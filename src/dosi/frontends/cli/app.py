@@ -22,6 +22,7 @@ from dosi.frontends.cli.commands.analysis import attribute, lineage, select
 from dosi.frontends.cli.commands.authoring import export_group, import_group
 from dosi.frontends.cli.commands.catalog import info, list_, validate
 from dosi.frontends.cli.commands.demo import demo
+from dosi.frontends.cli.commands.init import init, schema
 from dosi.frontends.cli.commands.query import compile_, explain, query
 from dosi.frontends.cli.commands.serve import mcp, serve
 from dosi.frontends.cli.commands.sql import pg, sql
@@ -110,6 +111,8 @@ COMMANDS: tuple[click.Command, ...] = (
     pg,
     import_group,
     export_group,
+    init,
+    schema,
     demo,
 )
 for _command in COMMANDS:

@@ -1,5 +1,8 @@
 """`dosi import <tool>` and `dosi export <tool>`: other tools' semantic models in and out.
 
+`dosi import cube|lookml PATH` and `dosi export ossie` write the model (checked to load) to
+stdout or `-o FILE` (`--force` to replace it), warnings on stderr, or with `-f json` one
+object holding model and warnings (`dosi.frontends.cli.writing`).
 `dosi import dbt PROJECT_DIR|semantic_manifest.json -o model.yaml [--queries DIR]` writes the
 Ossie model (warnings on stderr, each naming the dbt object and why it did not carry; `-f json`
 prints them as JSON) and, with `--queries`, each saved query as a dosi query file;
@@ -18,10 +21,15 @@ from typing import Any
 
 import click
 
-from dosi.errors import Diagnostic, ModelError, OsiError
+from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError
 from dosi.exporters.dbt import export_dbt
+from dosi.exporters.ossie import export_ossie
+from dosi.frontends.cli.engine_input import read_model, resolve_model
 from dosi.frontends.cli.output import EXIT_MODEL, echo_json, print_diagnostics, report_error
+from dosi.frontends.cli.writing import emit_converted, model_output_options
+from dosi.importers.cube import import_cube
 from dosi.importers.dbt import SAVED_QUERIES_KEY, import_dbt
+from dosi.importers.lookml import import_lookml
 from dosi.model.loader import parse_document, read_model_text
 
 _FORMAT = click.option(
@@ -43,6 +51,65 @@ def import_group() -> None:
 @click.group("export")
 def export_group() -> None:
     """Export an Ossie model to another tool's semantic-model format."""
+
+
+@import_group.command("cube")
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--view", metavar="NAME", help="Import one view: its members, under its names.")
+@click.option(
+    "--dialect", metavar="NAME", help="The warehouse dialect of the project's SQL (sqlglot)."
+)
+@click.option("--name", metavar="NAME", help="The semantic model's name.")
+@model_output_options
+def import_cube_command(
+    path: str, view: str | None, dialect: str | None, name: str | None, fmt: str,
+    output: str | None, force: bool,
+) -> None:  # fmt: skip
+    """A Cube project (its YAML model folder, or one file)."""
+    try:
+        converted = import_cube(path, view=view, dialect=dialect, name=name)
+    except KeyError:
+        raise ArgumentError(f"the Cube project has no view `{view}`") from None
+    emit_converted(converted, fmt.lower(), output, force)
+
+
+@import_group.command("lookml")
+@click.argument("path", type=click.Path(exists=True))
+@click.option(
+    "--dialect",
+    metavar="NAME",
+    help="The warehouse dialect of the project's SQL, e.g. bigquery.",
+)
+@click.option("--name", metavar="NAME", help="The semantic model's name.")
+@model_output_options
+def import_lookml_command(
+    path: str, dialect: str | None, name: str | None, fmt: str, output: str | None, force: bool
+) -> None:
+    """A LookML project (its .lkml files: views and explores)."""
+    emit_converted(import_lookml(path, dialect=dialect, name=name), fmt.lower(), output, force)
+
+
+@export_group.command("ossie")
+@click.option("--model", "-m", "model", metavar="PATH", default=None, help="The model file.")
+@click.option(
+    "--keep-datus",
+    is_flag=True,
+    help="Keep the DATUS entries, completing each one's v and requires.",
+)
+@click.option(
+    "--allow-silent",
+    is_flag=True,
+    help="Drop silent-impact and required keys too (each a warning); refused otherwise.",
+)
+@model_output_options
+def export_ossie_command(
+    model: str | None, keep_datus: bool, allow_silent: bool, fmt: str, output: str | None,
+    force: bool,
+) -> None:  # fmt: skip
+    """Plain Ossie for consumers that ignore the DATUS extensions."""
+    text = read_model(resolve_model(model))
+    converted = export_ossie(text, keep_datus=keep_datus, allow_silent=allow_silent)
+    emit_converted(converted, fmt.lower(), output, force)
 
 
 @import_group.command("dbt")
