@@ -107,7 +107,7 @@ def sql_request(body: Any) -> tuple[str, list[Any] | None]:
     if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
         raise QueryError("invalid_query", 'send {"sql": "SELECT ...", "params": [...]}',
                          hint="the statement reads the model's virtual table; see "
-                         "docs/serving-sql.md")
+                         "docs/serving/sql.md")
     params = body.get("params")
     if params is not None and not isinstance(params, list):
         raise QueryError("invalid_query", "params must be a list (the values of $1, $2, ...)")

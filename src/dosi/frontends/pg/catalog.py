@@ -27,7 +27,7 @@ from dosi.query.semantic_sql.items import output_name
 SERVER_VERSION = "15.0"
 VERSION_TEXT = (
     f"PostgreSQL {SERVER_VERSION} (dosi {__version__} semantic layer: SQL over the models "
-    "virtual tables, see docs/serving-sql.md) on x86_64-pc-linux-gnu, 64-bit"
+    "virtual tables, see docs/serving/sql.md) on x86_64-pc-linux-gnu, 64-bit"
 )
 KEYWORDS = [
     "all",
@@ -395,7 +395,7 @@ class Catalog:
                 "catalog_query_failed",
                 f"the catalog cannot answer this query: {str(exc).splitlines()[0]}",
                 hint="the catalog emulates pg_catalog and information_schema for the "
-                "semantic tables; see docs/serving-sql.md",
+                "semantic tables; see docs/serving/sql.md",
             ) from None
         finally:
             cur.close()

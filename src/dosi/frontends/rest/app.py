@@ -3,7 +3,7 @@
 Every POST body is JSON: `/v1/query`, `/v1/compile` and `/v1/explain` take the query object
 itself (the same JSON as `Engine.execute`); `/v1/select` the detail query; `/v1/attribute`
 `{"metric", "current", "baseline", "dimensions"}`; `/v1/validate` `{"model": "<yaml text>"}`;
-`/v1/sql` `{"sql": "SELECT ...", "params": [...]}` (semantic SQL, docs/serving-sql.md).
+`/v1/sql` `{"sql": "SELECT ...", "params": [...]}` (semantic SQL, docs/serving/sql.md).
 Errors are the engine's structured errors as JSON (`dosi.frontends.contract`), 4xx for caller
 mistakes. Results are JSON by default, CSV or an Arrow IPC stream by `Accept`.
 

@@ -37,5 +37,5 @@ def unsupported(node: exp.Expression, what: str, hint: str | None = None) -> Que
     return refuse(
         UNSUPPORTED,
         f"{what} is not a semantic query construct: `{snippet(node)}`",
-        hint=hint or "see docs/serving-sql.md for the SQL a semantic table accepts",
+        hint=hint or "see docs/serving/sql.md for the SQL a semantic table accepts",
     )

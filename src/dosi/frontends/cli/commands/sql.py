@@ -1,5 +1,5 @@
 """`dosi sql` and `dosi pg`: semantic SQL from the command line, and the PostgreSQL wire
-server (docs/serving-sql.md). The server needs no optional extra, so it is imported directly;
+server (docs/serving/sql.md). The server needs no optional extra, so it is imported directly;
 `dosi serve --pg-port` starts the same server beside REST (`commands.serve`)."""
 
 from __future__ import annotations
