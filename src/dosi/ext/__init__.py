@@ -48,6 +48,8 @@ from dosi.ext.window import (
     OrderSpec,
     PartitionSpec,
     RankWindow,
+    ShareWindow,
+    StreakWindow,
     ValueWindow,
     WindowSpec,
 )
@@ -78,6 +80,8 @@ __all__ = [
     "Payload",
     "RankWindow",
     "RelationshipExt",
+    "ShareWindow",
+    "StreakWindow",
     "TimeFormat",
     "TimeSpec",
     "ValueWindow",
