@@ -68,6 +68,8 @@ MODEL_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "lod_include": ("shop_lod", snapshotkit.SQL_QUERIES["lod_metric_include"][1]),
     "lod_attach": ("shop_lod", snapshotkit.SQL_QUERIES["lod_metric_exclude"][1]),
     "conform_merge": ("netbar", snapshotkit.SQL_QUERIES["conform_two_facts"][1]),
+    "window_share": ("shop_plus", snapshotkit.SQL_QUERIES["window_share"][1]),
+    "window_streak": ("shop_plus", snapshotkit.SQL_QUERIES["window_streak"][1]),
 }
 KINDS = SNAPSHOTS / "node_kinds.json"
 
