@@ -119,7 +119,16 @@ def _streak(
     start = r.errors
     compare = "value"
     if present(raw, "compare"):
-        compare = r.enum(f"{kp}.compare", raw["compare"], COMPARES) or "value"
+        compare = (
+            r.enum(
+                f"{kp}.compare",
+                raw["compare"],
+                COMPARES,
+                hint='"value" tests the bucket\'s value, "change" its change against the '
+                'previous bucket (growth: {"compare": "change", "op": ">"})',
+            )
+            or "value"
+        )
     op: str | None = None
     if present(raw, "op"):
         op = r.enum(
