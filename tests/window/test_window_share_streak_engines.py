@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import conformkit
 import duckdb
 import pytest
 from test_window_share import shared
@@ -21,15 +21,6 @@ from test_window_streak import STREAK_SALES, streaked
 from wm_common import SALES, Key, assert_series, build_db, model_yaml, series
 
 import dosi
-
-_KIT = Path(__file__).resolve().parents[1] / "kit"
-if "conformkit" not in sys.modules:
-    _spec = importlib.util.spec_from_file_location("conformkit", _KIT / "conformkit.py")
-    assert _spec is not None and _spec.loader is not None
-    _mod = importlib.util.module_from_spec(_spec)
-    sys.modules["conformkit"] = _mod
-    _spec.loader.exec_module(_mod)
-import conformkit  # noqa: E402
 
 ENGINES = ("duckdb", "sqlite", "datafusion", "chdb")
 ROWS = (*SALES, *(dataclasses.replace(s, sale_id=1000 + s.sale_id) for s in STREAK_SALES))

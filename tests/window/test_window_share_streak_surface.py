@@ -182,7 +182,7 @@ def test_catalog_metadata(eng: dosi.Engine) -> None:
 
 def test_explain_names_the_families(eng: dosi.Engine) -> None:
     text = eng.explain({"metrics": ["share", "runs"], "group_by": ["metric_time:month"]})
-    assert "share: share of the none total" in text
+    assert "share: share of the grand total" in text
     assert "runs: streak of buckets with change vs previous bucket > 0" in text
 
 

@@ -66,8 +66,11 @@ class ShareWindow(WindowSpec):
 
     def describe(self) -> str:
         mode = self.partition.mode
-        extra = f" except {', '.join(self.partition.exclude)}" if self.partition.exclude else ""
-        return f"share of the {mode}{extra} total"
+        if mode == "time_bucket":
+            return "share of each time bucket's total"
+        if mode == "none":
+            return "share of the grand total"
+        return f"share of the total across {', '.join(self.partition.exclude)}"
 
 
 def parse(r: WindowReader, window: dict[str, Any]) -> ShareWindow | None:
