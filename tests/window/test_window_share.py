@@ -202,6 +202,16 @@ def test_share_grouped_dimension_filter_keeps_it_context_filter_narrows_it(
     assert_series(keyed(ctx, RT, "sh"), shared(base, by_month))
 
 
+def test_share_row_filter_on_an_ungrouped_field_narrows_the_population(
+    eng: dosi.Engine, db: str
+) -> None:
+    """A where_sql condition on a field the query does not group by filters rows before
+    aggregation: the share is of what is left."""
+    base = series("month", ("region",), where=lambda s: s.amount is not None and s.amount > 20)
+    rows = run(eng, db, ["sh"], REGION_MONTH, where_sql="sales.amount > 20")
+    assert_series(keyed(rows, RT, "sh"), shared(base, by_month))
+
+
 def test_share_recomputes_at_each_grain(eng: dosi.Engine, db: str) -> None:
     """Rollup recomputes: the yearly share is the year's values over the year's total, never
     a sum of monthly shares."""
