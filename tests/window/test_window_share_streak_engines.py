@@ -130,7 +130,7 @@ def test_share_on_every_engine(target: tuple[str, dosi.Engine]) -> None:
 def test_streak_on_every_engine(target: tuple[str, dosi.Engine]) -> None:
     """Daily runs broken by a missing day, a NULL, a tie (growth) and negatives; monthly runs
     broken by the SALES month gaps."""
-    for grain, cols in (("day", RD), ("month", RM)):
+    for grain, cols in (("day", RD), ("week", ("region", "metric_time__week")), ("month", RM)):
         base = series(grain, ("region",), rows=ROWS)
         rows = _run(
             target, ["pos", "growth", "flat_or_up"], ["sales.region", f"metric_time:{grain}"]

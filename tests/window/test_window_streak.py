@@ -23,6 +23,7 @@ from wm_common import (
     key_date,
     keyed,
     make_engine,
+    offset_expected,
     query_error,
     run,
     series,
@@ -65,6 +66,11 @@ WINDOWS: dict[str, Any] = {
         {"derive": {"type": "compose", "expr": "revenue - cnt"}},
     ),
     "net_growth": {"base": "net", "streak": {"compare": "change", "op": ">"}},
+    "mom_delta": {"type": "pop", "offset": "1 month", "calculation": "delta"},
+    "mom2": ("SUM(sales.amount)", {"derive": {"type": "compose", "expr": "mom_delta * 2"}}),
+    # a window over another window's output (level 2) declares its partition (WIN-19-07)
+    "mom2_up": {"base": "mom2", "streak": {"op": ">", "partition": {"mode": "query_dimensions"}}},
+    "mom2_share": {"base": "mom2", "share": {"partition": {"mode": "none"}}},
 }
 
 
@@ -262,6 +268,27 @@ def test_streak_of_a_derive_series(eng: dosi.Engine, db: str) -> None:
         ["sales.region", "metric_time:month"],
         ("region", "metric_time__month"),
         {"net_growth": streaked(net, "month", ">", compare="change")},
+    )
+
+
+def test_share_and_streak_over_a_window_output(eng: dosi.Engine, db: str) -> None:
+    """Level 2 (D-DERIVE stage tier): the streak and the share of a compose over a
+    month-over-month delta; a NULL delta (no previous month) fails the condition and has no
+    share."""
+    base = series("month", ("region",))
+    delta = offset_expected(base, 1, "month", "delta")
+    mom2 = {k: None if v is None else 2 * v for k, v in delta.items()}
+    total = sum(v for v in mom2.values() if v is not None)
+    check(
+        eng,
+        db,
+        ["sales.region", "metric_time:month"],
+        ("region", "metric_time__month"),
+        {
+            "mom2": mom2,
+            "mom2_up": streaked(mom2, "month", ">"),
+            "mom2_share": {k: None if v is None else v / total for k, v in mom2.items()},
+        },
     )
 
 
