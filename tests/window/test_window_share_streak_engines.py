@@ -1,28 +1,39 @@
-"""The share and streak families on the embedded engines of the engine matrix (SQLite,
-DataFusion, chDB) beside DuckDB: the same tables loaded into each engine, the same queries,
-every value compared with the plain-Python references of test_window_share / test_window_streak
-(never with another engine's answer). An engine whose Python package is missing is skipped
-with the reason shown, never silently."""
+"""The share and streak families on the engines of the engine matrix: the embedded ones
+(SQLite, DataFusion, chDB) beside DuckDB, and PostgreSQL / MariaDB when `.ci/run` (or
+DOSI_TEST_POSTGRES / DOSI_TEST_MARIADB) provides a server: the same tables loaded into each
+engine, the same queries, every value compared with the plain-Python references of
+test_window_share / test_window_streak (never with another engine's answer). An engine whose
+Python package or server is missing is skipped with the reason shown, never silently."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 import importlib.util
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import conformkit
 import duckdb
+import portkit
 import pytest
 from test_window_share import shared
 from test_window_streak import STREAK_SALES, streaked
 from wm_common import SALES, Key, assert_series, build_db, model_yaml, series
 
 import dosi
+from dosi.execute.mysql_runner import parse_mysql_uri
 
-ENGINES = ("duckdb", "sqlite", "datafusion", "chdb")
+ENGINES = ("duckdb", "sqlite", "datafusion", "chdb", "postgres", "mariadb")
+_PACKAGES = {
+    "datafusion": "datafusion",
+    "chdb": "chdb",
+    "postgres": "psycopg",
+    "mariadb": "pymysql",
+}
+_SERVERS = {"postgres": "DOSI_TEST_POSTGRES", "mariadb": "DOSI_TEST_MARIADB"}
 ROWS = (*SALES, *(dataclasses.replace(s, sale_id=1000 + s.sale_id) for s in STREAK_SALES))
 WINDOWS: dict[str, Any] = {
     "sh": {"share": {}},
@@ -60,10 +71,12 @@ def target(
 ) -> Iterator[tuple[str, dosi.Engine]]:
     kind = request.param
     db, parquet = files
-    if kind in ("datafusion", "chdb") and importlib.util.find_spec(kind) is None:
-        pytest.skip(
-            f"{kind}: the Python package `{kind}` is not installed (pip install 'dosi[{kind}]')"
-        )
+    module = _PACKAGES.get(kind)
+    if module is not None and importlib.util.find_spec(module) is None:
+        pytest.skip(f"{kind}: the Python package `{module}` is not installed")
+    env = _SERVERS.get(kind)
+    if env is not None and not os.environ.get(env):
+        pytest.skip(f"{kind}: set {env} (bash scripts/{kind}.sh) to run")
     text = model_yaml(WINDOWS).replace("source: sales", "source: main.sales")
     tmp = tmp_path_factory.mktemp(kind)
     close: Any = lambda: None  # noqa: E731
@@ -75,14 +88,44 @@ def target(
     elif kind == "chdb":
         client = conformkit.load_chdb(parquet, tmp / "chdb", TABLES)
         conn, close = {"type": kind, "client": client}, client.close
-    else:
+    elif kind == "datafusion":
         conn = {"type": kind, "client": conformkit.load_datafusion(parquet, TABLES)}
+    elif kind == "postgres":
+        conn, close = _postgres(db)
+    else:
+        conn, close = _mariadb(db)
     eng = dosi.Engine(model_text=text, connections={kind: conn})
     try:
         yield kind, eng
     finally:
         eng.close()
         close()
+
+
+def _postgres(db: Path) -> tuple[dict[str, Any], Any]:
+    """A fresh database on the server, schema `main` with the test tables."""
+    import psycopg
+
+    holder = portkit.session_database(os.environ["DOSI_TEST_POSTGRES"])
+    dsn = holder.__enter__()
+    con = psycopg.connect(dsn, autocommit=True)
+    con.execute("CREATE SCHEMA main")
+    conformkit.load_postgres_tables(db, con, TABLES, portkit.pg_type)
+
+    def close() -> None:
+        con.close()
+        holder.__exit__(None, None, None)
+
+    return {"type": "postgres", "client": con}, close
+
+
+def _mariadb(db: Path) -> tuple[dict[str, Any], Any]:
+    """Database `main` (replaced) on the server with the test tables."""
+    import pymysql
+
+    con = pymysql.connect(**parse_mysql_uri(os.environ["DOSI_TEST_MARIADB"]))
+    conformkit.load_mysql(db, con, TABLES)
+    return {"type": "mariadb", "client": con}, con.close
 
 
 def _bucket(v: Any) -> Any:

@@ -13,7 +13,9 @@ The window stage then counts from the run's opening row: `rn - MAX(rn of starts 
 for an `ok` row, 0 otherwise. "The row before" is read as `MAX(x) OVER (... ROWS BETWEEN n
 PRECEDING AND n PRECEDING)`: the one-row frame every engine has, with no LAG spelling to vary;
 each use of it is guarded by the calendar check on the lagged bucket, so an engine that answers
-an empty frame with a default instead of NULL cannot open or extend a run.
+an empty frame with a default instead of NULL cannot open or extend a run. The flags are 0 / 1
+CASEs of one comparison each, combined by multiplication: MariaDB 10.11 answers a conjunction of
+two window-function predicates wrongly.
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ def _names(s: WindowStageSql, wm: WindowMetric) -> tuple[str, str, str]:
 
 
 def _flag(cond: exp.Expression) -> exp.Expression:
-    return exp.Case(ifs=[exp.If(this=cond, true=exp.Literal.number(1))], default=exp.Literal.number(0))
+    return exp.Case(
+        ifs=[exp.If(this=cond, true=exp.Literal.number(1))], default=exp.Literal.number(0)
+    )
 
 
 def _target(spec: StreakWindow) -> exp.Expression:
@@ -79,33 +83,29 @@ def columns(s: WindowStageSql, wm: WindowMetric, spec: WindowSpec) -> list[exp.E
     def adjacent(prev_t: exp.Expression, cur_t: exp.Expression) -> exp.Expression:
         return exp.EQ(this=prev_t, expression=s.dialect.shift(cur_t, -1, s.stage.grain))  # type: ignore[arg-type]
 
+    # 0/1 flags combined by arithmetic, never AND / NOT between predicates that hold window
+    # functions: MariaDB 10.11 evaluates such a conjunction wrongly (a true AND true read 0)
+    def times(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+        return exp.Mul(this=a, expression=b)
+
+    adjacent_1 = _flag(adjacent(lag(t.copy(), 1), t.copy()))
     if spec.compare == "value":
         ok = _flag(meets(v))
         prev_ok = _flag(meets(lag(v.copy(), 1)))
     else:
-        ok = _flag(
-            exp.And(
-                this=adjacent(lag(t.copy(), 1), t.copy()),
-                expression=meets(exp.Sub(this=v.copy(), expression=lag(v.copy(), 1))),
-            )
+        ok = times(
+            adjacent_1.copy(),
+            _flag(meets(exp.Sub(this=v.copy(), expression=lag(v.copy(), 1)))),
         )
-        prev_ok = _flag(
-            exp.And(
-                this=adjacent(lag(t.copy(), 2), lag(t.copy(), 1)),
-                expression=meets(exp.Sub(this=lag(v.copy(), 1), expression=lag(v.copy(), 2))),
-            )
+        prev_ok = times(
+            _flag(adjacent(lag(t.copy(), 2), lag(t.copy(), 1))),
+            _flag(meets(exp.Sub(this=lag(v.copy(), 1), expression=lag(v.copy(), 2)))),
         )
     one = exp.Literal.number(1)
-    continues = exp.And(
-        this=adjacent(lag(t.copy(), 1), t.copy()),
-        expression=exp.EQ(this=prev_ok, expression=one.copy()),
-    )
-    opens = exp.Case(
-        ifs=[exp.If(this=continues, true=exp.Literal.number(0))], default=one.copy()
-    )
-    start = exp.Case(
-        ifs=[exp.If(this=exp.EQ(this=ok.copy(), expression=one.copy()), true=opens)],
-        default=exp.Literal.number(0),
+    # a run opens at an ok row unless the calendar-previous bucket is the row before and ok
+    continues = exp.Paren(this=times(adjacent_1, exp.Paren(this=prev_ok)))
+    start = times(
+        exp.Paren(this=ok.copy()), exp.Paren(this=exp.Sub(this=one.copy(), expression=continues))
     )
     order = p.order_keys(wm, "time", "asc", None)
     rn = p.window(exp.RowNumber(), [y.copy() for y in partition], order, None)
@@ -134,9 +134,7 @@ def render(s: WindowStageSql, wm: WindowMetric, spec: WindowSpec) -> exp.Express
         s.order_keys(wm, "time", "asc", None),
         frame,
     )
-    length = exp.Add(
-        this=exp.Sub(this=s.cur(rn_name), expression=opened), expression=one.copy()
-    )
+    length = exp.Add(this=exp.Sub(this=s.cur(rn_name), expression=opened), expression=one.copy())
     return exp.Case(
         ifs=[exp.If(this=exp.EQ(this=s.cur(ok_name), expression=one.copy()), true=length)],
         default=exp.Literal.number(0),
