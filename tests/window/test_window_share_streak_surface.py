@@ -94,6 +94,16 @@ def test_streak_compare_and_partition() -> None:
         "window.streak.partition.mode",
     )
     assert "query_dimensions" in d[0].candidates
+    d = bad(
+        {
+            "streak": {
+                "op": ">",
+                "partition": {"mode": "query_dimensions_except", "exclude": ["sales.region"]},
+            }
+        },
+        "window.streak.partition.mode",
+    )
+    assert "several rows in a bucket" in d[0].message
     bad({"streak": {"op": ">", "condition": "growth"}}, "window.streak.condition")
 
 

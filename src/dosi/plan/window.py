@@ -489,7 +489,6 @@ class _WindowPlanner:
             second_column=second_col,
         )
 
-
     def _check_one_row(self, m: MetricIr, outside: list[str]) -> None:
         """A streak reads its partition as one row per time bucket: a grouped dimension
         outside the partition would put several rows in a bucket."""

@@ -33,7 +33,10 @@ TYPE_KEYS: tuple[str, ...] = ("compare", "op", "target", "partition")
 COMPARES: tuple[str, ...] = ("value", "change")
 OPS: tuple[str, ...] = (">", ">=", "<", "<=", "=", "!=")
 STREAK_DEFAULT_PARTITION = PartitionSpec("query_dimensions")
-STREAK_MODES: tuple[str, ...] = ("query_dimensions", "query_dimensions_except", "none")
+#: a run reads one row per bucket, so the partition holds every grouped dimension but the time
+#: axis (query_dimensions), or the query groups by the time axis alone (none); excluding a
+#: grouped dimension would put several rows in a bucket
+STREAK_MODES: tuple[str, ...] = ("query_dimensions", "none")
 
 
 @dataclass(frozen=True)
@@ -153,10 +156,14 @@ def _streak(
         if parsed is not None and parsed.mode not in STREAK_MODES:
             r.err(
                 f"{kp}.partition.mode",
-                f'"{parsed.mode}" makes every time bucket its own series: a run needs a '
-                "series of consecutive buckets",
-                hint='use "query_dimensions" (default: a run per group), '
-                '"query_dimensions_except" or "none"',
+                f'"{parsed.mode}" does not give a series of one row per time bucket: '
+                + (
+                    "every bucket would be its own series"
+                    if parsed.mode == "time_bucket"
+                    else "the excluded dimensions would put several rows in a bucket"
+                ),
+                hint='use "query_dimensions" (default: a run per group) or "none" (one run '
+                "over the time axis alone)",
                 candidates=list(STREAK_MODES),
             )
         elif parsed is not None:
