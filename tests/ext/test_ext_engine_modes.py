@@ -257,7 +257,7 @@ def test_env_v_version_gate_errors_raise_model_error(v: Any, code: str) -> None:
 
 def test_env_v_07_newer_minor_is_a_warning(mini_engine: Make) -> None:
     """ENV-V-07: a newer minor loads with `datus_ext_version_ahead`, known keys still apply."""
-    engine, run = mini_engine(metric_ext={"refund_total": {"v": "1.13", "fill_nulls_with": 0}})
+    engine, run = mini_engine(metric_ext={"refund_total": {"v": "1.20", "fill_nulls_with": 0}})
     assert [(w["code"], w["path"]) for w in engine.warnings] == [
         ("datus_ext_version_ahead", "metrics[refund_total]")
     ]
@@ -292,7 +292,7 @@ def test_env_car_09_every_extension_problem_in_one_model_error() -> None:
         metric_ext={
             "revenue": {"v": "2.0"},
             "refund_total": {"fill_nulls_with": "zero"},
-            "units": {"v": "1.13", "fill_nulls_with": 0},
+            "units": {"v": "1.20", "fill_nulls_with": 0},
         },
     )
     with pytest.raises(ModelError) as info:

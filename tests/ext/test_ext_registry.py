@@ -10,12 +10,12 @@ from dosi.ext.payloads import PAYLOAD_FIELDS
 from dosi.ext.registry import parse_engine_version, registry_row
 
 
-def test_env_v_11_engine_reports_version_1_12() -> None:
-    """ENV-V-11: the engine implements (and reports) DATUS 1.12 (1.11 semi_additive, 1.12
-    conversion)."""
-    assert DATUS_EXT_VERSION == "1.12"
-    assert DATUS_EXT["version"] == "1.12"
-    assert ext.DATUS_EXT_VERSION == "1.12"
+def test_env_v_11_engine_reports_version_1_13() -> None:
+    """ENV-V-11: the engine implements (and reports) DATUS 1.13 (1.11 semi_additive, 1.12
+    conversion, 1.13 the share and streak window families)."""
+    assert DATUS_EXT_VERSION == "1.13"
+    assert DATUS_EXT["version"] == "1.13"
+    assert ext.DATUS_EXT_VERSION == "1.13"
 
 
 def test_env_reg_03_registry_contents() -> None:
@@ -92,6 +92,7 @@ def test_env_reg_06_history_matches_registry() -> None:
     assert seen == {k: i.since for k, i in REGISTRY.items()}
     by_version = {h.version: h for h in HISTORY}
     assert by_version["1.3"].keys == () and by_version["1.9"].keys == ()
+    assert by_version["1.13"].keys == ()  # in-family window growth: share, streak
     assert by_version["1.0"].date == "2026-07-11"
     assert by_version["1.10"].date == "2026-09-23"
     versions = [parse_engine_version(h.version) for h in HISTORY]

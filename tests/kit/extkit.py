@@ -235,6 +235,23 @@ def ext_model_text() -> str:
             "COUNT(visits.visit_id)",
             {"window": {"type": "pop", "offset": "1 month", "calculation": "delta"}},
         ),
+        # D-WINDOW share and streak (DATUS 1.13)
+        _metric("revenue_share", "SUM(orders.amount)", {"window": {"type": "share"}}),
+        _metric(
+            "revenue_share_all",
+            "SUM(orders.amount)",
+            {"window": {"share": {"partition": {"mode": "none"}}}},
+        ),
+        _metric(
+            "visits_growth",
+            "COUNT(visits.visit_id)",
+            {"window": {"type": "streak", "compare": "change", "op": ">"}},
+        ),
+        _metric(
+            "revenue_days",
+            "SUM(orders.amount)",
+            {"window": {"streak": {"op": ">=", "target": 20}}},
+        ),
     ]
     doc = {
         "version": "0.2.0.dev0",
@@ -320,6 +337,15 @@ EXT_QUERIES: dict[str, dict[str, Any]] = {
         time_range={"start": "2024-01-01", "end": "2024-02-05"},
     ),
     "fill-window": q(["revenue_running", "order_count", "avg_order"], "metric_time:quarter"),
+    # D-WINDOW share and streak (1.13): a TIMESTAMP axis (visits), NULL regions, gaps
+    "window-share": q(["revenue", "revenue_share"], "customers.region", "metric_time:month"),
+    "window-share-all-range": q(
+        ["revenue_share_all", "visits_mom"], "customers.region", "metric_time:month", time_range=H1
+    ),
+    "window-streak-week": q(["visit_count", "visits_growth"], "metric_time:week"),
+    "window-streak-day": q(
+        ["revenue", "revenue_days"], "customers.region", "metric_time:day", time_range=H1
+    ),
     # metric filters in where_sql (HAVING semantics after the window stage)
     "mfilter-plain": q(["revenue"], "customers.segment", where_sql="revenue > 60"),
     "mfilter-and-dim": q(
@@ -435,6 +461,7 @@ def category(name: str) -> str:
         "measure": "D-DATASET/DIM/MEASURE",
         "axes": "DATE vs TIMESTAMP axes",
         "mfilter": "metric filters",
+        "window": "D-WINDOW share / streak",
         "select": "select()",
         "attr": "attribute()",
     }[name.split("-")[0]]

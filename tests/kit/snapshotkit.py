@@ -5,9 +5,10 @@ Snapshots are an addition to the execution tests, never instead: the numbers are
 elsewhere; these pin the plan shape and the SQL text, so a refactor that changes either shows as
 a byte difference. The models are the repository's examples (the shop, its D-LOD metric
 variant, the netbar D-CONFORM example), the D-FORMAT matrix model of fmtkit, and `shop_plus`:
-the shop with two metrics the examples do not carry (a D-DERIVE compose over a window output,
-which plans a DeriveCompute stage, and a D-DERIVE filter with a D-PARAM literal). `semi` and
-`conv` are the D-SEMI balances and D-CONVERSION funnel models of semikit / convkit.
+the shop with metrics the examples do not carry (a D-DERIVE compose over a window output,
+which plans a DeriveCompute stage, a D-DERIVE filter with a D-PARAM literal, and the share and
+streak window families of DATUS 1.13). `semi` and `conv` are the D-SEMI balances and
+D-CONVERSION funnel models of semikit / convkit.
 """
 
 from __future__ import annotations
@@ -58,6 +59,20 @@ _SHOP_PLUS_METRICS: list[dict[str, Any]] = [
                 "params": [{"name": "t", "type": "float", "default": 100, "min": 0}],
                 "derive": {"type": "filter", "base": "revenue", "where": "amount > :t"},
             }
+        ),
+    },
+    {
+        "name": "revenue_share",
+        "expression": _ansi("SUM(orders.amount)"),
+        "description": "Each group's share of its month's revenue (the share window family).",
+        "custom_extensions": _datus({"v": "1.13", "window": {"type": "share"}}),
+    },
+    {
+        "name": "revenue_growth_streak",
+        "expression": _ansi("SUM(orders.amount)"),
+        "description": "Consecutive months of revenue growth (the streak window family).",
+        "custom_extensions": _datus(
+            {"v": "1.13", "window": {"streak": {"compare": "change", "op": ">"}}}
         ),
     },
 ]
@@ -160,6 +175,14 @@ SQL_QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
     "window_frame_running": ("shop", {"metrics": ["revenue_running"], "group_by": MONTH}),
     "window_rank": ("shop", {"metrics": ["revenue", "revenue_rank"], "group_by": MONTH}),
     "window_value": ("shop", {"metrics": ["first_month_revenue"], "group_by": MONTH}),
+    "window_share": (
+        "shop_plus",
+        {"metrics": ["revenue", "revenue_share"], "group_by": ["orders.channel", *MONTH]},
+    ),
+    "window_streak": (
+        "shop_plus",
+        {"metrics": ["revenue_growth_streak"], "group_by": ["orders.channel", *MONTH]},
+    ),
     "window_over_merge_filtered": (
         "shop",
         {

@@ -70,6 +70,8 @@ MODEL_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "conform_merge": ("netbar", snapshotkit.SQL_QUERIES["conform_two_facts"][1]),
     "semi_additive_join": ("semi", snapshotkit.SQL_QUERIES["semi_additive_last"][1]),
     "conversion_join": ("conv", snapshotkit.SQL_QUERIES["conversion_rate"][1]),
+    "window_share": ("shop_plus", snapshotkit.SQL_QUERIES["window_share"][1]),
+    "window_streak": ("shop_plus", snapshotkit.SQL_QUERIES["window_streak"][1]),
 }
 KINDS = SNAPSHOTS / "node_kinds.json"
 

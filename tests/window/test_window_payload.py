@@ -113,21 +113,22 @@ def test_win_pay_03_each_family_is_still_validated_when_several_are_set() -> Non
 
 def test_win_pay_04_unknown_top_level_keys_ignored() -> None:
     """WIN-PAY-04: unknown top-level keys are ignored …"""
-    spec = ok({"type": "pop", "offset": "1 month", "label": "MoM", "share": {"x": 1}})
+    spec = ok({"type": "pop", "offset": "1 month", "label": "MoM", "funnel": {"x": 1}})
     assert spec == OffsetWindow(1, "month", "back", "percent_change", "pop")
 
 
 def test_win_pay_04_only_an_unknown_family_fails_exactly_one_rule() -> None:
     """… so a document with only a future family key fails the exactly-one-family rule."""
-    d = bad({"streak": {"condition": "growth"}}, "window")
+    d = bad({"funnel": {"steps": 2}}, "window")
     assert "found none this engine knows" in d[0].message
 
 
-@pytest.mark.parametrize("kind", ["share", "POP", "rank", "frame", 1, True, ["pop"]])
-def test_win_pay_05_unknown_type_lists_the_three_sugars(kind: Any) -> None:
-    """WIN-PAY-05: unknown type values are rejected, listing pop / rolling / cumulative."""
+@pytest.mark.parametrize("kind", ["funnel", "POP", "Share", "rank", "frame", 1, True, ["pop"]])
+def test_win_pay_05_unknown_type_lists_the_window_types(kind: Any) -> None:
+    """WIN-PAY-05: unknown type values are rejected, listing pop / rolling / cumulative and
+    (DATUS 1.13) the reserved share / streak types."""
     d = bad({"type": kind, "offset": "1 month"}, "window.type")
-    assert '"pop", "rolling" or "cumulative"' in d[0].message
+    assert '"pop", "rolling", "cumulative", "share" or "streak"' in d[0].message
 
 
 def test_type_null_is_the_general_form() -> None:

@@ -51,6 +51,8 @@ from dosi.ext.window import (
     OrderSpec,
     PartitionSpec,
     RankWindow,
+    ShareWindow,
+    StreakWindow,
     ValueWindow,
     WindowSpec,
 )
@@ -85,6 +87,8 @@ __all__ = [
     "RankWindow",
     "RelationshipExt",
     "SemiAdditiveSpec",
+    "ShareWindow",
+    "StreakWindow",
     "TimeFormat",
     "TimeSpec",
     "ValueWindow",

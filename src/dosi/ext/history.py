@@ -20,6 +20,8 @@ WINDOW_FEATURES: dict[str, str] = {
     "window.frame.function (W3 two-argument)": "1.3",
     "window.frame.scope": "1.9",
     "window.order.nulls": "1.9",
+    "window.share": "1.13",
+    "window.streak": "1.13",
 }
 """In-family growth of `window` (no registry rows, §7 1.3 / 1.9): the minor that added each
 shape. Used by the gate for `datus_ext_key_newer_than_declared` (a new accepted shape of an
@@ -78,5 +80,12 @@ HISTORY: tuple[HistoryEntry, ...] = (
         ("conversion",),
         "an engine key the documents do not reserve (conversion metrics); silent, so it "
         "belongs in requires",
+    ),
+    HistoryEntry(
+        "1.13",
+        "2026-12-02",
+        (),
+        "in-family window growth: the share and streak families (general-form keys and their "
+        "reserved window types)",
     ),
 )

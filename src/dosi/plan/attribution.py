@@ -5,7 +5,8 @@ combination of SUM / COUNT tier measures; a ratio of two such measures splits in
 effects (`mix_shift`, `approximate`); COUNT(DISTINCT) and other non-additive measures overlap
 across segments and are `unsupported`. Window metrics transform a time series: an offset
 (period-over-period) metric is attributed through its base aggregate (`approximate`), every
-other family is `unsupported` (`window_metric`).
+other family is `unsupported` (`window_metric`; a share's segments are coupled through the
+total, a streak is a run length).
 """
 
 from __future__ import annotations
@@ -18,6 +19,14 @@ from sqlglot import exp
 from dosi.ir.model import MetricIr, ModelIr
 
 ADDITIVE_AGGS = frozenset({"sum", "count", "count_star"})
+#: Why a window family's change has no per-segment decomposition (the default: a time series
+#: transform).
+_WINDOW_WHY: dict[str, str] = {
+    "share": "share window metrics divide each group by its partition's total: one group's "
+    "change moves every other group's share, so segment effects do not add up",
+    "streak": "streak window metrics count consecutive buckets meeting a condition: a run "
+    "length has no additive split across segments",
+}
 
 
 @dataclass(frozen=True)
@@ -108,13 +117,14 @@ def attribution_strategy(model: ModelIr, m: MetricIr) -> Strategy:
     w = m.window
     family = w.family if w is not None else None
     if family is not None and family != "offset":
+        why = _WINDOW_WHY.get(family, f"{family} window metrics transform a time series")
         return Strategy(
             "unsupported",
             None,
             {
                 "code": "window_metric",
-                "message": f"{family} window metrics transform a time series; attribute the "
-                "base aggregate over explicit baseline / current windows instead",
+                "message": f"{why}; attribute the base aggregate over explicit baseline / "
+                "current windows instead",
             },
         )
     approx_window = family == "offset"

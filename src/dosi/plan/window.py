@@ -180,7 +180,7 @@ class _WindowPlanner:
         """The group-by item carrying the shared time axis (WM "Querying window metrics")."""
         needing = [m for m in self.all_windows if m.window.needs_time_axis]  # type: ignore[union-attr]
         if not needing:
-            return None, None
+            return self._optional_time_key()
         axes: dict[str, list[str]] = {}
         for m in needing:
             if m.time_axis is None and m.window_base is not None and len(m.datasets) > 1:
@@ -235,6 +235,17 @@ class _WindowPlanner:
             missing_dimensions=[axis],
             suggested_retry=self._retry_with_axis(needing),
         )
+
+    def _optional_time_key(self) -> tuple[ResolvedDim | None, str | None]:
+        """No window needs the time axis, but one partitions by the time bucket when the
+        query groups by one (a share): that group-by item, else none."""
+        for m in self.all_windows:
+            if m.window.reads_time_bucket and m.time_axis is not None:  # type: ignore[union-attr]
+                items = [d for d in self.rq.dims if self._on_axis(d, m.time_axis)]
+                if items:
+                    pick = min(items, key=lambda d: (not d.is_metric_time, GRAIN_RANK[d.grain]))
+                    return pick, m.time_axis
+        return None, None
 
     def _retry_with_axis(self, needing: list[MetricIr]) -> dict:
         """The query with `metric_time` grouped at a grain every offset lands on."""
@@ -454,6 +465,8 @@ class _WindowPlanner:
                     }
                     base = [d for d in base if d not in excluded]
                 partition = base
+        if w.one_row_per_bucket:
+            self._check_one_row(m, [d for d in non_time if d not in partition])
         # Positional results need a total order (WIN-RNK-06, WIN-VAL-06); so does a ROWS frame
         # whose partition holds several rows per bucket, or its value would depend on the
         # warehouse's peer order. Peer-aware ranks and RANGE frames keep their peers.
@@ -474,6 +487,23 @@ class _WindowPlanner:
             partition=tuple(partition),
             tiebreak=tuple(tiebreak),
             second_column=second_col,
+        )
+
+    def _check_one_row(self, m: MetricIr, outside: list[str]) -> None:
+        """A streak reads its partition as one row per time bucket: a grouped dimension
+        outside the partition would put several rows in a bucket."""
+        if not outside:
+            return
+        spellings = [d.spelling for d in self.rq.dims if d.output in outside]
+        raise QueryError(
+            "window_partition_not_unique",
+            f"window metric `{m.name}` counts a run over one row per time bucket, but its "
+            f"partition leaves out {', '.join(spellings)}, which the query groups by: each "
+            "bucket would hold several rows",
+            metrics=[m.name],
+            candidates=spellings,
+            hint="remove " + " and ".join(f'"{x}"' for x in spellings) + " from group_by, or "
+            'partition the streak by it ("partition": {"mode": "query_dimensions"})',
         )
 
 

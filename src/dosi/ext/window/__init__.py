@@ -6,7 +6,8 @@ One module per family and per sugar, one table (`families`) that lists each once
 
 * `spec`       – `WindowSpec`, the base every family's spec subclasses (the facts the planner
   and catalog read), the shared `order` / `partition` modifiers, D-PARAM `WindowSlot`;
-* `offset`, `frame`, `rank`, `value` – one family each: spec class, payload parser, slots;
+* `offset`, `frame`, `rank`, `value`, `share`, `streak` – one family each: spec class,
+  payload parser, slots (share and streak also parse their reserved `type` spelling);
   `ordered` what rank and value share;
 * `pop`, `rolling`, `cumulative` – one sugar each, desugared to a family's spec;
 * `functions`  – the function registry (W1 / W2 / W3, rank, value);
@@ -33,6 +34,7 @@ from dosi.ext.window.frame import FRAME_DEFAULT_ORDER, FRAME_DEFAULT_PARTITION, 
 from dosi.ext.window.offset import MAX_OFFSET_UNITS, OffsetWindow
 from dosi.ext.window.payload import WindowParse, parse_window
 from dosi.ext.window.rank import RANK_DEFAULT_ORDER, RANK_DEFAULT_PARTITION, RankWindow
+from dosi.ext.window.share import SHARE_DEFAULT_PARTITION, ShareWindow
 from dosi.ext.window.spec import (
     GRAINS,
     Grain,
@@ -43,6 +45,7 @@ from dosi.ext.window.spec import (
     WindowSlot,
     WindowSpec,
 )
+from dosi.ext.window.streak import STREAK_DEFAULT_PARTITION, StreakWindow
 from dosi.ext.window.value import VALUE_DEFAULT_ORDER, VALUE_DEFAULT_PARTITION, ValueWindow
 
 __all__ = [
@@ -53,7 +56,9 @@ __all__ = [
     "MAX_OFFSET_UNITS",
     "RANK_DEFAULT_ORDER",
     "RANK_DEFAULT_PARTITION",
+    "SHARE_DEFAULT_PARTITION",
     "SLOT_BY_NAME",
+    "STREAK_DEFAULT_PARTITION",
     "SUGARS",
     "VALUE_DEFAULT_ORDER",
     "VALUE_DEFAULT_PARTITION",
@@ -66,8 +71,10 @@ __all__ = [
     "OrderSpec",
     "PartitionSpec",
     "RankWindow",
+    "ShareWindow",
     "Shift",
     "SlotOutOfRange",
+    "StreakWindow",
     "ValueWindow",
     "WindowFamily",
     "WindowParse",

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dosi.ext.window import cumulative, frame, offset, pop, rank, rolling, value
+from dosi.ext.window import cumulative, frame, offset, pop, rank, rolling, share, streak, value
 from dosi.ext.window.reader import WindowReader
 from dosi.ext.window.spec import WindowSlot, WindowSpec
 
@@ -58,6 +58,8 @@ WINDOW_FAMILIES: tuple[WindowFamily, ...] = (
     WindowFamily("frame", frame.FrameWindow, frame.parse, frame.TOP_KEYS, frame.SLOTS),
     WindowFamily("rank", rank.RankWindow, rank.parse, rank.TOP_KEYS, rank.SLOTS),
     WindowFamily("value", value.ValueWindow, value.parse, value.TOP_KEYS, value.SLOTS),
+    WindowFamily("share", share.ShareWindow, share.parse, share.TOP_KEYS, share.SLOTS),
+    WindowFamily("streak", streak.StreakWindow, streak.parse, streak.TOP_KEYS, streak.SLOTS),
 )
 WINDOW_SUGARS: tuple[WindowSugar, ...] = (
     WindowSugar("pop", "offset", pop.parse, pop.TOP_KEYS, pop.GENERAL_HINTS, pop.SLOTS),
@@ -67,6 +69,9 @@ WINDOW_SUGARS: tuple[WindowSugar, ...] = (
     WindowSugar(
         "cumulative", "frame", cumulative.parse, cumulative.TOP_KEYS, cumulative.GENERAL_HINTS
     ),
+    # the reserved window types of the share / streak families (their keys at the top level)
+    WindowSugar("share", "share", share.parse_type, share.TYPE_KEYS),
+    WindowSugar("streak", "streak", streak.parse_type, streak.TYPE_KEYS),
 )
 
 FAMILIES: tuple[str, ...] = tuple(f.name for f in WINDOW_FAMILIES)

@@ -127,6 +127,18 @@ class WindowSpec:
         return None
 
     @property
+    def reads_time_bucket(self) -> bool:
+        """Partitions by the time bucket when the query groups by one, without needing it
+        (a share: the whole range is one bucket otherwise)."""
+        return False
+
+    @property
+    def one_row_per_bucket(self) -> bool:
+        """Reads its partition as a series of at most one row per time bucket (a streak):
+        the query may group by no dimension outside the partition."""
+        return False
+
+    @property
     def masked_outside_range(self) -> bool:
         """Rows loaded only for other metrics' lookback / lookahead enter it as NULL: true of
         time-ordered frames, whose value reads the neighbouring buckets."""

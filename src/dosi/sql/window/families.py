@@ -3,8 +3,10 @@
 extension reader knows but no renderer draws, or a renderer of no family, stops the import.
 
 A row is the family's `render(stage, metric, spec)` (one expression per window metric over
-`base AS c`) and, when the family needs rows beside `c`, its `joins(stage, select)` (the
-offset family's shifted self-joins).
+`base AS c`); when the family needs rows beside `c`, its `joins(stage, select)` (the offset
+family's shifted self-joins); when it needs columns computed over `base` before the window
+stage (window functions over window functions), its `source(stage, base)`: the SELECT that
+`c` then reads (the streak family's gaps-and-islands pre-stage).
 """
 
 from __future__ import annotations
@@ -16,17 +18,19 @@ from sqlglot import exp
 
 from dosi.ext.window import FAMILIES, WindowSpec
 from dosi.plan.records import WindowMetric
-from dosi.sql.window import frame, offset, rank, value
+from dosi.sql.window import frame, offset, rank, share, streak, value
 from dosi.sql.window.stage import WindowStageSql
 
 Render = Callable[[WindowStageSql, WindowMetric, WindowSpec], exp.Expression]
 Joins = Callable[[WindowStageSql, exp.Select], exp.Select]
+Source = Callable[[WindowStageSql, exp.Expression], exp.Expression]
 
 
 @dataclass(frozen=True)
 class FamilySql:
     render: Render
     joins: Joins | None = None
+    source: Source | None = None
 
 
 FAMILY_SQL: dict[str, FamilySql] = {
@@ -34,6 +38,8 @@ FAMILY_SQL: dict[str, FamilySql] = {
     "frame": FamilySql(frame.render),
     "rank": FamilySql(rank.render),
     "value": FamilySql(value.render),
+    "share": FamilySql(share.render),
+    "streak": FamilySql(streak.render, source=streak.pre_source),
 }
 
 if set(FAMILY_SQL) != set(FAMILIES):

@@ -36,7 +36,12 @@ def render_window(r: Renderer, stage: Window, base: str = BASE) -> exp.Select:
     for wm in stage.metrics:
         expr = FAMILY_SQL[wm.spec.family].render(s, wm, wm.spec)
         win = win.select(aliased(expr, wm.name), copy=False)
-    win = win.from_(table_aliased(table(base), CUR), copy=False)
+    source: exp.Expression = table(base)
+    for family in dict.fromkeys(wm.spec.family for wm in stage.metrics):
+        pre = FAMILY_SQL[family].source
+        if pre is not None:  # columns over `base` the family's window functions read
+            source = exp.Subquery(this=pre(s, source))
+    win = win.from_(table_aliased(source, CUR), copy=False)
     for family in dict.fromkeys(wm.spec.family for wm in stage.metrics):
         joins = FAMILY_SQL[family].joins
         if joins is not None:

@@ -8,6 +8,8 @@ window-metrics-extension.md, "Compilation semantics": the stage reads the groupe
 
 from __future__ import annotations
 
+import copy
+
 from sqlglot import exp
 
 from dosi.plan.nodes import Window
@@ -28,9 +30,16 @@ class WindowStageSql:
         self.base = base
         self.dialect = r.dialect
         self.shift_alias: dict[tuple[int, str, str], str] = {}
+        self.alias = CUR
+
+    def at(self, alias: str) -> WindowStageSql:
+        """The same stage read through another alias (a family's pre-stage over `base`)."""
+        other = copy.copy(self)
+        other.alias = alias
+        return other
 
     def cur(self, name: str) -> exp.Column:
-        return col(name, CUR)
+        return col(name, self.alias)
 
     def order_keys(
         self, wm: WindowMetric, by: str, direction: str, nulls: str | None
