@@ -7,6 +7,7 @@ from dosi.plan.node import PlanNode, PlanVisitor
 from dosi.plan.nodes.aggregate import Aggregate
 from dosi.plan.nodes.compute_metrics import ComputeMetrics
 from dosi.plan.nodes.decode_time import DecodeTime
+from dosi.plan.nodes.densify import Densify
 from dosi.plan.nodes.derive_compute import DeriveCompute
 from dosi.plan.nodes.filter_result import FilterResult
 from dosi.plan.nodes.join import Join
@@ -26,6 +27,7 @@ NODE_KINDS: tuple[type[PlanNode], ...] = (
     Aggregate,
     ComputeMetrics,
     DecodeTime,
+    Densify,
     DeriveCompute,
     FilterResult,
     Join,
@@ -51,6 +53,7 @@ __all__ = [
     "Aggregate",
     "ComputeMetrics",
     "DecodeTime",
+    "Densify",
     "DeriveCompute",
     "FilterResult",
     "Join",
