@@ -8,7 +8,7 @@
          <p>_out    AS (SELECT sp.k, ck.d, COALESCE(r.c, fill) ...
                         FROM <p>_spine sp CROSS JOIN <p>_keys ck
                         LEFT JOIN <p>_rows r ON r.k = sp.k AND r.d <=> ck.d
-                        UNION ALL SELECT ... FROM <p>_rows r WHERE r.k IS NULL)
+                        UNION ALL SELECT ... FROM <p>_rows r WHERE r.k IS NULL)  -- no range
     SELECT <columns> FROM <p>_out
 
 Each step is bucketed exactly as the aggregate buckets the data (`Dialect.bucket`), so a spine
@@ -43,7 +43,7 @@ def densify_sql(r: Renderer, node: Densify, rows: exp.Select, prefix: str) -> ex
     ctes.append((names["spine"], _buckets(dia, spine, names["steps"])))
     crossed = [d for d in node.others] if node.cross else []
     if crossed:
-        ctes.append((names["keys"], _combinations(dia, node, names["rows"])))
+        ctes.append((names["keys"], _combinations(dia, node, names["rows"], names["bounds"])))
     ctes.append((names["out"], _rows_out(node, names, crossed)))
     dims = _dims(node)
     out = exp.Select().select(*(col(c) for c in (*dims, *_values(node))), copy=False)
@@ -124,11 +124,13 @@ def _buckets(dia: Dialect, spine: Spine, steps: str) -> exp.Select:
     return sel.where(exp.LT(this=col("t"), expression=col("hi")), copy=False)
 
 
-def _combinations(dia: Dialect, node: Densify, rows: str) -> exp.Select:
-    """The observed combinations of the other dims (within the node's range, when set)."""
+def _combinations(dia: Dialect, node: Densify, rows: str, bounds: str) -> exp.Expression:
+    """The observed combinations of the other dims (within the node's range, when set); one
+    row of NULLs when none is observed, so every spine bucket is still a row."""
     sel = exp.Select().select(*(col(d) for d in node.others), copy=False).distinct()
     sel = sel.from_(table(rows), copy=False)
     within = node.keys_within
+    cond = None
     if within is not None:
         t = col(node.spine.driver)
         preds: list[exp.Expression] = []
@@ -139,7 +141,13 @@ def _combinations(dia: Dialect, node: Densify, rows: str) -> exp.Select:
         cond = and_all(preds)
         if cond is not None:
             sel = sel.where(cond, copy=False)
-    return sel
+    seen = exp.Select().select(exp.Literal.number(1), copy=False).from_(table(rows), copy=False)
+    if cond is not None:
+        seen = seen.where(clone(cond), copy=False)
+    none = exp.Select().select(*(aliased(exp.Null(), d) for d in node.others), copy=False)
+    none = none.from_(table(bounds), copy=False)
+    none = none.where(exp.Not(this=exp.Exists(this=seen)), copy=False)
+    return exp.Union(this=sel, expression=none, distinct=False)
 
 
 def _rows_out(node: Densify, names: dict[str, str], crossed: list[str]) -> exp.Expression:
@@ -168,6 +176,10 @@ def _rows_out(node: Densify, names: dict[str, str], crossed: list[str]) -> exp.E
     on = [exp.EQ(this=col(k, _ROW), expression=col(k, _SPINE)) for k in keys]
     on += [exp.NullSafeEQ(this=col(d, _ROW), expression=col(d, _KEYS)) for d in crossed]
     dense = join(dense, _aliased_table(names["rows"], _ROW), "LEFT", and_all(on))
+    if node.spine.start is not None or node.spine.end is not None:
+        # the scan filtered the axis to the spine's range: no row has a NULL bucket, and the
+        # rows are read once (a second reading would materialize them: bench/densify.py)
+        return dense
     undated = exp.Select().select(*(col(c, _ROW) for c in (*_dims(node), *node.columns)))
     if node.present:
         undated = undated.select(aliased(exp.Literal.number(1), node.present), copy=False)

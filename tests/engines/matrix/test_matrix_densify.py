@@ -43,6 +43,13 @@ DENSE_QUERIES: dict[str, dict[str, Any]] = {
         time_range=Y2024,
         densify="all",
     ),
+    "all-no-data": _q(  # no combination observed: each bucket once, its channel NULL
+        ["order_count"],
+        "metric_time:month",
+        "orders.channel",
+        time_range={"start": "2030-01-01", "end": "2030-04-01"},
+        densify="all",
+    ),
     "month-channel-time": _q(
         ["order_count"], "metric_time:month", "orders.channel", where_sql=_BIGGER, time_range=Y2024
     ),
@@ -107,3 +114,9 @@ def test_the_dense_matrix_has_empty_buckets(reference: dosi.Engine) -> None:
     for name in ("day", "week", "month-no-range", "quarter", "month-channel-all"):
         _, rows = _expected(reference, name)
         assert any(r["order_count"] == 0 for r in rows), name
+    _, rows = _expected(reference, "all-no-data")
+    assert [(r["metric_time__month"], r["channel"], r["order_count"]) for r in rows] == [
+        ("2030-01-01", None, 0),
+        ("2030-02-01", None, 0),
+        ("2030-03-01", None, 0),
+    ]
