@@ -3,8 +3,9 @@
     python bench/densify.py                    # the shop at scale 2500 (~10M orders, built once)
     python bench/densify.py --db /path/shop.duckdb --runs 7
 
-Not a test: it prints medians. Each query runs with `densify` and without it, interleaved on
-one connection, and the ratio dense / sparse is reported (target: <= 1.1). The densified rows
+Not a test: it prints medians and minimums. Each query runs with `densify` and without it,
+interleaved on one connection, and the ratio dense / sparse is reported (target: <= 1.1) for
+both (on a shared machine the minimum is the steadier figure). The densified rows
 that hold data are checked against the undensified rows, so the timing compares like with like.
 """
 
@@ -82,8 +83,11 @@ def main() -> None:
     con = duckdb.connect(str(db), read_only=True)
     orders = con.execute("SELECT COUNT(*) FROM orders").fetchone()[0]  # type: ignore[index]
     print(f"{db}: {orders:,} orders, duckdb {duckdb.__version__}, {args.runs} runs, ms (median)")
-    print(f"{'query':<20} {'rows':>6} {'dense rows':>10} {'sparse':>9} {'dense':>9} {'ratio':>6}")
-    ratios = []
+    print(
+        f"{'query':<20} {'rows':>6} {'dense rows':>10} {'sparse':>9} {'dense':>9} {'ratio':>6}"
+        f" {'min sparse':>10} {'min dense':>10} {'ratio':>6}"
+    )
+    ratios, min_ratios = [], []
     for name, case in CASES.items():
         base = {k: v for k, v in case.items() if k != "densify_mode"}
         sparse_sql = eng.compile({**base, "densify": False})["sql"]
@@ -106,10 +110,15 @@ def main() -> None:
         sparse_set = {tuple(r[i] for i in keep) for r in sparse_rows}
         status = "" if with_data == sparse_set else "  ROWS DIFFER"
         s, d = statistics.median(sparse_t) * 1e3, statistics.median(dense_t) * 1e3
+        ms, md = min(sparse_t) * 1e3, min(dense_t) * 1e3
         ratios.append(d / s)
-        print(f"{name:<20} {len(sparse_rows):>6} {len(dense_rows):>10} {s:>9.1f} {d:>9.1f} {d / s:>6.2f}{status}")
-    geo = statistics.geometric_mean(ratios)
-    print(f"geometric mean ratio dense / sparse: {geo:.3f} (target <= 1.1)")
+        min_ratios.append(md / ms)
+        print(
+            f"{name:<20} {len(sparse_rows):>6} {len(dense_rows):>10} {s:>9.1f} {d:>9.1f} "
+            f"{d / s:>6.2f} {ms:>10.1f} {md:>10.1f} {md / ms:>6.2f}{status}"
+        )
+    geo, geo_min = statistics.geometric_mean(ratios), statistics.geometric_mean(min_ratios)
+    print(f"geometric mean ratio dense / sparse: median {geo:.3f}, min {geo_min:.3f} (target <= 1.1)")
     con.close()
     eng.close()
 
