@@ -6,6 +6,7 @@ plan (`dosi.plan`); a node holds IR values and plan records, never SQL under con
 from dosi.plan.node import PlanNode, PlanVisitor
 from dosi.plan.nodes.aggregate import Aggregate
 from dosi.plan.nodes.compute_metrics import ComputeMetrics
+from dosi.plan.nodes.conversion_join import ConversionJoin
 from dosi.plan.nodes.decode_time import DecodeTime
 from dosi.plan.nodes.densify import Densify
 from dosi.plan.nodes.derive_compute import DeriveCompute
@@ -19,6 +20,7 @@ from dosi.plan.nodes.merge import Merge, MergeStrategy
 from dosi.plan.nodes.order_limit import OrderLimit
 from dosi.plan.nodes.pre_aggregate import PreAggregate
 from dosi.plan.nodes.scan import Scan
+from dosi.plan.nodes.semi_additive_join import SemiAdditiveJoin
 from dosi.plan.nodes.stream_bucket import StreamBucket
 from dosi.plan.nodes.trim import Trim
 from dosi.plan.nodes.window import Window
@@ -26,6 +28,7 @@ from dosi.plan.nodes.window import Window
 NODE_KINDS: tuple[type[PlanNode], ...] = (
     Aggregate,
     ComputeMetrics,
+    ConversionJoin,
     DecodeTime,
     Densify,
     DeriveCompute,
@@ -39,6 +42,7 @@ NODE_KINDS: tuple[type[PlanNode], ...] = (
     OrderLimit,
     PreAggregate,
     Scan,
+    SemiAdditiveJoin,
     StreamBucket,
     Trim,
     Window,
@@ -52,6 +56,7 @@ __all__ = [
     "NODE_KINDS",
     "Aggregate",
     "ComputeMetrics",
+    "ConversionJoin",
     "DecodeTime",
     "Densify",
     "DeriveCompute",
@@ -68,6 +73,7 @@ __all__ = [
     "OrderLimit",
     "PreAggregate",
     "Scan",
+    "SemiAdditiveJoin",
     "StreamBucket",
     "Trim",
     "Window",
