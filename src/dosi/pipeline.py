@@ -21,6 +21,7 @@ from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
 from dosi.plan.window import plan_windows
 from dosi.plan.window_gates import check_window_gates
+from dosi.query.densify import resolve_densify
 from dosi.query.derive import check_conformed
 from dosi.query.params import OutputColumn, expand_params
 from dosi.query.resolve import ResolvedQuery, resolve_query
@@ -108,7 +109,8 @@ def plan_dag(
     if reads_lod(rq):  # D-LOD metrics: include / attach stages (plan/lod_metric.py)
         plan, root = plan_lod_query(model, graph, rq, dia)
         return rq, plan, root
-    plan = plan_windows(model, graph, rq, Planner(model, graph), dia)
+    dense = resolve_densify(model, rq)  # the query key `densify` (dosi.query.densify)
+    plan = plan_windows(model, graph, rq, Planner(model, graph), dia, dense)
     return rq, plan, build_dag(model, plan, dia)
 
 

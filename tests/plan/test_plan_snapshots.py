@@ -51,6 +51,19 @@ CASES: dict[str, dict[str, Any]] = {
         "group_by": MONTH,
         "where_sql": "refund_total > 4000",
     },
+    # the query key `densify`: a time spine under the result, and under a window's series
+    "densify": {
+        "metrics": ["revenue", "order_count"],
+        "group_by": MONTH,
+        "time_range": {"start": "2024-01-01", "end": "2025-01-01"},
+        "densify": "time",
+    },
+    "densify_window": {
+        "metrics": ["revenue", "revenue_mom", "revenue_rolling_3m"],
+        "group_by": [*MONTH, "orders.channel"],
+        "time_range": {"start": "2024-03-01", "end": "2024-07-01"},
+        "densify": "all",
+    },
     "stream_tumble": {"metrics": ["event_count"], "group_by": ["metric_time:tumble(1 hour)"]},
     "stream_session": {
         "metrics": ["event_count"],

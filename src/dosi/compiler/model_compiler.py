@@ -15,6 +15,7 @@ from dosi.compiler.conform import compile_conformed
 from dosi.compiler.context import CompileContext
 from dosi.compiler.conversion import compile_conversions
 from dosi.compiler.datasets import compile_dataset
+from dosi.compiler.densify import compile_time_spine, read_settings
 from dosi.compiler.derive import compile_derives
 from dosi.compiler.derive_variants import compile_variants
 from dosi.compiler.lod_field import check_lod_model
@@ -68,7 +69,9 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
     """Every pass in order, then the ModelIr, built once (its warnings are final: nothing runs
     after the passes; a model with errors is discarded)."""
     cx.read_ext("semantic_model", "semantic_model", spec.custom_extensions, None)
+    settings = read_settings(cx, spec.custom_extensions)  # dosi's own (ext/settings.py)
     datasets = _datasets(spec, cx)
+    time_spine = compile_time_spine(cx, settings, datasets)
     relationships = _relationships(spec, cx, datasets)
     # D-CONFORM: many_to_many edges pair facts and are never joined; joins see the rest
     conformed = compile_conformed(
@@ -96,6 +99,8 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
         dimension_roles=MappingProxyType(roles),
         unavailable_metrics=MappingProxyType(unavailable),
         conformed=conformed,
+        densify=settings.densify,
+        time_spine=time_spine,
     )
 
 

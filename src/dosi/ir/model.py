@@ -21,12 +21,22 @@ from dosi.ir.semi_additive import SemiAdditiveIr
 if TYPE_CHECKING:
     from dosi.ext import ConversionSpec, TimeFormat, WindowSpec
     from dosi.ext.params import MetricParams
+    from dosi.ir.densify import TimeSpineIr
     from dosi.ir.derive import DeriveIr
     from dosi.ir.lod_field import LodFieldIr
 
 Grain = Literal["day", "week", "month", "quarter", "year"]
 GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
 GRAIN_RANK: dict[str, int] = {g: i for i, g in enumerate(GRAINS)}
+
+
+def spine_step(grain: str) -> str | None:
+    """The native grain a time spine steps at to meet every bucket of `grain` (each step is
+    bucketed as the aggregate buckets the data, and the distinct buckets kept): the grain
+    itself for a native grain, a day for a calendar grain; None when `grain` does not bucket
+    time (a date part), so densification treats the column as categorical. The grain
+    vocabulary (sub-day, calendar grains, date parts) extends this one function."""
+    return grain if grain in GRAIN_RANK else None
 MetricKind = Literal["aggregate", "ratio", "expression"]
 JoinType = Literal["left", "inner"]
 
@@ -235,6 +245,10 @@ class ModelIr:
     # D-CONFORM: many_to_many edges and their classes (read via dosi.ir.conform.conformity);
     # `relationships` holds only the edges joins may walk
     conformed: ConformedIr | None = None
+    # the DOSI settings (dosi.ext.settings): the default of the query key `densify` (None:
+    # no filling) and the declared time-spine table (dosi.ir.densify.TimeSpineIr)
+    densify: str | None = None
+    time_spine: TimeSpineIr | None = None
 
     def __post_init__(self) -> None:
         for name in ("datasets", "metrics", "measures", "dimension_roles", "unavailable_metrics"):

@@ -27,3 +27,8 @@ class PlanDialect(Protocol):
     def supports_window_function(self, function: str) -> bool:
         """The warehouse has `function` as a window function (WM "Function registry")."""
         ...
+
+    @property
+    def spine_series(self) -> str | None:
+        """How the dialect generates a time series for a spine (None: it cannot)."""
+        ...

@@ -46,6 +46,10 @@ class PlanVisitor(ABC, Generic[T]):
         """A `DecodeTime` node (plan/nodes/decode_time.py)."""
 
     @abstractmethod
+    def visit_densify(self, node: PlanNode) -> T:
+        """A `Densify` node (plan/nodes/densify.py)."""
+
+    @abstractmethod
     def visit_derive_compute(self, node: PlanNode) -> T:
         """A `DeriveCompute` node (plan/nodes/derive_compute.py)."""
 

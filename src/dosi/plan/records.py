@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from dosi.ext import ConversionWindow, TimeFormat, WindowSpec
 from dosi.ir.conversion import ConversionIr
+from dosi.ir.densify import TimeSpineIr
 from dosi.ir.model import RelationshipIr
 from dosi.ir.semi_additive import SemiAdditiveIr
 from dosi.query.stream_window import StreamWindow
@@ -215,6 +216,65 @@ class FilterResult:
         return f"FilterResult {self.predicate.sql()}"
 
 
+# -- densify: the time spine a query fills empty buckets from (plan/densify.py) ----------
+@dataclass(frozen=True)
+class SpineKey:
+    """One grouped time bucket the spine fills: its output column, grain and bucket type."""
+
+    output: str
+    grain: str
+    datatype: str | None
+
+
+@dataclass(frozen=True)
+class Spine:
+    """The buckets a time spine holds: steps of `step` from `start` (aligned to its bucket)
+    to `end` (exclusive), each bucketed to every key; a missing bound is the data's first /
+    last bucket of `driver` (the finest key). `table`: read the model's time-spine rows
+    instead of generating the steps in SQL."""
+
+    keys: tuple[SpineKey, ...]
+    step: str
+    driver: str
+    start: dt.date | dt.datetime | None = None
+    end: dt.date | dt.datetime | None = None
+    start_align: str | None = None  # the scan start is aligned to this grain in SQL (week)
+    table: TimeSpineIr | None = None
+
+    def describe(self) -> str:
+        keys = ", ".join(f"{k.output}" for k in self.keys)
+        lo = self.start or f"first {self.driver}"
+        hi = self.end or f"last {self.driver}"
+        bracket = ")" if self.end else "]"
+        source = (
+            f"rows of {self.table.qualified}" if self.table else f"{self.step} steps in SQL"
+        )
+        return f"spine [{keys}] in [{lo}, {hi}{bracket} from {source}"
+
+
+@dataclass(frozen=True)
+class DensePlan:
+    """Where a query densifies (QueryPlan.densify): `series` is the window stage's spine
+    (crossed with the other dims' combinations seen `within` the trimmed range; `present`
+    marks the rows with data, dropped again by the trim), `output` the result's spine
+    (`cross`: crossed with the other dims, else joined on the time buckets alone)."""
+
+    others: tuple[str, ...]
+    series: Spine | None = None
+    present: bool = False
+    within: TimeBounds | None = None
+    output: Spine | None = None
+    cross: bool = True
+
+    def describe(self) -> str:
+        parts = []
+        if self.series is not None:
+            parts.append(f"series {self.series.describe()}")
+        if self.output is not None:
+            parts.append(f"output {self.output.describe()}")
+        return "; ".join(parts)
+
+
 @dataclass(frozen=True)
 class QueryPlan:
     branches: tuple[Branch, ...]
@@ -227,6 +287,8 @@ class QueryPlan:
     result_filter: FilterResult | None = None
     # D-DERIVE stage tier: composes over the window stage's columns (plan/derive_stage.py)
     derived: tuple[Any, ...] = ()
+    # the query key `densify`: where a time spine fills empty buckets (plan/densify.py)
+    densify: DensePlan | None = None
 
 
 LodMode = Literal["rollup", "detail", "grid"]

@@ -14,12 +14,14 @@ from dosi.errors import QueryError
 from dosi.ir.conform import same_dimension
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
+from dosi.plan.densify import dense_plan
 from dosi.plan.derive_series import needs_series, series_metric, series_name
 from dosi.plan.derive_stage import is_nested_window, lower_stage
 from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.joins import JoinGraph
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
+from dosi.query.densify import ResolvedDensify
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 from dosi.query.spec import query_to_dict
 
@@ -46,18 +48,30 @@ def aligned_grains(count: int, granularity: str) -> list[str]:
 
 
 def plan_windows(
-    model: ModelIr, graph: JoinGraph, rq: ResolvedQuery, planner: Planner, dialect: PlanDialect
+    model: ModelIr,
+    graph: JoinGraph,
+    rq: ResolvedQuery,
+    planner: Planner,
+    dialect: PlanDialect,
+    dense: ResolvedDensify | None = None,
 ) -> QueryPlan:
+    """The query's plan records: the branches, and the window stage when a metric windows;
+    `dense` (the query key `densify`) puts a time spine under the stage's series or the
+    result (plan/densify.py)."""
     stage = lower_stage(model, rq.planned_metrics)  # D-DERIVE stage tier
     windowed = [m for m in rq.planned_metrics if m.window is not None and not is_nested_window(m)]
     names = {m.name for m in windowed}
     hidden = tuple(m for m in stage.windows if m.name not in names)
     windowed += hidden
     if not windowed:
-        return planner.plan(rq)
+        plan = planner.plan(rq)
+        if dense is not None:
+            spine = dense_plan(model, rq, dense, plan.branches, dialect, windowed=False)
+            plan = replace(plan, densify=spine)
+        return plan
     plan = _WindowPlanner(
         model, rq, planner, dialect, windowed, (*stage.plain, *hidden), tuple(stage.nested)
-    ).plan()
+    ).plan(dense)
     if stage.derived:
         plan = replace(plan, derived=tuple(stage.derived))
     if stage.nested:
@@ -94,12 +108,16 @@ class _WindowPlanner:
         # every level: one time axis, grains, and the expansion restrictions (WIN-19-09)
         self.all_windows = [*windowed, *nested]
         self.axis: str | None = None
+        self.dense: ResolvedDensify | None = None
+        self.grain: str | None = None
 
-    def plan(self) -> QueryPlan:
+    def plan(self, dense: ResolvedDensify | None = None) -> QueryPlan:
         rq = self.rq
+        self.dense = dense
         time_dim, axis = self._time_key()
         self.axis = axis
         grain = time_dim.grain if time_dim is not None else None
+        self.grain = grain
         self._check_grains(grain)
         self._check_restrictions()
         seconds = self._second_metrics()
@@ -132,7 +150,16 @@ class _WindowPlanner:
             trim=trim,
             uppers=tuple(u for u in uppers if u),
         )
-        return replace(base, branches=branches, window=stage)
+        spine = None
+        if dense is not None:  # the series over a time spine covering the widened scan
+            scan = next((tf for b in branches for tf in b.time_filters), None)
+            bounds = TimeBounds(scan.start, scan.end) if scan is not None else None
+            align = scan.start_align if scan is not None else None
+            spine = dense_plan(
+                self.model, rq, dense, branches, self.dialect, windowed=True, scan=bounds,
+                start_align=align,
+            )
+        return replace(base, branches=branches, window=stage, densify=spine)
 
     def _upper(
         self, level: int, time_dim: ResolvedDim | None, trim: TimeBounds | None
@@ -342,7 +369,7 @@ class _WindowPlanner:
             shift = w.shift if w is not None else None
             if shift is not None:
                 (start if shift.direction == "back" else end).append(m.name)
-            elif w is not None and w.reset_grain is not None:
+            elif (w is not None and w.reset_grain is not None) or self._dense_lookback(m):
                 start.append(m.name)
         if tr.range.start is None:
             start = []
@@ -384,11 +411,19 @@ class _WindowPlanner:
         if not w.masked_outside_range:
             return wm
         start_x, end_x = self._expanders()
+        own = w.reset_grain is not None or (w.bucket_lookback is not None and self.dense is not None)
         return replace(
             wm,
-            mask_before=trim.start if start_x and w.reset_grain is None else None,
+            mask_before=trim.start if start_x and not own else None,
             mask_after=trim.end if end_x else None,
         )
+
+    def _dense_lookback(self, m: MetricIr) -> int:
+        """Over a densified series a bounded time-ordered frame reads its `n` preceding
+        calendar buckets, which the scan loads (a rolling 3-month sum labelled March spans
+        January to March; without densify a frame counts the rows that exist, WIN-FRM-15)."""
+        back = m.window.bucket_lookback if m.window is not None else None
+        return back or 0 if self.dense is not None else 0
 
     def _second_metrics(self) -> tuple[MetricIr, ...]:
         requested = {m.name for m in self.rq.planned_metrics}
@@ -416,6 +451,14 @@ class _WindowPlanner:
                         week_align = "week"  # week start is the dialect's: aligned in SQL
                     else:
                         lows.append(trunc_when(start, reset))
+                back = self._dense_lookback(m)
+                if back and self.grain is not None:  # densified: n calendar buckets back
+                    if self.grain == "week":
+                        lows.append(shift_when(start, -7 * back, "day"))
+                        week_align = "week"
+                    else:
+                        low = shift_when(start, -back, self.grain)
+                        lows.append(trunc_when(low, self.grain) if self.grain != "day" else low)
             new_start = min(lows, key=_sort_key)
         new_end = end
         if end is not None:

@@ -14,6 +14,7 @@ from typing import Any
 from dosi.errors import QueryError, QueryShapeError, bounded, closest
 from dosi.ir.model import GRAINS
 from dosi.query.bounds import check_query_bounds
+from dosi.query.densify_shape import parse_densify
 from dosi.query.params_shape import params_to_dict, parse_params
 from dosi.query.stream_window import (
     STREAM_WINDOW_TYPES,
@@ -34,6 +35,7 @@ QUERY_KEYS = (
     "params",
     "time_ranges",
     "context_filter",
+    "densify",
 )
 RESERVED_KEYS: tuple[str, ...] = ()
 
@@ -76,6 +78,9 @@ class Query:
     time_ranges: tuple[TaggedRange, ...] = ()  # tagged ranges (CORE-Q-11)
     # D-LOD filter placement: the context layer, feeding every rollup (datus-extensions §3)
     context_filter: str | None = None
+    # empty time buckets filled (dosi.query.densify): "time" | "all" | "windows" | "none";
+    # None = not given (the model's default applies)
+    densify: str | None = None
 
 
 def _bad(code: str, message: str, **kw: Any) -> QueryError:
@@ -148,6 +153,7 @@ def parse_query(raw: Any) -> Query:
         params=parse_params(data.get("params")),
         time_ranges=parse_time_ranges(data.get("time_ranges"), parse_when),
         context_filter=context,
+        densify=parse_densify(data.get("densify")),
     )
     if query.time_ranges and query.time_range is not None:
         raise _bad(
@@ -380,6 +386,8 @@ def query_to_dict(q: Query) -> dict[str, Any]:
         out["params"] = params_to_dict(q.params)
     if q.time_ranges:
         out["time_ranges"] = [r.to_dict() for r in q.time_ranges]
+    if q.densify is not None:
+        out["densify"] = False if q.densify == "none" else q.densify
     return out
 
 

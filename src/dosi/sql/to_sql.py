@@ -24,6 +24,7 @@ from dosi.plan.nodes import (
     ComputeMetrics,
     ConversionJoin,
     DecodeTime,
+    Densify,
     DeriveCompute,
     FilterResult,
     Join,
@@ -48,7 +49,9 @@ from dosi.plan.records import (
     QueryPlan,
     SemiAdditivePlan,
 )
+from dosi.sql.densify import densify_sql
 from dosi.sql.dialects import Dialect
+from dosi.sql.dialects.base import RECURSIVE_CTE
 from dosi.sql.lod_metric import attach_sql, include_sql
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, cte_name, table
@@ -107,6 +110,7 @@ class ToSql(PlanVisitor[SqlPart]):
 
     def __init__(self, model: ModelIr, dialect: Dialect) -> None:
         self.r = Renderer(model, dialect)
+        self._spines = 0  # Densify nodes rendered: each names its CTEs apart
 
     # -- what a parent renders to, where only one part can stand ---------------------------
     def _source(self, node: PlanNode) -> _Source:
@@ -220,6 +224,27 @@ class ToSql(PlanVisitor[SqlPart]):
         assert isinstance(below, exp.Select)  # the merged metrics
         return _Windowed(node, below)
 
+    def visit_densify(self, node: Densify) -> exp.Select:
+        """The rows below joined to a time spine (dosi.sql.densify): a branch aggregate, the
+        merged metrics, or the rows of a window stage after its trim."""
+        below = node.parent.accept(self)
+        rows: exp.Select
+        if isinstance(below, _Grouped):
+            rows = self.r.branch_cte(below.branch, below.mode)
+        elif isinstance(below, exp.Select):
+            rows = below
+        else:
+            assert isinstance(below, _Windowed | _Rows)
+            done = self._rows(below)
+            rows = exp.Select().select(exp.Star(), copy=False).from_(table(WIN), copy=False)
+            for cond in done.wheres:
+                rows = rows.where(cond, copy=False)
+            for name, body in done.ctes:
+                rows = rows.with_(cte_name(name), as_=body, copy=False)
+        self._spines += 1
+        prefix = "dense" if self._spines == 1 else f"dense{self._spines}"
+        return densify_sql(self.r, node, rows, prefix)
+
     def visit_derive_compute(self, node: DeriveCompute) -> _Rows:
         """Stage-tier composes over the window rows: the window CTE renamed, the composes in
         a SELECT over it that takes its name (the trim and filters stay outside)."""
@@ -281,7 +306,15 @@ def _lift(sel: exp.Select) -> list[tuple[str, exp.Select]]:
 
 
 def dag_to_sql(model: ModelIr, root: PlanNode, dialect: Dialect) -> exp.Expression:
-    return ToSql(model, dialect)._select(root)
+    return _recursive(ToSql(model, dialect)._select(root))
+
+
+def _recursive(tree: exp.Expression) -> exp.Expression:
+    """WITH RECURSIVE where a CTE reads itself (a time spine's steps, Dialect.spine_steps)."""
+    for w in tree.find_all(exp.With):
+        if any(c.this.meta.get(RECURSIVE_CTE) for c in w.expressions):
+            w.set("recursive", True)
+    return tree
 
 
 def render_plan(model: ModelIr, plan: QueryPlan, dialect: Dialect) -> exp.Expression:

@@ -531,3 +531,17 @@ def test_query_context_filter_flag_feeds_the_cohort_rollup(shop, sql):
     assert got == dict(expected)
     compiled = shop("compile", "-M", "revenue", "--context-filter", "orders.channel = 'web'")
     assert compiled.exit_code == 0 and "'web'" in compiled.stdout
+
+
+# -- densify (issue 22) -------------------------------------------------------------------------
+def test_query_densify_flag_returns_every_bucket(shop):
+    """`--densify time` is the query key `densify`: every day of January is a row, the days
+    without a large order count 0; `--densify false` keeps the days with data."""
+    args = ["query", "-M", "order_count", "-g", "metric_time:day", "--where", "orders.amount > 900"]
+    args += ["--start", "2025-01-01", "--end", "2025-02-01", "--format", "json"]
+    dense = strict_json(shop(*args, "--densify", "time").stdout)["rows"]
+    sparse = strict_json(shop(*args, "--densify", "false").stdout)["rows"]
+    assert len(dense) == 31 and len(sparse) < 31
+    assert [r for r in dense if r["order_count"]] == sparse
+    bad = shop(*args, "--densify", "some")
+    assert bad.exit_code != 0 and "time" in bad.output

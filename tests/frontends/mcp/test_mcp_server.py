@@ -76,6 +76,14 @@ async def _exercise(client: Client, engine: Engine, db: Path) -> None:
     ctx = {**Q, "context_filter": "orders.status = 'completed'"}  # CORE-Q-10 on MCP
     assert (await ok("query", ctx))["rows"] == engine.execute(ctx, db_path=db)["rows"]
     assert (await ok("query", {"query": ctx}))["rows"] != result["rows"]
+    dense = {  # the query key `densify` as a tool argument (issue 22)
+        "metrics": ["order_count"],
+        "group_by": ["metric_time:day"],
+        "where_sql": "orders.amount > 900",
+        "time_range": {"start": "2025-01-01", "end": "2025-02-01"},
+        "densify": "time",
+    }
+    assert len((await ok("query", dense))["rows"]) == 31
     flat_sel = await ok(
         "select",
         {"dataset": "orders", "fields": ["orders.order_id"], "order_by": ["order_id"], "limit": 2},

@@ -71,6 +71,14 @@ def test_catalog_endpoints_match_the_python_api(server: Server, engine: Engine) 
 def test_query_json_csv_and_arrow(server: Server, engine: Engine, shop_db: Path) -> None:
     expected = engine.execute(Q, db_path=shop_db)
     with server.client() as c:
+        dense = {  # the query key `densify` in the body (issue 22): every day of January
+            "metrics": ["order_count"],
+            "group_by": ["metric_time:day"],
+            "where_sql": "orders.amount > 900",
+            "time_range": {"start": "2025-01-01", "end": "2025-02-01"},
+            "densify": "time",
+        }
+        assert len(c.post("/v1/query", json=dense).json()["rows"]) == 31
         r = c.post("/v1/query", json=Q)
         assert r.status_code == 200
         body = r.json()

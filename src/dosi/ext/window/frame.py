@@ -119,6 +119,10 @@ class FrameWindow(WindowSpec):
         return self.time_ordered
 
     @property
+    def bucket_lookback(self) -> int | None:
+        return self.preceding if self.time_ordered and self.units == "rows" else None
+
+    @property
     def listed_function(self) -> str:
         return self.function
 
@@ -126,16 +130,13 @@ class FrameWindow(WindowSpec):
         if self.scope == "partition":
             return f"frame {self.function} over the whole partition"
         start = "unbounded" if self.preceding is None else self.preceding
-        text = (
-            f"frame {self.function} {self.units} {start} preceding "
-            f"order={self.order.by} {self.order.direction}"
-        )
+        order = f"order={self.order.by} {self.order.direction}"
+        text = f"frame {self.function} {self.units} {start} preceding {order}"
         if self.reset:
             text += f" reset={self.reset}"
         if self.require_full_window:
             text += " full-window"
         return text
-
 
 
 def parse(r: WindowReader, window: dict[str, Any]) -> FrameWindow | None:
@@ -284,8 +285,6 @@ def parse_reset(r: WindowReader, key: str, value: Any) -> str | None:
         )
         return None
     return r.enum(key, value, RESET_GRAINS)
-
-
 
 
 def _bind_preceding(spec: WindowSpec, value: int) -> WindowSpec:

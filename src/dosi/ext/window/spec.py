@@ -145,6 +145,13 @@ class WindowSpec:
         return False
 
     @property
+    def bucket_lookback(self) -> int | None:
+        """The buckets before the current one a time-ordered bounded frame reads: over a
+        densified series (one row per calendar bucket) the scan widens by that many grains, so
+        a rolling 3-month frame spans three calendar months; None: no such frame."""
+        return None
+
+    @property
     def listed_function(self) -> str:  # pragma: no cover - overridden
         """What the catalog lists as its function: an offset's calculation, else the SQL
         window function."""

@@ -223,6 +223,15 @@ def query_options(f: F) -> F:
             "<metric>__h1 columns; repeatable; either bound may be empty.",
         ),
         click.option(
+            "--densify",
+            "densify",
+            type=click.Choice(["time", "all", "windows", "false"]),
+            default=None,
+            help="Fill empty time buckets from a time spine: time (every bucket of the "
+            "grain), all (crossed with the grouped values), windows (window metrics over the "
+            "filled series, rows with data returned), false (none, over a model default).",
+        ),
+        click.option(
             "--order-by",
             "order_by",
             multiple=True,

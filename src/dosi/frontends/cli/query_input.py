@@ -83,6 +83,7 @@ def flags_query(
     param: Sequence[str] = (),
     tagged_range: Sequence[str] = (),
     context_filter: Sequence[str] = (),
+    densify: str | None = None,
 ) -> dict[str, Any]:
     """The JSON query the flags describe (keys only when given)."""
     names = _items(metrics)
@@ -132,6 +133,8 @@ def flags_query(
         query["params"] = param_flags(param)
     if tagged_range:
         query["time_ranges"] = [tagged_range_flag(t) for t in tagged_range]
+    if densify is not None:
+        query["densify"] = False if densify == "false" else densify
     return query
 
 
@@ -259,6 +262,8 @@ def command_line(query: dict[str, Any], command: str = "query", prefix: Sequence
         args.append(f"--order-by=-{key}" if desc else f"--order-by={key}")
     if query.get("limit") is not None:
         args += ["--limit", str(query["limit"])]
+    if query.get("densify") is not None:
+        args += ["--densify", str(query["densify"]).lower()]
     return " ".join(shlex.quote(a) for a in args)
 
 
@@ -279,6 +284,7 @@ def query_from(kw: dict[str, Any]) -> str | dict[str, Any]:
             "param",
             "tagged_range",
             "context_filter",
+            "densify",
         )
     }
     return resolve_query(kw.pop("query_json"), kw.pop("query_file"), flags)

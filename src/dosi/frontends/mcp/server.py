@@ -85,10 +85,11 @@ def build_server(
         params: Any = None,
         time_ranges: Any = None,
         context_filter: Any = None,
+        densify: Any = None,
     ) -> CallToolResult:
         """Run a metric query and answer rows, columns and outputs. Pass the query object as
         `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit",
-        "params", "time_ranges", "context_filter"}), or its keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
+        "params", "time_ranges", "context_filter", "densify"}), or its keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
         q = query_argument(
             query,
             metrics,
@@ -100,6 +101,7 @@ def build_server(
             params,
             time_ranges,
             context_filter,
+            densify,
         )
         return guarded(
             lambda: dict(
@@ -144,6 +146,7 @@ def build_server(
         params: Any = None,
         time_ranges: Any = None,
         context_filter: Any = None,
+        densify: Any = None,
     ) -> CallToolResult:
         """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
         snowflake, bigquery, ...)."""
@@ -158,6 +161,7 @@ def build_server(
             params,
             time_ranges,
             context_filter,
+            densify,
         )
         return guarded(
             lambda: holder.current().compile(
@@ -177,6 +181,7 @@ def build_server(
         params: Any = None,
         time_ranges: Any = None,
         context_filter: Any = None,
+        densify: Any = None,
     ) -> CallToolResult:
         """The logical plan of a metric query (as for `query`), with its outputs."""
         q = query_argument(
@@ -190,6 +195,7 @@ def build_server(
             params,
             time_ranges,
             context_filter,
+            densify,
         )
 
         def run() -> dict[str, Any]:

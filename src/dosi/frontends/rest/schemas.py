@@ -14,6 +14,10 @@ QUERY_SCHEMA = {
         "group_by": {"type": "array", "items": {}},
         "where_sql": {"type": "string"},
         "context_filter": {"type": "string"},
+        "densify": {
+            "description": "fill empty time buckets: time, all, windows, or false",
+            "enum": ["time", "all", "windows", "none", True, False],
+        },
         "time_range": {
             "type": "object",
             "properties": {

@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from dosi.ir.model import ModelIr
 from dosi.plan.builder.lod_field import lod_input
+from dosi.plan.densify import PRESENT, measure_fills, metric_fills
 from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
@@ -15,6 +16,7 @@ from dosi.plan.nodes import (
     ComputeMetrics,
     ConversionJoin,
     DecodeTime,
+    Densify,
     DeriveCompute,
     FilterResult,
     Join,
@@ -28,7 +30,7 @@ from dosi.plan.nodes import (
     Trim,
     Window,
 )
-from dosi.plan.records import Branch, QueryPlan, WindowStage
+from dosi.plan.records import Branch, DensePlan, MetricColumn, QueryPlan, TimeBounds, WindowStage
 
 # measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
 ROLLUP_AGGS = frozenset({"sum", "count", "count_star", "min", "max"})
@@ -93,12 +95,15 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: PlanDialect) -> OrderLim
     computed_base = stage is not None and any(
         wm.base_column in metric_names for wm in stage.metrics
     )
+    dense = plan.densify
     if stage is not None and len(aggs) == 1 and not computed_base:
         windowed = {wm.name for wm in stage.metrics}
         shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
         carried = tuple(m for m in plan.metrics if m.name not in windowed and m.name in shown)
-        top = Window(series[0], stage.time_key, stage.grain, plan.dims, carried, stage.metrics)
-        top = _trimmed(_derived(top, plan), stage)
+        below, passed = series_densified(model, series[0], aggs[0].measures, (), plan)
+        top = Window(below, stage.time_key, stage.grain, plan.dims, carried, stage.metrics, passed)
+        top = _trimmed(_derived(top, plan), stage, dense)
+        top = output_densified(model, top, plan, windowed)
     elif stage is not None:
         # a window metric beside metrics of another fact dataset: the branches merge first
         # and the window stage reads the merged series (as the reference engine does: a month
@@ -124,8 +129,10 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: PlanDialect) -> OrderLim
         )
         shown = {*plan.outputs, *(having.metrics if having is not None else ()), *_read(plan)}
         carried = tuple(m.name for m in plain if m.name in shown)
-        top = Window(merged, stage.time_key, stage.grain, plan.dims, (), stage.metrics, carried)
-        top = _trimmed(_derived(top, plan), stage)
+        below, carried = series_densified(model, merged, tuple(passed), plain, plan, carried)
+        top = Window(below, stage.time_key, stage.grain, plan.dims, (), stage.metrics, carried)
+        top = _trimmed(_derived(top, plan), stage, dense)
+        top = output_densified(model, top, plan, windowed)
     else:
         top = (
             series[0]
@@ -133,6 +140,7 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: PlanDialect) -> OrderLim
             else Merge(tuple(series), plan.dims, merge_strategy(plan.dims, dialect))
         )
         top = ComputeMetrics(top, plan.dims, plan.metrics)
+        top = output_densified(model, top, plan)
     if having is not None:
         top = FilterResult(top, having.predicate, having.metrics, plan.outputs)
     return OrderLimit(top, plan.outputs, plan.order, plan.limit)
@@ -166,9 +174,62 @@ def _derived(top: Window, plan: QueryPlan) -> PlanNode:
     return node
 
 
-def _trimmed(top: PlanNode, stage: WindowStage) -> PlanNode:
-    """The rows of the widened scan outside the queried range dropped after the windows."""
+def _trimmed(top: PlanNode, stage: WindowStage, dense: DensePlan | None = None) -> PlanNode:
+    """The rows of the widened scan outside the queried range dropped after the windows (and
+    the rows a densified series filled, when the output keeps the rows with data)."""
     trim = stage.trim
-    if trim is None or stage.time_key is None or (trim.start is None and trim.end is None):
+    present = PRESENT if dense is not None and dense.series is not None and dense.present else None
+    key = stage.time_key
+    if key is None and present is not None:
+        key = dense.series.driver  # type: ignore[union-attr]
+    if key is None or ((trim is None or (trim.start is None and trim.end is None)) and not present):
         return top
-    return Trim(top, stage.time_key, trim)
+    return Trim(top, key, trim or TimeBounds(None, None), present)
+
+
+def series_densified(
+    model: ModelIr,
+    below: PlanNode,
+    measures: tuple[str, ...],
+    plain: tuple[MetricColumn, ...],
+    plan: QueryPlan,
+    passed: tuple[str, ...] = (),
+) -> tuple[PlanNode, tuple[str, ...]]:
+    """A window stage's series over the time spine (plan/densify.py), and the columns the
+    stage passes up (the presence mark besides `passed`)."""
+    dense = plan.densify
+    if dense is None or dense.series is None:
+        return below, passed
+    columns = (*(m.name for m in plain), *measures)
+    fills = (*metric_fills(model, plain), *measure_fills(model, measures))
+    node = Densify(
+        below,
+        dense.series,
+        cross=True,
+        dims=plan.dims,
+        others=dense.others,
+        columns=columns,
+        fills=fills,
+        present=PRESENT if dense.present else None,
+        keys_within=dense.within,
+    )
+    return node, (*passed, PRESENT) if dense.present else passed
+
+
+def output_densified(
+    model: ModelIr, top: PlanNode, plan: QueryPlan, windowed: set[str] | None = None
+) -> PlanNode:
+    """The result over the time spine (plan/densify.py): every bucket of the range a row."""
+    dense = plan.densify
+    if dense is None or dense.output is None:
+        return top
+    having = plan.result_filter
+    names = [*plan.outputs[len(plan.dims) :], *(having.metrics if having is not None else ())]
+    if windowed is None:  # the flat or merged result: every metric column
+        names = [m.name for m in plan.metrics]
+    columns = tuple(dict.fromkeys(names))
+    metrics = tuple(m for m in plan.metrics if m.name in columns)
+    fills = metric_fills(model, metrics, frozenset(windowed or ()))
+    return Densify(
+        top, dense.output, dense.cross, plan.dims, dense.others, columns=columns, fills=fills
+    )

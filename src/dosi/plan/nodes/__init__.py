@@ -8,6 +8,7 @@ from dosi.plan.nodes.aggregate import Aggregate
 from dosi.plan.nodes.compute_metrics import ComputeMetrics
 from dosi.plan.nodes.conversion_join import ConversionJoin
 from dosi.plan.nodes.decode_time import DecodeTime
+from dosi.plan.nodes.densify import Densify
 from dosi.plan.nodes.derive_compute import DeriveCompute
 from dosi.plan.nodes.filter_result import FilterResult
 from dosi.plan.nodes.join import Join
@@ -29,6 +30,7 @@ NODE_KINDS: tuple[type[PlanNode], ...] = (
     ComputeMetrics,
     ConversionJoin,
     DecodeTime,
+    Densify,
     DeriveCompute,
     FilterResult,
     Join,
@@ -56,6 +58,7 @@ __all__ = [
     "ComputeMetrics",
     "ConversionJoin",
     "DecodeTime",
+    "Densify",
     "DeriveCompute",
     "FilterResult",
     "Join",

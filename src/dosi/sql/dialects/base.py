@@ -13,6 +13,11 @@ Facts a dialect states (each checked against sqlglot or an engine in tests/sql/d
   `from_epoch`);
 - `week_start`: the weekday a week bucket starts on (ISO Monday everywhere dosi executes);
 - `time_parser`: how a D-FORMAT stored time value is parsed (dosi.sql.dialects.time_format);
+- `spine_series`: how a time spine's steps are generated in SQL (densify): "recursive" (a
+  recursive WITH adding one grain a step), "unnest_generate_series" (DuckDB, DataFusion),
+  "generate_series" (PostgreSQL's set-returning function), "sequence" (Spark's explode),
+  "unnest_sequence" (Trino), "array_join" (ClickHouse's arrayJoin over range); None where
+  dosi knows no way (a structured `dialect_unsupported_densify` before any SQL);
 - `pre_aggregate_count_guard`: the day pre-aggregation grouped by the date alone carries a
   no-op `HAVING COUNT(*) > 0` (DuckDB 2.0 runs a perfect-hash GROUP BY on a DATE key with a
   lone SUM about 2x slower without a COUNT(*) beside it: docs/performance.md, rule 4).
@@ -36,6 +41,8 @@ _TIMESTAMP = exp.DataType.build("TIMESTAMP")
 _BIGINT = exp.DataType.build("BIGINT")
 _TEMPORAL_TS = {"DateTime", "DateTimeTz"}
 LARGE, SMALL, LAST = "nulls_are_large", "nulls_are_small", "nulls_are_last"
+#: meta key on a CTE body that reads itself: the statement's WITH must say RECURSIVE
+RECURSIVE_CTE = "dosi_recursive"
 
 
 @cache
@@ -62,6 +69,7 @@ class Dialect:
     week_start: str = "monday"
     time_parser: TimeParser = CAST_ONLY
     pre_aggregate_count_guard: bool = False
+    spine_series: str | None = "recursive"
     # its engine returns dosi's canonical Arrow types already (UTC wall clocks, int64, float64):
     # results from any other engine are conformed to them (dosi.execute.shape.conform)
     canonical_result_types: bool = False
@@ -144,6 +152,60 @@ class Dialect:
         """DATE-typed truncation of a bound, so range filters can skip row groups."""
         return exp.Cast(this=self.bucket(value, grain), to=_DATE.copy())
 
+    # -- time spines (densify) -----------------------------------------------------------
+    def as_timestamp(self, expr: exp.Expression) -> exp.Expression:
+        """A time value (a DATE bucket, a timestamp) as a timestamp: a spine's step type."""
+        return exp.Cast(this=expr, to=_TIMESTAMP.copy())
+
+    def spine_steps(self, bounds: str, name: str, grain: str) -> exp.Query:
+        """`SELECT t, hi`: every step of `grain` from the `bounds` row's `lo` on, up to its `hi`
+        (which may itself be a step: the spine keeps the steps below it), none when `lo` is
+        NULL, generated the way `spine_series` says. The recursive form reads itself as
+        `name`; its body carries `RECURSIVE_CTE` in its meta, so the statement's WITH says
+        RECURSIVE."""
+        form = self.spine_series
+        if form is None:
+            raise ValueError(f"{self.key} generates no time series")
+        if form == "recursive":
+            return self._recursive_steps(bounds, name, grain)
+        lo, hi = exp.column("lo"), exp.column("hi")
+        if form == "unnest_sequence":  # UNNEST is a relation (Trino)
+            seq = exp.Anonymous(this="SEQUENCE", expressions=[lo, hi, self.step_interval(grain)])
+            unnest = exp.Unnest(
+                expressions=[seq],
+                alias=exp.TableAlias(this=exp.to_identifier("s"), columns=[exp.to_identifier("t")]),
+            )
+            return exp.Select().select(exp.column("t", "s"), hi.copy()).from_(bounds).join(
+                unnest, join_type="CROSS"
+            )
+        step = _SERIES[form](self, lo, hi, grain)
+        out = exp.Select().select(exp.alias_(step, "t"), hi.copy()).from_(bounds)
+        return out.where(exp.Not(this=exp.Is(this=lo.copy(), expression=exp.Null())))
+
+    def _recursive_steps(self, bounds: str, name: str, grain: str) -> exp.Query:
+        lo, t = exp.column("lo"), exp.column("t")
+        anchor = (
+            exp.Select()
+            .select(exp.alias_(lo, "t"), exp.column("hi"))
+            .from_(bounds)
+            .where(exp.Not(this=exp.Is(this=lo.copy(), expression=exp.Null())))
+        )
+        nxt = self.shift(t, 1, grain)
+        step = (
+            exp.Select()
+            .select(exp.alias_(nxt, "t"), exp.column("hi"))
+            .from_(name)
+            .where(exp.LT(this=nxt.copy(), expression=exp.column("hi")))
+        )
+        body = exp.Union(this=anchor, expression=step, distinct=False)
+        body.meta[RECURSIVE_CTE] = True
+        return body
+
+    def step_interval(self, grain: str) -> exp.Interval:
+        """One step of `grain` as an INTERVAL (a week is 7 days, a quarter 3 months)."""
+        unit, n = self.shift_units(1, grain)
+        return exp.Interval(this=exp.Literal.string(str(n)), unit=exp.var(unit))
+
     # -- epoch arithmetic (streaming windows, window-udf.md) ---------------------------------
     def epoch_us(self, ts: exp.Expression) -> exp.Expression:
         """Epoch microseconds (BIGINT) of a timestamp/timestamptz/date expression."""
@@ -199,6 +261,62 @@ class Dialect:
         it cloned): sqlglot's generator may rewrite it in place, and skipping its defensive
         deep copy of the whole statement is a third of a compile (docs/performance.md)."""
         return _sqlglot_dialect(self.name).generate(tree, copy=False, pretty=pretty)
+
+
+def _fn(name: str, *args: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _unnest_generate_series(
+    d: Dialect, lo: exp.Expression, hi: exp.Expression, grain: str
+) -> exp.Expression:
+    """UNNEST(generate_series(lo, hi, INTERVAL)): DuckDB, DataFusion (inclusive of hi)."""
+    return _fn("UNNEST", _fn("generate_series", lo, hi, d.step_interval(grain)))
+
+
+def _generate_series(
+    d: Dialect, lo: exp.Expression, hi: exp.Expression, grain: str
+) -> exp.Expression:
+    """generate_series(lo, hi, INTERVAL) in the select list: PostgreSQL's set-returning form."""
+    return _fn("generate_series", lo, hi, d.step_interval(grain))
+
+
+def _sequence(d: Dialect, lo: exp.Expression, hi: exp.Expression, grain: str) -> exp.Expression:
+    """EXPLODE(SEQUENCE(lo, hi, INTERVAL)): Spark, Databricks."""
+    return _fn("EXPLODE", _fn("SEQUENCE", lo, hi, d.step_interval(grain)))
+
+
+_CLICKHOUSE_ADD = {
+    "DAY": "addDays",
+    "MONTH": "addMonths",
+    "YEAR": "addYears",
+    "HOUR": "addHours",
+    "MINUTE": "addMinutes",
+    "SECOND": "addSeconds",
+}
+
+
+def _array_join(d: Dialect, lo: exp.Expression, hi: exp.Expression, grain: str) -> exp.Expression:
+    """ClickHouse: add(lo, n * k) for n in arrayJoin(range(dateDiff(unit, lo, hi) + 1))."""
+    unit, k = d.shift_units(1, grain)
+    lo_nn = _fn("assumeNotNull", lo)
+    diff = _fn("dateDiff", exp.Literal.string(unit.lower()), lo_nn, _fn("assumeNotNull", hi))
+    units: exp.Expression = _fn("toUInt64", diff)
+    if k != 1:
+        units = _fn("intDiv", units, exp.Literal.number(k))
+    count = exp.Add(this=units, expression=exp.Literal.number(1))
+    n: exp.Expression = _fn("arrayJoin", _fn("range", count))
+    if k != 1:
+        n = exp.Mul(this=n, expression=exp.Literal.number(k))
+    return _fn(_CLICKHOUSE_ADD[unit], lo_nn.copy(), n)
+
+
+_SERIES = {
+    "unnest_generate_series": _unnest_generate_series,
+    "generate_series": _generate_series,
+    "sequence": _sequence,
+    "array_join": _array_join,
+}
 
 
 STATISTICS = (

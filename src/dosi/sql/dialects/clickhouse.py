@@ -52,6 +52,10 @@ class ClickHouse(Dialect):
     def values_table(self, values: Sequence[int], alias: str, column: str) -> exp.Expression:
         return union_values(values, alias, column)
 
+    def as_timestamp(self, expr: exp.Expression) -> exp.Expression:
+        """DateTime64(6): a DateTime (seconds) stops at 1970 and 2106."""
+        return _to_datetime64(expr)
+
     def text_part(self, text: exp.Expression, start: int, width: int) -> exp.Expression:
         """`substring` counts bytes on ClickHouse; a layout's offsets count characters."""
         return _fn("substringUTF8", text, exp.Literal.number(start), exp.Literal.number(width))
@@ -83,4 +87,5 @@ CLICKHOUSE = ClickHouse(
     null_ordering=sqlglot_null_ordering("clickhouse"),
     streaming=True,
     time_parser=PARSER,
+    spine_series="array_join",
 )

@@ -67,4 +67,5 @@ DATAFUSION = DataFusion(
     streaming=True,
     # D-FORMAT: to_date / to_timestamp with chrono (strftime) formats
     time_parser=TimeParser(date_fn="to_date", ts_fn="to_timestamp"),
+    spine_series="unnest_generate_series",
 )

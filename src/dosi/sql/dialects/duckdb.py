@@ -16,4 +16,5 @@ DUCKDB = Dialect(
     time_parser=PARSER,
     pre_aggregate_count_guard=True,
     canonical_result_types=True,
+    spine_series="unnest_generate_series",
 )

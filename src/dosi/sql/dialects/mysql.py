@@ -67,15 +67,18 @@ def _mysql(name: str, key: str, **kw: object) -> MySQL:
 MYSQL = _mysql("mysql", "mysql", streaming=True)
 MARIADB = _mysql("mysql", "mariadb", streaming=True)
 TIDB = _mysql("mysql", "tidb")
+# Doris and StarRocks have no recursive WITH: no generated time spine
 DORIS = MySQL(
     "doris",
     null_ordering=sqlglot_null_ordering("doris"),
     null_safe_full_join=False,
     time_parser=PARSER,
+    spine_series=None,
 )
 STARROCKS = MySQL(
     "starrocks",
     null_ordering=sqlglot_null_ordering("starrocks"),
     null_safe_full_join=False,
     time_parser=PARSER,
+    spine_series=None,
 )

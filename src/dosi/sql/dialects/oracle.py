@@ -10,4 +10,10 @@ PARSER = TimeParser(
     date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=ORACLE_TOKENS, text_type="VARCHAR(32)"
 )
 
-ORACLE = Dialect("oracle", null_ordering=sqlglot_null_ordering("oracle"), time_parser=PARSER)
+# a time spine: its recursive WITH wants a column list and FROM dual, which dosi does not write
+ORACLE = Dialect(
+    "oracle",
+    null_ordering=sqlglot_null_ordering("oracle"),
+    time_parser=PARSER,
+    spine_series=None,
+)

@@ -78,4 +78,5 @@ POSTGRES = Postgres(
     null_safe_full_join=False,
     streaming=True,
     time_parser=PARSER,
+    spine_series="generate_series",
 )

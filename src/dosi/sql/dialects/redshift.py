@@ -15,4 +15,7 @@ REDSHIFT = Dialect(
     time_parser=TimeParser(
         date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=ORACLE_TOKENS, ts_cast=True
     ),
+    # a time spine: generate_series runs on the leader node only, and a recursive WITH
+    # wants a column list dosi does not write
+    spine_series=None,
 )

@@ -30,12 +30,20 @@ class Spark(Dialect):
 
 
 SPARK = Spark(
-    "spark", null_ordering=sqlglot_null_ordering("spark"), streaming=True, time_parser=PARSER
+    "spark",
+    null_ordering=sqlglot_null_ordering("spark"),
+    streaming=True,
+    time_parser=PARSER,
+    spine_series="sequence",
 )
 DATABRICKS = Spark(
     "databricks",
     null_ordering=sqlglot_null_ordering("databricks"),
     streaming=True,
     time_parser=PARSER,
+    spine_series="sequence",
 )
-HIVE = Spark("hive", null_ordering=sqlglot_null_ordering("hive"), time_parser=PARSER)
+# Hive has neither SEQUENCE nor a recursive WITH
+HIVE = Spark(
+    "hive", null_ordering=sqlglot_null_ordering("hive"), time_parser=PARSER, spine_series=None
+)

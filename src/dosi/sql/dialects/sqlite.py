@@ -106,6 +106,10 @@ class SQLite(Dialect):
     def trunc_date(self, value: exp.Expression, grain: str) -> exp.Expression:
         return _fn("date", self.bucket(value, grain))
 
+    def as_timestamp(self, expr: exp.Expression) -> exp.Expression:
+        """Timestamp text ('2024-01-01 00:00:00'), the spelling every bucket has here."""
+        return _fn("datetime", expr)
+
     def epoch_us(self, ts: exp.Expression) -> exp.Expression:
         """Whole seconds from strftime('%s') plus the milliseconds of '%f' (SQLite keeps
         millisecond precision)."""

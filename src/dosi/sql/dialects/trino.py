@@ -9,6 +9,20 @@ from dosi.sql.dialects.time_format import MYSQL_TOKENS, TimeParser
 # D-FORMAT: date_parse reads MySQL-style formats into a TIMESTAMP (a date layout is cast)
 PARSER = TimeParser(ts_fn="DATE_PARSE", tokens=MYSQL_TOKENS)
 
-TRINO = Dialect("trino", null_ordering=sqlglot_null_ordering("trino"), time_parser=PARSER)
-PRESTO = Dialect("presto", null_ordering=sqlglot_null_ordering("presto"), time_parser=PARSER)
-ATHENA = Dialect("athena", null_ordering=sqlglot_null_ordering("athena"), time_parser=PARSER)
+# a time spine is UNNEST(SEQUENCE(lo, hi, step)) (their recursive WITH stops at 10 steps)
+_SPINE = "unnest_sequence"
+TRINO = Dialect(
+    "trino", null_ordering=sqlglot_null_ordering("trino"), time_parser=PARSER, spine_series=_SPINE
+)
+PRESTO = Dialect(
+    "presto",
+    null_ordering=sqlglot_null_ordering("presto"),
+    time_parser=PARSER,
+    spine_series=_SPINE,
+)
+ATHENA = Dialect(
+    "athena",
+    null_ordering=sqlglot_null_ordering("athena"),
+    time_parser=PARSER,
+    spine_series=_SPINE,
+)

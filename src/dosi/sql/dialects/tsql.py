@@ -5,4 +5,10 @@ from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 
-TSQL = Dialect("tsql", null_ordering=sqlglot_null_ordering("tsql"), supports_nulls_clause=False)
+# a time spine: a recursive WITH stops at 100 steps without OPTION (MAXRECURSION 0)
+TSQL = Dialect(
+    "tsql",
+    null_ordering=sqlglot_null_ordering("tsql"),
+    supports_nulls_clause=False,
+    spine_series=None,
+)

@@ -59,4 +59,6 @@ def trim_predicates(r: Renderer, trim: Trim) -> list[exp.Expression]:
         preds.append(
             exp.LT(this=clone(t), expression=r.dialect.time_literal(trim.bounds.end, None))
         )
+    if trim.present is not None:  # a densified series: the rows a spine filled dropped
+        preds.append(exp.EQ(this=col(trim.present), expression=exp.Literal.number(1)))
     return preds
