@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from dosi.compiler.basic_mode import defer_basic_failure
+from dosi.compiler.calendar import compile_calendar
 from dosi.compiler.conform import compile_conformed
 from dosi.compiler.context import CompileContext
 from dosi.compiler.datasets import compile_dataset
@@ -65,8 +66,9 @@ def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) 
 def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> ModelIr:
     """Every pass in order, then the ModelIr, built once (its warnings are final: nothing runs
     after the passes; a model with errors is discarded)."""
-    cx.read_ext("semantic_model", "semantic_model", spec.custom_extensions, None)
+    mext = cx.read_ext("semantic_model", "semantic_model", spec.custom_extensions, None)
     datasets = _datasets(spec, cx)
+    calendar = compile_calendar(cx, getattr(mext, "calendar", None), datasets)  # D-CALENDAR
     relationships = _relationships(spec, cx, datasets)
     # D-CONFORM: many_to_many edges pair facts and are never joined; joins see the rest
     conformed = compile_conformed(
@@ -92,6 +94,7 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
         dimension_roles=MappingProxyType(roles),
         unavailable_metrics=MappingProxyType(unavailable),
         conformed=conformed,
+        calendar=calendar,
     )
 
 

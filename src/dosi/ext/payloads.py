@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dosi.ext.calendar import CalendarSpec
 from dosi.ext.conform import Cardinality
 from dosi.ext.lod_field import FieldLodPayload
 from dosi.ext.lod_metric import LodSpec
@@ -23,7 +24,9 @@ from dosi.ext.window import Grain, WindowSpec
 
 @dataclass(frozen=True)
 class ModelExt:
-    """SemanticModel carrier: defines no keys, but still runs the envelope gate (§5)."""
+    """SemanticModel carrier: D-CALENDAR `calendar` (issue 22); the envelope gate runs (§5)."""
+
+    calendar: CalendarSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "derive"): "derive",
     ("relationship", "cardinality"): "cardinality",
     ("field", "time"): "time",
+    ("semantic_model", "calendar"): "calendar",
 }
 
 

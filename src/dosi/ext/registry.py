@@ -195,9 +195,22 @@ _KEYS: tuple[KeyInfo, ...] = (
         "metrics and queries that reference it fail with unknown_field / unknown_column",
         True,
     ),
+    KeyInfo(
+        "calendar",
+        "D-CALENDAR",
+        ("semantic_model",),
+        "1.10",  # dosi's own key (issue 22), read at the current minor: no version bump
+        "degraded",
+        "weeks start on Monday, and the fiscal, retail and calendar-table grains it declares "
+        "do not resolve (unknown_grain)",
+        True,
+    ),
 )
 
 REGISTRY: dict[str, KeyInfo] = {k.key: k for k in _KEYS}
+DOSI_KEYS: frozenset[str] = frozenset({"calendar"})
+"""Keys dosi adds beyond the DATUS specification (issue 22): read at the current minor, so
+they have no row in its version history."""
 """Every payload key this engine knows, by name."""
 
 def parse_engine_version(text: str) -> tuple[int, int]:
@@ -210,7 +223,7 @@ ENGINE_VERSION: tuple[int, int] = parse_engine_version(DATUS_EXT_VERSION)
 
 
 def keys_for(carrier: Carrier) -> tuple[KeyInfo, ...]:
-    """Registered keys read on `carrier` (empty for semantic_model, §5)."""
+    """Registered keys read on `carrier` (semantic_model: D-CALENDAR alone)."""
     return tuple(k for k in _KEYS if carrier in k.carriers)
 
 

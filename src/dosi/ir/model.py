@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlglot import exp
 
 from dosi.errors import Diagnostic
+from dosi.ext.grains import DAY_GRAINS
+from dosi.ir.calendar import DEFAULT_CALENDAR, CalendarIr
 from dosi.ir.lod_metric import LodMetric
 
 if TYPE_CHECKING:
@@ -22,9 +24,10 @@ if TYPE_CHECKING:
     from dosi.ir.derive import DeriveIr
     from dosi.ir.lod_field import LodFieldIr
 
-Grain = Literal["day", "week", "month", "quarter", "year"]
-GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
-GRAIN_RANK: dict[str, int] = {g: i for i, g in enumerate(GRAINS)}
+# a grain name of the vocabulary (dosi.ext.grains): native, calendar or a calendar table's
+Grain = str
+#: The 1.x Granularity enum (CORE-Q-03); every grain a model takes is `ModelIr.calendar.grains()`
+GRAINS: tuple[Grain, ...] = DAY_GRAINS
 MetricKind = Literal["aggregate", "ratio", "expression"]
 JoinType = Literal["left", "inner"]
 
@@ -213,6 +216,8 @@ class ModelIr:
     # D-CONFORM: many_to_many edges and their classes (read via dosi.ir.conform.conformity);
     # `relationships` holds only the edges joins may walk
     conformed: ConformedIr | None = None
+    # the DATUS `calendar` (week start, fiscal / retail years, calendar table: ir/calendar.py)
+    calendar: CalendarIr = DEFAULT_CALENDAR
 
     def __post_init__(self) -> None:
         for name in ("datasets", "metrics", "measures", "dimension_roles", "unavailable_metrics"):

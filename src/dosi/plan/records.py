@@ -54,7 +54,6 @@ class TimeFilter:
     start: dt.date | dt.datetime | None
     end: dt.date | dt.datetime | None
     datatype: str | None
-    start_align: str | None = None  # DATE_TRUNC(reset, start) alignment (D-WINDOW)
     # D-FORMAT: bounds are folded into the stored encoding; the column is never wrapped
     time_format: TimeFormat | None = None
 

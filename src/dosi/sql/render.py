@@ -17,8 +17,8 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from dosi.ir.model import ModelIr
-from dosi.plan.calendar import trunc_when
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
+from dosi.sql.calendar import grain_bucket
 from dosi.sql.dialects import Dialect
 from dosi.sql.lod_field import lod_grouped
 from dosi.sql.stream_window import stream_grouped, stream_window_start
@@ -40,7 +40,11 @@ class Renderer:
             return self.decoded(d, clone(d.expr))
         if d.grain is None:
             return clone(d.expr)
-        return self.dialect.bucket(clone(d.expr), d.grain, d.datatype)
+        return self.bucket(clone(d.expr), d.grain, d.datatype)
+
+    def bucket(self, expr: exp.Expression, grain: str, datatype: str | None) -> exp.Expression:
+        """The grain's bucket or date part on the query's calendar (dosi.sql.calendar)."""
+        return grain_bucket(self.dialect, expr, grain, datatype, self.model.calendar)
 
     def time_value(self, d: BranchDim) -> exp.Expression:
         """The dim's time value before any bucketing: decoded when stored encoded."""
@@ -55,7 +59,7 @@ class Renderer:
         value = self.dialect.decode_time(raw, d.time_format)
         if d.grain is None or raw_grouping(d):
             return value
-        return self.dialect.bucket(value, d.grain, d.datatype)
+        return self.bucket(value, d.grain, d.datatype)
 
     def group_expr(self, d: BranchDim, selected: exp.Expression) -> exp.Expression:
         """What the GROUP BY names for a dim: an encoded field at its stored grain (or none)
@@ -71,8 +75,6 @@ class Renderer:
         operand = self.dialect.time_operand(clone(tf.expr), tf.datatype)
         if tf.start is not None:
             bound = self.dialect.time_literal(tf.start, tf.datatype)
-            if tf.start_align is not None:
-                bound = self.dialect.trunc_date(bound, tf.start_align)
             lhs = clone(operand) if tf.end is not None else operand  # fresh: used once
             preds.append(exp.GTE(this=lhs, expression=bound))
         if tf.end is not None:
@@ -83,16 +85,13 @@ class Renderer:
     def folded_predicates(self, tf: TimeFilter) -> list[exp.Expression]:
         """D-FORMAT FMT-FLT-01: the raw column against bounds written in its stored encoding,
         never a parse of the column (partitions prune). A bound the planner moved for a window
-        (FMT-GRP-04) that falls inside a stored period widens to whole periods."""
+        (FMT-GRP-04, already on the reset period's start) that falls inside a stored period
+        widens to whole periods."""
         fmt = tf.time_format
         assert fmt is not None
         preds: list[exp.Expression] = []
         if tf.start is not None:
             start = _date_of(tf.start)
-            if tf.start_align == "week":
-                start = start - dt.timedelta(days=start.weekday())  # ISO weeks (Monday)
-            elif tf.start_align is not None:
-                start = _date_of(trunc_when(start, tf.start_align))
             bound = self.dialect.encoded_literal(fmt.encode(fmt.period_start(start)))
             preds.append(exp.GTE(this=clone(tf.expr), expression=bound))
         if tf.end is not None:
@@ -227,7 +226,7 @@ class Renderer:
             if d.time_format is not None:  # D-FORMAT: decoded once per pre-aggregated group
                 e = self.decoded(d, raw)
             else:
-                e = raw if d.grain is None else self.dialect.bucket(raw, d.grain, d.datatype)
+                e = raw if d.grain is None else self.bucket(raw, d.grain, d.datatype)
             outer = outer.select(aliased(e, d.output), copy=False)
             groups.append(clone(e))
 

@@ -137,7 +137,6 @@ class FrameWindow(WindowSpec):
         return text
 
 
-
 def parse(r: WindowReader, window: dict[str, Any]) -> FrameWindow | None:
     """The general form's `frame` object."""
     return parse_frame_object(r, window["frame"])
@@ -275,16 +274,15 @@ def _preceding(r: WindowReader, key: str, value: Any) -> int | str | None:
 
 
 def parse_reset(r: WindowReader, key: str, value: Any) -> str | None:
+    """A reset grain: week .. year, and (issue 22) the fiscal / retail grains."""
     if value == "day":
         r.err(
             key,
-            'cannot be "day": day is the finest grain, so a day reset is never coarser than '
-            "the query grain",
+            'cannot be "day": a day reset is never coarser than the query grain (WIN-FRM-04)',
             hint=f"use {alternatives(RESET_GRAINS)}, or drop the reset",
         )
         return None
     return r.enum(key, value, RESET_GRAINS)
-
 
 
 

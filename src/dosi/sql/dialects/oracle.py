@@ -10,4 +10,7 @@ PARSER = TimeParser(
     date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=ORACLE_TOKENS, text_type="VARCHAR(32)"
 )
 
-ORACLE = Dialect("oracle", null_ordering=sqlglot_null_ordering("oracle"), time_parser=PARSER)
+# TRUNC(x, 'WEEK') starts on the weekday of January 1; 'IW' is the ISO (Monday) week
+ORACLE = Dialect(
+    "oracle", null_ordering=sqlglot_null_ordering("oracle"), time_parser=PARSER, week_unit="IW"
+)

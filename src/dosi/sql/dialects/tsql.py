@@ -5,4 +5,10 @@ from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 
-TSQL = Dialect("tsql", null_ordering=sqlglot_null_ordering("tsql"), supports_nulls_clause=False)
+# DATETRUNC(week, ...) follows @@DATEFIRST (Sunday in us_english); iso_week is Monday's
+TSQL = Dialect(
+    "tsql",
+    null_ordering=sqlglot_null_ordering("tsql"),
+    supports_nulls_clause=False,
+    week_unit="ISO_WEEK",
+)
