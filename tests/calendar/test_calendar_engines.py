@@ -40,6 +40,13 @@ def _rows() -> list[tuple[int, dt.datetime, int]]:
 
 ROWS = _rows()
 
+_W: dict[str, Any] = {
+    "prev_hour": {"type": "pop", "offset": "1 hour", "calculation": "value"},
+    "fytd": {"type": "cumulative", "function": "sum", "reset": "fiscal_year"},
+    "fyoy": {"type": "pop", "offset": "1 fiscal_year", "calculation": "value"},
+    "ryoy": {"type": "pop", "offset": "1 retail_year", "calculation": "value"},
+}
+
 MODEL = to_yaml(
     model_doc(
         [
@@ -56,7 +63,13 @@ MODEL = to_yaml(
                 ext={"time_dimension": "ts"},
             )
         ],
-        metrics=[metric("revenue", "SUM(events.amount)")],
+        metrics=[
+            metric("revenue", "SUM(events.amount)"),
+            metric("rev_prev_hour", "SUM(events.amount)", {"window": _W["prev_hour"]}),
+            metric("rev_fytd", "SUM(events.amount)", {"window": _W["fytd"]}),
+            metric("rev_fyoy", "SUM(events.amount)", {"window": _W["fyoy"]}),
+            metric("rev_ryoy", "SUM(events.amount)", {"window": _W["ryoy"]}),
+        ],
         ext={
             "v": "1.10",
             "calendar": {
@@ -244,3 +257,68 @@ def test_retail_years_have_52_or_53_weeks() -> None:
         assert weeks in (52, 53)
     assert (_retail_end(2024) - _retail_end(2023)).days == 371  # NRF 2023 had 53 weeks
     assert pycal.weekday(2025, 2, 1) == 5 and _retail_end(2025) == dt.date(2025, 2, 1)
+
+
+# -- window metrics over sub-day and calendar grains -----------------------------------------
+
+
+def _window(eng: dosi.Engine, metric_name: str, group: str, conv: Callable[[Any], Any]) -> dict:
+    res = eng.execute({"metrics": ["revenue", metric_name], "group_by": [group]})
+    col = next(c for c in res["columns"] if c not in ("revenue", metric_name))
+    out = {}
+    for r in res["rows"]:
+        v = r[metric_name]
+        out[conv(r[col])] = None if v is None else int(v)
+    return out
+
+
+def test_offset_of_one_hour(engine: dosi.Engine) -> None:
+    """Issue 22 item 2: `"offset": "1 hour"` reads the calendar hour before (NULL if empty)."""
+    sums = _sums(lambda t: t.replace(minute=0, second=0, microsecond=0))
+    want = {k: sums.get(k - dt.timedelta(hours=1)) for k in sums}
+    assert _window(engine, "rev_prev_hour", "metric_time:hour", _ts) == want
+
+
+def test_fiscal_ytd_resets_in_april(engine: dosi.Engine) -> None:
+    """Issue 22 item 5: a cumulative sum resetting every fiscal year (April)."""
+    sums = _sums(lambda t: t.date().replace(day=1))
+    want, running = {}, {}
+    for k in sorted(sums):
+        fy = _fiscal_year(k)
+        running[fy] = running.get(fy, 0) + sums[k]
+        want[k] = running[fy]
+    assert _window(engine, "rev_fytd", "metric_time:month", _day) == want
+
+
+def test_fiscal_year_over_year(engine: dosi.Engine) -> None:
+    """Issue 22 item 5: fiscal quarter vs the same fiscal quarter a fiscal year before."""
+    sums = _sums(lambda t: _fiscal_quarter(t.date()))
+    want = {k: sums.get(k.replace(year=k.year - 1)) for k in sums}
+    assert _window(engine, "rev_fyoy", "metric_time:fiscal_quarter", _day) == want
+
+
+def test_retail_year_over_year_matches_month_with_month(engine: dosi.Engine) -> None:
+    """Issue 22 item 5: a retail month vs the same retail month of the previous retail
+    year, across a 53-week year (2023)."""
+    sums = _sums(lambda t: _retail_month(t.date()))
+
+    def position(k: dt.date) -> tuple[dt.date, int]:
+        start, week = _retail(k)
+        return start, week
+
+    by_pos = {position(k): v for k, v in sums.items()}
+    want = {}
+    for k in sums:
+        start, week = position(k)
+        prev_start = _retail(start - dt.timedelta(days=1))[0]
+        want[k] = by_pos.get((prev_start, week))
+    got = _window(engine, "rev_ryoy", "metric_time:retail_month", _day)
+    assert got == want
+    assert any(v is not None for v in got.values())
+
+
+def test_date_part_window_is_a_structured_error(engine: dosi.Engine) -> None:
+    """Issue 22 item 3: a window metric grouped by a date part alone is refused."""
+    with pytest.raises(dosi.QueryError) as info:
+        engine.execute({"metrics": ["rev_fytd"], "group_by": ["metric_time:month_of_year"]})
+    assert info.value.code == "window_on_date_part"

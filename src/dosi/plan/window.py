@@ -28,8 +28,6 @@ from dosi.query.spec import query_to_dict
 
 # a retail shift lands on a bucket of these grains (a retail year also on its weeks)
 _RETAIL_TARGETS = {
-    "retail_month": ("retail_month",),
-    "retail_quarter": ("retail_month", "retail_quarter"),
     "retail_year": ("day", "week", "retail_month", "retail_quarter", "retail_year"),
 }
 

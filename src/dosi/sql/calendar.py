@@ -20,10 +20,13 @@ The Python twin (bounds, tests' expectations are independent) is dosi.plan.calen
 
 from __future__ import annotations
 
+import datetime as dt
+
 from sqlglot import exp
 
 from dosi.ext.grains import is_date_part
 from dosi.ir.calendar import CalendarIr, RetailCalendar
+from dosi.plan.calendar import retail_year_end
 from dosi.sql.dialects import Dialect
 
 # a multiple of 7 large enough that every day number (years 1..9999) plus it is positive,
@@ -160,9 +163,9 @@ def grain_shift(
     cal: CalendarIr,
 ) -> exp.Expression:
     """The offset self-join key: the bucket start `key` moved by `count` (signed)
-    `granularity` units. Fiscal periods are months; a retail year moves to the same week
-    of the year `count` retail years away (week 1 with week 1), no row when that year has no
-    such week (the 53rd)."""
+    `granularity` units. Fiscal periods are months; a retail year moves to the same day of
+    the retail year `count` years away (week 1 with week 1), none when that year is too short
+    (the 53rd week of a year against a 52-week one)."""
     if granularity == "fiscal_quarter":
         return dialect.shift(key, 3 * count, "month")
     if granularity == "fiscal_year":
@@ -170,25 +173,45 @@ def grain_shift(
     if granularity != "retail_year":
         return dialect.shift(key, count, granularity)
     assert cal.retail is not None
-    r = cal.retail
-    day = dialect.day_number(key.copy(), datatype)
-    own = retail_year_start(dialect, day, dialect.bucket(key.copy(), "year", datatype), datatype, r)
-    # mid-year of the own year moved by whole 364-day years stays inside the target year
-    # for any count a window takes (53-week years drift it by 7 days each)
-    mid = dialect.from_day_number(
-        exp.Add(this=own.copy(), expression=_n(182 + 364 * count)), datatype
+    day = dialect.day_number(key, datatype)
+    # the retail calendar repeats every 400 Gregorian years (146097 days, whole weeks): the
+    # day moves by a delta read from the position of the day in that cycle
+    cycle = exp.Mod(
+        this=_p(exp.Add(this=day.copy(), expression=_n(_CYCLE * 100))), expression=_n(_CYCLE)
     )
-    target = retail_year_start(
-        dialect,
-        dialect.day_number(mid.copy(), datatype),
-        dialect.bucket(mid, "year", datatype),
-        datatype,
-        r,
-    )
-    moved = exp.Add(this=target.copy(), expression=_p(exp.Sub(this=day.copy(), expression=own)))
-    moved_day = dialect.from_day_number(moved.copy(), datatype)
-    inside = retail_year_start(
-        dialect, moved.copy(), dialect.bucket(moved_day.copy(), "year", datatype), datatype, r
-    )
-    same_year = exp.EQ(this=inside, expression=target)
-    return exp.Case(ifs=[exp.If(this=same_year, true=moved_day)])
+    ifs = []
+    for upper, delta in retail_shift_table(cal.retail, count):
+        then = exp.Null() if delta is None else _n(delta)
+        ifs.append(exp.If(this=exp.LT(this=cycle.copy(), expression=_n(upper)), true=then))
+    moved = exp.Add(this=day, expression=_p(exp.Case(ifs=ifs)))
+    return dialect.from_day_number(moved, datatype)
+
+
+_CYCLE = 146_097  # days in 400 Gregorian years: 20871 weeks
+
+
+def retail_shift_table(r: RetailCalendar, count: int) -> list[tuple[int, int | None]]:
+    """(exclusive upper cycle position, day delta or None) covering positions 0..146096 of
+    the 400-year cycle that starts on 1970-01-01: a day of retail year Y moves to the same
+    offset in year Y + count, None past the end of a shorter target year."""
+    epoch = dt.date(1970, 1, 1)
+
+    def start(year: int) -> int:
+        return (retail_year_end(year - 1, r) - epoch).days + 1
+
+    out: list[tuple[int, int | None]] = []
+    year = 1969
+    while start(year) < _CYCLE:
+        lo, hi = start(year), start(year + 1)
+        target = start(year + count)
+        fits = min(hi - lo, start(year + count + 1) - target)
+        for a, b, delta in ((lo, lo + fits, target - lo), (lo + fits, hi, None)):
+            a, b = max(a, 0), min(b, _CYCLE)
+            if a >= b:
+                continue
+            if out and out[-1][1] == delta:
+                out[-1] = (b, delta)
+            else:
+                out.append((b, delta))
+        year += 1
+    return out

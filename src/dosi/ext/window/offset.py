@@ -45,8 +45,6 @@ MAX_OFFSET_UNITS: dict[str, int] = {
     "year": 10_000,
     "fiscal_quarter": 10_000 * 4,
     "fiscal_year": 10_000,
-    "retail_month": 10_000 * 12,
-    "retail_quarter": 10_000 * 4,
     "retail_year": 10_000,
 }
 
