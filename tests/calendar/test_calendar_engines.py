@@ -39,6 +39,17 @@ def _rows() -> list[tuple[int, dt.datetime, int]]:
 
 
 ROWS = _rows()
+TABLES = ("events", "cal")
+CAL_START = dt.date(2018, 12, 1)
+
+
+def _label(d: dt.date) -> str:
+    return f"W{(d - CAL_START).days // 7:04d}"
+
+
+def _ten(d: dt.date) -> dt.date:
+    return CAL_START + dt.timedelta(days=(d - CAL_START).days // 10 * 10)
+
 
 _W: dict[str, Any] = {
     "prev_hour": {"type": "pop", "offset": "1 hour", "calculation": "value"},
@@ -61,7 +72,13 @@ MODEL = to_yaml(
                 source="main.events",
                 primary_key=["id"],
                 ext={"time_dimension": "ts"},
-            )
+            ),
+            dataset(
+                "cal",
+                [field("ds", datatype="Date", is_time=True), "week_label", "period_start"],
+                source="main.cal",
+                primary_key=["ds"],
+            ),
         ],
         metrics=[
             metric("revenue", "SUM(events.amount)"),
@@ -75,6 +92,11 @@ MODEL = to_yaml(
             "calendar": {
                 "fiscal_year": {"start_month": 4},
                 "retail": {"pattern": "4-5-4", "year_end_month": 1, "year_end_weekday": "saturday"},
+                "table": {
+                    "dataset": "cal",
+                    "date": "ds",
+                    "grains": {"label_week": "week_label", "ten_days": "period_start"},
+                },
             },
         },
     )
@@ -92,6 +114,10 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         "INSERT INTO events VALUES (?, ?, ?, ?)", [(i, ts, ts.date(), a) for i, ts, a in ROWS]
     )
     con.execute(f"COPY events TO '{parquet / 'events.parquet'}' (FORMAT PARQUET)")
+    con.execute("CREATE TABLE cal (ds DATE, week_label VARCHAR, period_start DATE)")
+    days = [CAL_START + dt.timedelta(days=i) for i in range(8 * 366)]
+    con.executemany("INSERT INTO cal VALUES (?, ?, ?)", [(d, _label(d), _ten(d)) for d in days])
+    con.execute(f"COPY cal TO '{parquet / 'cal.parquet'}' (FORMAT PARQUET)")
     con.close()
     return db, parquet
 
@@ -107,11 +133,11 @@ def engine(
     else:
         pytest.importorskip({"sqlite": "sqlite3", "datafusion": "datafusion", "chdb": "chdb"}[kind])
         if kind == "sqlite":
-            client = load_sqlite(db, tmp_path_factory.mktemp("sq") / "cal.sqlite", ("events",))
+            client = load_sqlite(db, tmp_path_factory.mktemp("sq") / "cal.sqlite", TABLES)
         elif kind == "datafusion":
-            client = load_datafusion(parquet, ("events",))
+            client = load_datafusion(parquet, TABLES)
         else:
-            client = load_chdb(parquet, tmp_path_factory.mktemp("ch"), ("events",))
+            client = load_chdb(parquet, tmp_path_factory.mktemp("ch"), TABLES)
         conns = {kind: {"type": kind, "client": client}}
     eng = dosi.Engine(model_text=MODEL, connections=conns)
     yield eng
@@ -322,3 +348,18 @@ def test_date_part_window_is_a_structured_error(engine: dosi.Engine) -> None:
     with pytest.raises(dosi.QueryError) as info:
         engine.execute({"metrics": ["rev_fytd"], "group_by": ["metric_time:month_of_year"]})
     assert info.value.code == "window_on_date_part"
+
+
+def test_calendar_table_grains(engine: dosi.Engine, request: pytest.FixtureRequest) -> None:
+    """Issue 22 item 6: grains named by a calendar dataset's columns roll days up through it
+    (a label column and a date column); ClickHouse and DataFusion cannot group by the
+    correlated lookup:
+    a structured error before any SQL runs."""
+    if request.node.callspec.params["engine"] in ("chdb", "datafusion"):
+        with pytest.raises(dosi.QueryError) as info:
+            engine.execute({"metrics": ["revenue"], "group_by": ["metric_time:label_week"]})
+        assert info.value.code == "dialect_unsupported_calendar_table"
+        return
+    assert _got(engine, "metric_time:label_week", str) == _sums(lambda t: _label(t.date()))
+    assert _got(engine, "metric_time:ten_days", _day) == _sums(lambda t: _ten(t.date()))
+    assert _got(engine, "events.d:ten_days", _day) == _sums(lambda t: _ten(t.date()))

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dosi.ext.grains import is_date_part
+from dosi.ext.grains import KNOWN_GRAINS, is_date_part
 
 _TIMESTAMP = pa.timestamp("us")
 
@@ -31,6 +31,8 @@ def output_types(
             out["window_end"] = _TIMESTAMP
         elif grain is not None and is_date_part(grain):
             out[name] = pa.int64()  # a date part is an integer (issue 22), never a bucket
+        elif grain is not None and grain not in KNOWN_GRAINS:
+            continue  # a calendar-table grain: the calendar column's own type
         elif kinds == {"Date"}:
             out[name] = pa.date32()
         elif grain is not None or kinds & {"DateTime", "DateTimeTz"}:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from dosi.errors import QueryError
 from dosi.ir.model import ModelIr
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
 from dosi.sql.calendar import grain_bucket
@@ -43,8 +44,27 @@ class Renderer:
         return self.bucket(clone(d.expr), d.grain, d.datatype)
 
     def bucket(self, expr: exp.Expression, grain: str, datatype: str | None) -> exp.Expression:
-        """The grain's bucket or date part on the query's calendar (dosi.sql.calendar)."""
-        return grain_bucket(self.dialect, expr, grain, datatype, self.model.calendar)
+        """The grain's bucket or date part on the query's calendar (dosi.sql.calendar); a
+        calendar-table grain (issue 22 item 6) is the table's column for the value's day,
+        read by a scalar subquery on its one-row-per-day key."""
+        cal = self.model.calendar
+        if cal.table is None or cal.kind(grain) != "table":
+            return grain_bucket(self.dialect, expr, grain, datatype, cal)
+        if not self.dialect.groups_by_correlated_subquery:
+            raise QueryError(
+                "dialect_unsupported_calendar_table",
+                f"the calendar-table grain `{grain}` cannot be grouped on dialect "
+                f"{self.dialect.key!r}: it groups by a correlated lookup of the calendar row",
+                hint="group by a native, fiscal or retail grain on this warehouse",
+            )
+        ds = self.model.datasets[cal.table.dataset]
+        field = ds.fields[cal.table.field_of(grain) or grain]
+        day = exp.Cast(this=expr, to=exp.DataType.build("DATE"))
+        key = exp.EQ(this=clone(ds.fields[cal.table.date_field].expr), expression=day)
+        inner = exp.select(clone(field.expr)).from_(
+            table_aliased(clone(ds.source), ds.name), copy=False
+        )
+        return exp.Paren(this=inner.where(key, copy=False))
 
     def time_value(self, d: BranchDim) -> exp.Expression:
         """The dim's time value before any bucketing: decoded when stored encoded."""

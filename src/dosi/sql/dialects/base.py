@@ -14,6 +14,9 @@ Facts a dialect states (each checked against sqlglot or an engine in tests/sql/d
 - `week_start`: the weekday `truncate(x, "week")` starts on (Monday: each dialect's
   truncation is made ISO where the warehouse's own is not); other week starts are built on it
   (`week_bucket`), so no warehouse's own week start reaches a result;
+- `groups_by_correlated_subquery`: a GROUP BY key may be a correlated scalar subquery (how a
+  calendar-table grain reads its calendar row; ClickHouse and DataFusion refuse them: a
+  `dialect_unsupported_calendar_table` error before any SQL runs);
 - `time_parser`: how a D-FORMAT stored time value is parsed (dosi.sql.dialects.time_format);
 - `pre_aggregate_count_guard`: the day pre-aggregation grouped by the date alone carries a
   no-op `HAVING COUNT(*) > 0` (DuckDB 2.0 runs a perfect-hash GROUP BY on a DATE key with a
@@ -65,6 +68,7 @@ class Dialect:
     # the truncation unit of an ISO (Monday) week: WEEK where the warehouse's own week is
     # Monday's, its ISO unit where it is not (BigQuery's WEEK starts on Sunday)
     week_unit: str = "WEEK"
+    groups_by_correlated_subquery: bool = True
     time_parser: TimeParser = CAST_ONLY
     pre_aggregate_count_guard: bool = False
     # its engine returns dosi's canonical Arrow types already (UTC wall clocks, int64, float64):

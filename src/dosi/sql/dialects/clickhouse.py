@@ -112,4 +112,5 @@ CLICKHOUSE = ClickHouse(
     null_ordering=sqlglot_null_ordering("clickhouse"),
     streaming=True,
     time_parser=PARSER,
+    groups_by_correlated_subquery=False,
 )

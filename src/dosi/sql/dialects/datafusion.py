@@ -83,4 +83,5 @@ DATAFUSION = DataFusion(
     streaming=True,
     # D-FORMAT: to_date / to_timestamp with chrono (strftime) formats
     time_parser=TimeParser(date_fn="to_date", ts_fn="to_timestamp"),
+    groups_by_correlated_subquery=False,  # "Invalid (non-executable) plan after Analyzer"
 )
