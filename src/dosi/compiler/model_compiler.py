@@ -53,7 +53,7 @@ def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) 
                 Diagnostic(
                     "expression_too_complex",
                     "the model nests too deeply to compile",
-                    hint='simplify the model\'s expressions (README, "Limits")',
+                    hint='simplify the model\'s expressions (docs/limits.md)',
                 )
             ]
         ) from None

@@ -1,9 +1,9 @@
 """Calendar arithmetic on literal bounds, done in Python so bounds stay DATE literals.
 
-PERFORMANCE.md item 2: a DATE-typed bound lets the warehouse skip row groups; shifting a literal
-by months or years is dialect-independent (end-of-month days clamp, as DATE - INTERVAL does).
-Every grain's bucket start is computed here on the model's calendar (dosi.ir.calendar): week
-starts on its `week_start`, fiscal periods from its start month, retail periods from its
+docs/performance.md, rule 2: a DATE-typed bound lets the warehouse skip row groups; shifting
+a literal by months or years is dialect-independent (end-of-month days clamp, as DATE - INTERVAL
+does). Every grain's bucket start is computed here on the model's calendar (dosi.ir.calendar):
+week starts on its `week_start`, fiscal periods from its start month, retail periods from its
 52/53-week years, so the scan a window widens to starts on the same boundary the SQL buckets
 (dosi.sql.calendar) use, whatever the dialect.
 """
