@@ -16,11 +16,13 @@ sees the typed payloads of `ExtRead`.
 * `grains`        – the time grain vocabulary every layer shares (native, calendar, date parts)
 * one module per extension: `conform` (D-CONFORM), `derive` (D-DERIVE), `lod_field` and
   `lod_metric` (D-LOD), `params` / `params_decl` / `params_slots` / `params_naming`
-  (D-PARAM), `time_format` (D-FORMAT), `calendar` (D-CALENDAR, the model's week start,
-  fiscal / retail years and calendar table), `window/` (D-WINDOW: one module per family and sugar,
-  THE family table `window.families`; window-metrics-extension.md)
+  (D-PARAM), `time_format` (D-FORMAT), `semi_additive` (D-SEMI), `conversion`
+  (D-CONVERSION), `calendar` (D-CALENDAR, the model's week start, fiscal / retail years and
+  calendar table), `window/` (D-WINDOW: one module per family and sugar, THE family table
+  `window.families`; window-metrics-extension.md)
 """
 
+from dosi.ext.conversion import ConversionSpec, ConversionWindow, FieldPair
 from dosi.ext.history import HISTORY, WINDOW_FEATURES, HistoryEntry
 from dosi.ext.payloads import (
     DatasetExt,
@@ -42,6 +44,7 @@ from dosi.ext.registry import (
     KeyInfo,
     capabilities,
 )
+from dosi.ext.semi_additive import SemiAdditiveSpec
 from dosi.ext.time_format import LayoutPart, TimeFormat, TimeSpec
 from dosi.ext.window import (
     FrameWindow,
@@ -62,9 +65,12 @@ __all__ = [
     "REGISTRY",
     "WINDOW_FEATURES",
     "Carrier",
+    "ConversionSpec",
+    "ConversionWindow",
     "DatasetExt",
     "ExtRead",
     "FieldExt",
+    "FieldPair",
     "FrameWindow",
     "Grain",
     "HistoryEntry",
@@ -80,6 +86,7 @@ __all__ = [
     "Payload",
     "RankWindow",
     "RelationshipExt",
+    "SemiAdditiveSpec",
     "TimeFormat",
     "TimeSpec",
     "ValueWindow",

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from dosi.ext.history import HISTORY, WINDOW_FEATURES
 
-DATUS_EXT_VERSION = "1.10"
+DATUS_EXT_VERSION = "1.12"
 """The DATUS extension version this engine implements (datus-extensions header, §2.1)."""
 
 Carrier = Literal["semantic_model", "dataset", "field", "relationship", "metric"]
@@ -196,10 +196,31 @@ _KEYS: tuple[KeyInfo, ...] = (
         True,
     ),
     KeyInfo(
+        "semi_additive",
+        "D-SEMI",
+        ("metric",),
+        "1.11",
+        "silent",
+        "the metric adds up every snapshot along its time dimension: period-end balances are "
+        "summed across snapshots, a plain wrong number (basic mode refuses the metric)",
+        True,
+    ),
+    KeyInfo(
+        "conversion",
+        "D-CONVERSION",
+        ("metric",),
+        "1.12",
+        "silent",
+        "the metric is its plain expression: the conversion events' aggregate over the base "
+        "events' with no entity link, window or ordering, a wrong rate (basic mode refuses "
+        "the metric)",
+        True,
+    ),
+    KeyInfo(
         "calendar",
         "D-CALENDAR",
         ("semantic_model",),
-        "1.10",  # dosi's own key (issue 22), read at the current minor: no version bump
+        "1.10",  # dosi's own key (issue 22): no version of its own
         "degraded",
         "weeks start on Monday, and the fiscal, retail and calendar-table grains it declares "
         "do not resolve (unknown_grain)",
@@ -208,10 +229,10 @@ _KEYS: tuple[KeyInfo, ...] = (
 )
 
 REGISTRY: dict[str, KeyInfo] = {k.key: k for k in _KEYS}
-DOSI_KEYS: frozenset[str] = frozenset({"calendar"})
-"""Keys dosi adds beyond the DATUS specification (issue 22): read at the current minor, so
-they have no row in its version history."""
 """Every payload key this engine knows, by name."""
+DOSI_KEYS: frozenset[str] = frozenset({"calendar"})
+"""Keys dosi adds beyond the DATUS specification (issue 22): read from 1.10 on, so they have
+no row in its version history."""
 
 def parse_engine_version(text: str) -> tuple[int, int]:
     """`"1.10"` → `(1, 10)`; for registry strings only (user input goes through version.py)."""
