@@ -21,6 +21,7 @@ from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
 from dosi.plan.window import plan_windows
 from dosi.plan.window_gates import check_window_gates
+from dosi.query.calendar import with_week_start
 from dosi.query.densify import resolve_densify
 from dosi.query.derive import check_conformed
 from dosi.query.params import OutputColumn, expand_params
@@ -74,6 +75,7 @@ def compile_query(
             err.candidates = list(model.metrics)
         raise
     dia = get_dialect(dialect)
+    model = with_week_start(model, query.week_start)  # the query's calendar (issue 22)
     expanded, scan = expand_time_ranges(expand_params(model, query), _range_predicates(dia))
     model, query = expanded.model, expanded.query
     rq, plan, dag = plan_dag(model, graph, query, dia, scan)
@@ -93,6 +95,7 @@ def plan_tree(
     model: ModelIr, graph: JoinGraph, query: Query, dia: Dialect
 ) -> tuple[ResolvedQuery, QueryPlan, exp.Expression]:
     """Resolve, plan and render one parsed query to its sqlglot tree (no dialect text)."""
+    model = with_week_start(model, query.week_start)
     rq, plan, dag = plan_dag(model, graph, query, dia)
     return rq, plan, dag_to_sql(model, dag, dia)
 
@@ -101,6 +104,7 @@ def plan_dag(
     model: ModelIr, graph: JoinGraph, query: Query, dia: Dialect, scan: RangeScan | None = None
 ) -> tuple[ResolvedQuery, QueryPlan, OrderLimit]:
     """Resolve and plan one parsed query: the plan records and the node tree built on them."""
+    model = with_week_start(model, query.week_start)
     rq = resolve_query(model, query)
     if scan is not None:
         rq = restrict_to_ranges(rq, scan)

@@ -99,14 +99,17 @@ def test_time_01_bad_dataset_time_dimension(value: Any) -> None:
 # -- D-GRAIN -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("grain", ["day", "week", "month", "quarter", "year"])
+@pytest.mark.parametrize(
+    "grain", ["day", "week", "month", "quarter", "year", "hour", "minute", "second"]
+)
 def test_grain_02_time_granularity_enum(grain: str) -> None:
-    """GRAIN-02: time_granularity ∈ day|week|month|quarter|year on a field."""
+    """GRAIN-02: time_granularity ∈ day|week|month|quarter|year on a field, and the sub-day
+    hour|minute|second of timestamp columns (issue 22 item 2)."""
     res = read("field", {"time_granularity": grain})
     assert res.payload == FieldExt(time_granularity=grain)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("grain", ["hour", "Month", "months", 1, None])
+@pytest.mark.parametrize("grain", ["hours", "Month", "months", 1, None])
 def test_grain_02_bad_time_granularity(grain: Any) -> None:
     if grain is None:  # null ≡ absent
         assert read("field", {"time_granularity": None}).diagnostics == ()

@@ -7,7 +7,7 @@ import json
 import dosi.ext as ext
 from dosi.ext import DATUS_EXT, DATUS_EXT_VERSION, HISTORY, IMPACTS, REGISTRY, capabilities
 from dosi.ext.payloads import PAYLOAD_FIELDS
-from dosi.ext.registry import parse_engine_version, registry_row
+from dosi.ext.registry import DOSI_KEYS, parse_engine_version, registry_row
 
 
 def test_env_v_11_engine_reports_version_1_13() -> None:
@@ -36,6 +36,9 @@ def test_env_reg_03_registry_contents() -> None:
         "lod": ("D-LOD", "1.10", "degraded", ("field",)),
         "semi_additive": ("D-SEMI", "1.11", "silent", ("metric",)),
         "conversion": ("D-CONVERSION", "1.12", "silent", ("metric",)),
+        # dosi's own model-level key (issue 22: week start, fiscal / retail years, calendar
+        # table), read at 1.10 so no model needs a newer `v`
+        "calendar": ("D-CALENDAR", "1.10", "degraded", ("semantic_model",)),
     }
     got = {k: (i.extension, i.since, i.impact, i.carriers) for k, i in REGISTRY.items()}
     assert got == expected
@@ -89,7 +92,7 @@ def test_env_reg_06_history_matches_registry() -> None:
         for key in entry.keys:
             assert key not in seen
             seen[key] = entry.version
-    assert seen == {k: i.since for k, i in REGISTRY.items()}
+    assert seen == {k: i.since for k, i in REGISTRY.items() if k not in DOSI_KEYS}
     by_version = {h.version: h for h in HISTORY}
     assert by_version["1.3"].keys == () and by_version["1.9"].keys == ()
     assert by_version["1.13"].keys == ()  # in-family window growth: share, streak

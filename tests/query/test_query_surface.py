@@ -200,9 +200,12 @@ def test_grain_on_a_date_marked_not_time_is_refused(mini: Engine) -> None:
 
 
 def test_unknown_grain_is_refused(mini: Engine) -> None:
-    """CORE-Q-03: only day, week, month, quarter, year (reference: ValueError)."""
+    """CORE-Q-03: a grain outside the vocabulary is refused (reference: ValueError); a
+    sub-day grain of a DATE column is `grain_too_fine` (issue 22: a DATE has no hours)."""
     with pytest.raises(ValueError):
-        mini.compile({"metrics": ["revenue"], "group_by": ["orders.order_date:hour"]})
+        mini.compile({"metrics": ["revenue"], "group_by": ["orders.order_date:fortnight"]})
+    err = query_error(mini, {"metrics": ["revenue"], "group_by": ["orders.order_date:hour"]})
+    assert err.code == "grain_too_fine" and "day" in err.candidates
 
 
 def test_same_output_name_twice_is_refused(mini: Engine) -> None:

@@ -486,7 +486,7 @@ def test_fmt_dec_accepted_declarations(
         ("Date", {"format": "timestamp"}, "time.format"),
         ("Integer", {"format": "%Y%m", "granularity": "day"}, "granularity"),
         ("String", {"format": "%Y", "granularity": "week"}, "granularity"),
-        ("String", {"format": "%Y%m%d", "granularity": "hour"}, "time.granularity"),
+        ("String", {"format": "%Y%m%d", "granularity": "hour"}, "granularity"),  # no hours stored
         ("String", {"format": "%Y%m%d", "zone": "UTC"}, "time.zone"),
     ],
 )

@@ -13,14 +13,16 @@ from dosi.catalog.conform import (
 from dosi.catalog.params import metric_params, param_schema
 from dosi.errors import QueryError, closest
 from dosi.ext import WindowSpec
+from dosi.ext.grains import DAY_GRAINS, grain_rank
 from dosi.ir.conform import conformity
 from dosi.ir.derive import EMPTY_CATALOG
 from dosi.ir.lod_field_catalog import lod_field_columns
 from dosi.ir.lod_metric_catalog import lod_summary
-from dosi.ir.model import GRAINS, FieldIr, MetricIr, ModelIr
+from dosi.ir.model import FieldIr, MetricIr, ModelIr
 from dosi.plan.attribution import attribution_strategy, listed_attributable
 from dosi.plan.joins import JoinGraph
 from dosi.plan.window import aligned_grains
+from dosi.query.calendar import floor_of, stored_grain
 from dosi.query.resolve import METRIC_TIME
 
 _SOURCES = {
@@ -108,14 +110,15 @@ class Catalog:
         if axis is None and not needs_axis:
             return []
         shift = w.shift if w is not None else None
+        cal = self.model.calendar
         if shift is not None:
-            grains = aligned_grains(shift.count, shift.granularity)
-        else:
-            grains = list(GRAINS)
+            grains = aligned_grains(shift.count, shift.granularity, cal)
+        else:  # the 1.x day grains first, then sub-day and calendar grains (issue 22)
+            grains = [*DAY_GRAINS, *(g for g in cal.grains() if g not in DAY_GRAINS)]
         if axis is not None:
-            native = self.model.field(axis).time_granularity
+            native = stored_grain(self.model.field(axis))
             if native is not None:
-                grains = [g for g in grains if GRAINS.index(g) >= GRAINS.index(native)]
+                grains = [g for g in grains if grain_rank(floor_of(g)) >= grain_rank(native)]
         return grains
 
     def _metric_time(self, metrics: list[MetricIr]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ Entry point: `model_compiler.compile_model_text`. Every check runs in one pass a
 fails with one `ModelError` listing all problems. One module per concern: `datasets`,
 `fields`, `sources`, `keys`, `relationships`, `metrics` (with `metric_columns`,
 `metric_measures`, `measures`, `measure_names`, `time_axis`, `roles`), and one per extension
-in the spelling it has in every layer: `conform`, `derive` (the pass; `derive_filter`,
+in the spelling it has in every layer: `calendar`, `conform`, `derive` (the pass; `derive_filter`,
 `derive_compose`, `derive_gate`, `derive_window_base`, `derive_expansion`), `lod_field`,
 `lod_metric` (+ `lod_metric_compose`), `params`, `time_format`, `window`, `semi_additive`
 (D-SEMI), `conversion` (D-CONVERSION). `sqlparse` and

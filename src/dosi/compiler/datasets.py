@@ -20,6 +20,7 @@ from dosi.compiler.lod_field import (
 from dosi.compiler.sources import compile_source
 from dosi.compiler.sqlparse import OSI_READERS
 from dosi.compiler.time_format import field_time
+from dosi.ext.grains import SUB_DAY_GRAINS
 from dosi.ext.lod_field import dropped_in_basic_mode
 from dosi.ir.model import DatasetIr, FieldIr
 from dosi.model.schema import TEMPORAL_DATATYPES, DatasetSpec, raw_extensions
@@ -74,6 +75,16 @@ def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> Datas
                 "(dimension.is_time true, or a Date/DateTime datatype)",
                 path=fpath,
                 line=line_map.get(fpath),
+            )
+            grain = None
+        if grain in SUB_DAY_GRAINS and f.datatype == "Date":
+            cx.sink.error(
+                "invalid_datus_extension",
+                f"`time_granularity` {grain} on `{ds.name}.{f.name}`: a Date holds no time of "
+                "day",
+                path=fpath,
+                line=line_map.get(fpath),
+                hint="declare day or a coarser grain, or datatype DateTime",
             )
             grain = None
         timed = field_time(  # D-FORMAT: the stored encoding, and the grain it derives

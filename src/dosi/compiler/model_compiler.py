@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from dosi.compiler.basic_mode import defer_basic_failure
+from dosi.compiler.calendar import compile_calendar
 from dosi.compiler.conform import compile_conformed
 from dosi.compiler.context import CompileContext
 from dosi.compiler.conversion import compile_conversions
@@ -68,10 +69,11 @@ def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) 
 def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> ModelIr:
     """Every pass in order, then the ModelIr, built once (its warnings are final: nothing runs
     after the passes; a model with errors is discarded)."""
-    cx.read_ext("semantic_model", "semantic_model", spec.custom_extensions, None)
+    mext = cx.read_ext("semantic_model", "semantic_model", spec.custom_extensions, None)
     settings = read_settings(cx, spec.custom_extensions)  # dosi's own (ext/settings.py)
     datasets = _datasets(spec, cx)
     time_spine = compile_time_spine(cx, settings, datasets)
+    calendar = compile_calendar(cx, getattr(mext, "calendar", None), datasets)  # D-CALENDAR
     relationships = _relationships(spec, cx, datasets)
     # D-CONFORM: many_to_many edges pair facts and are never joined; joins see the rest
     conformed = compile_conformed(
@@ -101,6 +103,7 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
         conformed=conformed,
         densify=settings.densify,
         time_spine=time_spine,
+        calendar=calendar,
     )
 
 

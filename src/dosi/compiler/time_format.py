@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from dosi.compiler.context import CompileContext
 from dosi.ext import TimeFormat, TimeSpec
+from dosi.ext.grains import grain_rank
 from dosi.ext.time_format import MAX_INT_DIGITS, NATIVE_FORMATS
-from dosi.ir.model import GRAIN_RANK, Grain
+from dosi.ir.model import Grain
 
 INVALID = "invalid_datus_extension"
 _LAYOUT_TYPES = (None, "String", "Integer")
@@ -99,7 +100,7 @@ def field_time(
         )
     grain = grain or flat_grain
     derived = fmt.derived_grain if fmt is not None else None
-    finer = grain is not None and derived is not None and GRAIN_RANK[grain] < GRAIN_RANK[derived]
+    finer = grain is not None and derived is not None and grain_rank(grain) < grain_rank(derived)
     if fmt is not None and fmt.encoded and finer:
         return bad(
             f'`time.format` "{fmt.format}" stores no finer than {derived}; the declared '

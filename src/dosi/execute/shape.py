@@ -10,6 +10,8 @@ from collections.abc import Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dosi.ext.grains import KNOWN_GRAINS, is_date_part
+
 _TIMESTAMP = pa.timestamp("us")
 
 
@@ -19,13 +21,18 @@ def output_types(
     """Column -> Arrow type for group-by outputs given as (output, grain, streaming, the
     datatypes of the field in every branch): a streaming window's bounds are timestamps; a
     Date field (bucketed or not) is a DATE, as long as every branch reads a Date (a merge with
-    a timestamp axis yields timestamps); any other temporal field a timestamp."""
+    a timestamp axis yields timestamps); any other temporal field a timestamp; a date part
+    (`day_of_week`, ...) an int64."""
     out: dict[str, pa.DataType] = {}
     for name, grain, streaming, datatypes in dims:
         kinds = set(datatypes)
         if streaming:
             out["window_start"] = _TIMESTAMP
             out["window_end"] = _TIMESTAMP
+        elif grain is not None and is_date_part(grain):
+            out[name] = pa.int64()  # a date part is an integer (issue 22), never a bucket
+        elif grain is not None and grain not in KNOWN_GRAINS:
+            continue  # a calendar-table grain: the calendar column's own type
         elif kinds == {"Date"}:
             out[name] = pa.date32()
         elif grain is not None or kinds & {"DateTime", "DateTimeTz"}:

@@ -13,10 +13,12 @@ sees the typed payloads of `ExtRead`.
 * `key_warnings`  – keys on the wrong carrier, not implemented, missing from requires
 * `basic_mode`    – the one warning per element in basic mode: §5
 * `payloads`      – typed payloads per carrier: §3, §4; `key_validators` one per key
+* `grains`        – the time grain vocabulary every layer shares (native, calendar, date parts)
 * one module per extension: `conform` (D-CONFORM), `derive` (D-DERIVE), `lod_field` and
   `lod_metric` (D-LOD), `params` / `params_decl` / `params_slots` / `params_naming`
   (D-PARAM), `time_format` (D-FORMAT), `semi_additive` (D-SEMI), `conversion`
-  (D-CONVERSION), `window/` (D-WINDOW: one module per family and sugar, THE family table
+  (D-CONVERSION), `calendar` (D-CALENDAR, the model's week start, fiscal / retail years and
+  calendar table), `window/` (D-WINDOW: one module per family and sugar, THE family table
   `window.families`; window-metrics-extension.md)
 """
 

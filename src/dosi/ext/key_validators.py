@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dosi.errors import DiagnosticSink, closest
+from dosi.ext.calendar import read_calendar
 from dosi.ext.conform import CARDINALITIES, CARDINALITY_HINT, cardinality_value
 from dosi.ext.conversion import read_conversion
 from dosi.ext.derive import read_derive
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
+from dosi.ext.grains import NATIVE_GRAINS, SUB_DAY_GRAINS
 from dosi.ext.lod_field import validate_field_lod
 from dosi.ext.registry import Carrier
 from dosi.ext.semi_additive import read_semi_additive
@@ -116,13 +118,16 @@ def _time_dimension(ctx: _Ctx, value: Any) -> KeyResult:
 
 
 def _time_granularity(ctx: _Ctx, value: Any) -> KeyResult:
-    """D-GRAIN: `day` | `week` | `month` | `quarter` | `year` (GRAIN-02)."""
+    """D-GRAIN: `day` | `week` | `month` | `quarter` | `year` (GRAIN-02), and (issue 22) the
+    sub-day `hour` | `minute` | `second` of timestamp columns (issue 22)."""
     if isinstance(value, str) and value in GRAINS:
         return KeyResult(True, value)
-    cands = closest(value, GRAINS) if isinstance(value, str) else []
+    if isinstance(value, str) and value in SUB_DAY_GRAINS:
+        return KeyResult(True, value)
+    cands = closest(value, NATIVE_GRAINS) if isinstance(value, str) else []
     return ctx.bad(
         "time_granularity",
-        f"must be one of {', '.join(GRAINS)} (got {json_type(value)} {_show(value)})",
+        f"must be one of {', '.join(NATIVE_GRAINS)} (got {json_type(value)} {_show(value)})",
         None,
         cands,
     )
@@ -206,6 +211,14 @@ def _lod(ctx: _Ctx, value: Any) -> KeyResult:
     return KeyResult(parsed is not None, parsed)
 
 
+def _calendar(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-CALENDAR: see `calendar.py` (the dataset and fields are the compiler's)."""
+    spec, problems = read_calendar(value)
+    for message, hint in problems:
+        ctx.sink.error(INVALID, message, path=ctx.path, hint=hint)
+    return KeyResult(spec is not None, spec)
+
+
 def _derive(ctx: _Ctx, value: Any) -> KeyResult:
     """D-DERIVE: see `derive.py`."""
     ok, payload = read_derive(value, ctx.path, ctx.sink)
@@ -239,6 +252,7 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "time": _time,
     "semi_additive": _semi_additive,
     "conversion": _conversion,
+    "calendar": _calendar,
 }
 
 

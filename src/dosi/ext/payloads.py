@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dosi.ext.calendar import CalendarSpec
 from dosi.ext.conform import Cardinality
 from dosi.ext.conversion import ConversionSpec
 from dosi.ext.lod_field import FieldLodPayload
@@ -25,7 +26,9 @@ from dosi.ext.window import Grain, WindowSpec
 
 @dataclass(frozen=True)
 class ModelExt:
-    """SemanticModel carrier: defines no keys, but still runs the envelope gate (§5)."""
+    """SemanticModel carrier: D-CALENDAR `calendar` (issue 22); the envelope gate runs (§5)."""
+
+    calendar: CalendarSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("field", "time"): "time",
     ("metric", "semi_additive"): "semi_additive",
     ("metric", "conversion"): "conversion",
+    ("semantic_model", "calendar"): "calendar",
 }
 
 

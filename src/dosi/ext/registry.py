@@ -216,10 +216,23 @@ _KEYS: tuple[KeyInfo, ...] = (
         "the metric)",
         True,
     ),
+    KeyInfo(
+        "calendar",
+        "D-CALENDAR",
+        ("semantic_model",),
+        "1.10",  # dosi's own key (issue 22): no version of its own
+        "degraded",
+        "weeks start on Monday, and the fiscal, retail and calendar-table grains it declares "
+        "do not resolve (unknown_grain)",
+        True,
+    ),
 )
 
 REGISTRY: dict[str, KeyInfo] = {k.key: k for k in _KEYS}
 """Every payload key this engine knows, by name."""
+DOSI_KEYS: frozenset[str] = frozenset({"calendar"})
+"""Keys dosi adds beyond the DATUS specification (issue 22): read from 1.10 on, so they have
+no row in its version history."""
 
 def parse_engine_version(text: str) -> tuple[int, int]:
     """`"1.10"` → `(1, 10)`; for registry strings only (user input goes through version.py)."""
@@ -231,7 +244,7 @@ ENGINE_VERSION: tuple[int, int] = parse_engine_version(DATUS_EXT_VERSION)
 
 
 def keys_for(carrier: Carrier) -> tuple[KeyInfo, ...]:
-    """Registered keys read on `carrier` (empty for semantic_model, §5)."""
+    """Registered keys read on `carrier` (semantic_model: D-CALENDAR alone)."""
     return tuple(k for k in _KEYS if carrier in k.carriers)
 
 

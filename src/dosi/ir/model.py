@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlglot import exp
 
 from dosi.errors import Diagnostic
+from dosi.ext import grains as _grains
+from dosi.ext.grains import DAY_GRAINS
+from dosi.ir.calendar import DEFAULT_CALENDAR, CalendarIr
 from dosi.ir.conversion import ConversionIr
 from dosi.ir.lod_metric import LodMetric
 from dosi.ir.semi_additive import SemiAdditiveIr
@@ -25,8 +28,11 @@ if TYPE_CHECKING:
     from dosi.ir.derive import DeriveIr
     from dosi.ir.lod_field import LodFieldIr
 
-Grain = Literal["day", "week", "month", "quarter", "year"]
-GRAINS: tuple[Grain, ...] = ("day", "week", "month", "quarter", "year")
+# a grain name of the vocabulary (dosi.ext.grains): native, calendar or a calendar table's
+Grain = str
+#: The 1.x Granularity enum (CORE-Q-03); every grain a model takes is `ModelIr.calendar.grains()`
+GRAINS: tuple[Grain, ...] = DAY_GRAINS
+#: The order of the 1.x grains (finer grains rank by dosi.ext.grains.grain_rank)
 GRAIN_RANK: dict[str, int] = {g: i for i, g in enumerate(GRAINS)}
 
 
@@ -35,8 +41,8 @@ def spine_step(grain: str) -> str | None:
     bucketed as the aggregate buckets the data, and the distinct buckets kept): the grain
     itself for a native grain, a day for a calendar grain; None when `grain` does not bucket
     time (a date part), so densification treats the column as categorical. The grain
-    vocabulary (sub-day, calendar grains, date parts) extends this one function."""
-    return grain if grain in GRAIN_RANK else None
+    vocabulary (dosi.ext.grains: sub-day, calendar and table grains, date parts) answers it."""
+    return None if _grains.is_date_part(grain) else _grains.spine_step(grain)
 MetricKind = Literal["aggregate", "ratio", "expression"]
 JoinType = Literal["left", "inner"]
 
@@ -249,6 +255,8 @@ class ModelIr:
     # no filling) and the declared time-spine table (dosi.ir.densify.TimeSpineIr)
     densify: str | None = None
     time_spine: TimeSpineIr | None = None
+    # the DATUS `calendar` (week start, fiscal / retail years, calendar table: ir/calendar.py)
+    calendar: CalendarIr = DEFAULT_CALENDAR
 
     def __post_init__(self) -> None:
         for name in ("datasets", "metrics", "measures", "dimension_roles", "unavailable_metrics"):

@@ -45,7 +45,6 @@ def dense_plan(
     *,
     windowed: bool,
     scan: TimeBounds | None = None,
-    start_align: str | None = None,
 ) -> DensePlan:
     """The densification of one query: over the window stage's series when it has one
     (`scan`: the widened scan's bounds on the axis), and over the result unless the result
@@ -58,7 +57,7 @@ def dense_plan(
         out = spine_for(model, branches, dense, bounds, dia)
         return DensePlan(dense.others, output=out, cross=dense.crosses)
     series_bounds = scan if bounds is not None else None
-    series = spine_for(model, branches, dense, series_bounds, dia, start_align)
+    series = spine_for(model, branches, dense, series_bounds, dia)
     keep_all = dense.mode == "all" or (dense.mode == "time" and not dense.others)
     output = None
     if dense.mode == "time" and dense.others:
@@ -87,7 +86,6 @@ def spine_for(
     dense: ResolvedDensify,
     bounds: TimeBounds | None,
     dia: PlanDialect,
-    start_align: str | None = None,
 ) -> Spine:
     """The spine of a densified query: its keys typed as the branches bucket them, its step
     the finest key's (`spine_step`), its bounds the given ones (None: the data's)."""
@@ -105,7 +103,7 @@ def spine_for(
     end = bounds.end if bounds is not None else None
     if start is not None and end is not None:
         _check_size(start, end, step)
-    return Spine(keys, step, driver.output, start, end, start_align, table)
+    return Spine(keys, step, driver.output, start, end, table)
 
 
 def range_bounds(model: ModelIr, rq: ResolvedQuery, dense: ResolvedDensify) -> TimeBounds | None:

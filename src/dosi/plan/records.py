@@ -57,7 +57,6 @@ class TimeFilter:
     start: dt.date | dt.datetime | None
     end: dt.date | dt.datetime | None
     datatype: str | None
-    start_align: str | None = None  # DATE_TRUNC(reset, start) alignment (D-WINDOW)
     # D-FORMAT: bounds are folded into the stored encoding; the column is never wrapped
     time_format: TimeFormat | None = None
 
@@ -238,7 +237,6 @@ class Spine:
     driver: str
     start: dt.date | dt.datetime | None = None
     end: dt.date | dt.datetime | None = None
-    start_align: str | None = None  # the scan start is aligned to this grain in SQL (week)
     table: TimeSpineIr | None = None
 
     def describe(self) -> str:

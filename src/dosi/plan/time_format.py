@@ -26,7 +26,6 @@ def time_filter(
     f: FieldIr,
     start: dt.date | dt.datetime | None,
     end: dt.date | dt.datetime | None,
-    start_align: str | None = None,
 ) -> TimeFilter:
     fmt = f.time_format if f.encoded else None
-    return TimeFilter(f.expr, start, end, f.datatype, start_align, fmt)
+    return TimeFilter(f.expr, start, end, f.datatype, fmt)

@@ -11,8 +11,11 @@ import datetime as dt
 from dataclasses import replace
 
 from dosi.errors import QueryError
+from dosi.ext.grains import DAY_GRAINS, FIXED_SECONDS, MONTHS, RETAIL_GRAINS, grain_rank
+from dosi.ext.grains import is_date_part as _is_part
+from dosi.ir.calendar import DEFAULT_CALENDAR, CalendarIr
 from dosi.ir.conform import same_dimension
-from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
+from dosi.ir.model import MetricIr, ModelIr
 from dosi.plan.calendar import shift_when, trunc_when
 from dosi.plan.densify import dense_plan
 from dosi.plan.derive_series import needs_series, series_metric, series_name
@@ -25,26 +28,40 @@ from dosi.query.densify import ResolvedDensify
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 from dosi.query.spec import query_to_dict
 
-_MONTHS = {"month": 1, "quarter": 3, "year": 12}
+# a retail shift lands on a bucket of these grains (a retail year also on its weeks)
+_RETAIL_TARGETS = {
+    "retail_year": ("day", "week", "retail_month", "retail_quarter", "retail_year"),
+}
 
 
-def offset_aligned(count: int, granularity: str, grain: str) -> bool:
-    """Does a shift of count x granularity land on a bucket boundary of the query grain?"""
-    if grain == "day":
-        return True
-    if grain == "week":
-        return granularity == "week" or (granularity == "day" and count % 7 == 0)
-    if granularity not in _MONTHS:
+def offset_aligned(
+    count: int, granularity: str, grain: str, cal: CalendarIr = DEFAULT_CALENDAR
+) -> bool:
+    """Does a shift of count x granularity land on a bucket boundary of the query grain?
+    Fixed lengths (second .. week) land on buckets they are a multiple of, calendar months
+    (month .. year, fiscal periods) on every bucket of a day or finer and on month buckets
+    they are a multiple of; a retail shift moves along its own calendar (the same week of
+    the year a year back: week 1 with week 1), a table grain takes no shift."""
+    if granularity in RETAIL_GRAINS:
+        if grain == "week" and (cal.retail is None or cal.week_start != cal.retail.week_start):
+            return False  # weeks that are not the retail calendar's
+        return grain in _RETAIL_TARGETS[granularity]
+    if grain in FIXED_SECONDS:
+        step = FIXED_SECONDS[grain]
+        if granularity in FIXED_SECONDS:
+            return FIXED_SECONDS[granularity] * count % step == 0
+        return step <= FIXED_SECONDS["day"]
+    if grain not in MONTHS or granularity not in MONTHS:
         return False
-    return (count * _MONTHS[granularity]) % _MONTHS[grain] == 0
+    return (count * MONTHS[granularity]) % MONTHS[grain] == 0
 
 
-def aligned_grains(count: int, granularity: str) -> list[str]:
-    return [
-        g
-        for g in ("day", "week", "month", "quarter", "year")
-        if offset_aligned(count, granularity, g)
-    ]
+def aligned_grains(
+    count: int, granularity: str, cal: CalendarIr = DEFAULT_CALENDAR
+) -> list[str]:
+    """The grains a shift lands on (the day grains first, as the 1.x list was)."""
+    finer = [g for g in cal.grains() if g not in DAY_GRAINS]
+    return [g for g in (*DAY_GRAINS, *finer) if offset_aligned(count, granularity, g, cal)]
 
 
 def plan_windows(
@@ -154,10 +171,8 @@ class _WindowPlanner:
         if dense is not None:  # the series over a time spine covering the widened scan
             scan = next((tf for b in branches for tf in b.time_filters), None)
             bounds = TimeBounds(scan.start, scan.end) if scan is not None else None
-            align = scan.start_align if scan is not None else None
             spine = dense_plan(
-                self.model, rq, dense, branches, self.dialect, windowed=True, scan=bounds,
-                start_align=align,
+                self.model, rq, dense, branches, self.dialect, windowed=True, scan=bounds
             )
         return replace(base, branches=branches, window=stage, densify=spine)
 
@@ -250,7 +265,21 @@ class _WindowPlanner:
         if items:
             # metric_time first; else the finest grain of the concrete axis is the series (a
             # coarser grain of it is a partition dim), whatever the group_by order
-            return min(items, key=lambda d: (not d.is_metric_time, GRAIN_RANK[d.grain])), axis
+            return min(items, key=lambda d: (not d.is_metric_time, grain_rank(d.grain))), axis
+        parts = [d for d in self.rq.dims if self._on_axis(d, axis, parts=True)]
+        if parts:
+            names = ", ".join(f"`{m.name}`" for m in needing)
+            raise QueryError(
+                "window_on_date_part",
+                f"window metric{'s' if len(needing) > 1 else ''} {names} order or shift along "
+                f"time, but `{parts[0].spelling}` is a date part: its values repeat every "
+                "period, so they are not a time series to order or shift",
+                metrics=[m.name for m in needing],
+                candidates=[f"{METRIC_TIME}:{g}" for g in ("day", "week", "month")],
+                hint=f'group by a time grain as well, e.g. add "{METRIC_TIME}:month" (the date '
+                "part then partitions the window)",
+                suggested_retry=self._retry_with_axis(needing),
+            )
         raise QueryError(
             "time_axis_not_grouped",
             f"window metric{'s' if len(needing) > 1 else ''} "
@@ -270,7 +299,7 @@ class _WindowPlanner:
             if m.window.reads_time_bucket and m.time_axis is not None:  # type: ignore[union-attr]
                 items = [d for d in self.rq.dims if self._on_axis(d, m.time_axis)]
                 if items:
-                    pick = min(items, key=lambda d: (not d.is_metric_time, GRAIN_RANK[d.grain]))
+                    pick = min(items, key=lambda d: (not d.is_metric_time, grain_rank(d.grain)))
                     return pick, m.time_axis
         return None, None
 
@@ -280,18 +309,20 @@ class _WindowPlanner:
         for m in needing:
             shift = m.window.shift if m.window is not None else None
             if shift is not None:
-                ok = aligned_grains(shift.count, shift.granularity)
+                ok = aligned_grains(shift.count, shift.granularity, self.model.calendar)
                 grains = [g for g in grains if g in ok]
         fixed = query_to_dict(self.rq.query)
         items = [g for g in fixed.get("group_by", []) if g.split(":")[0] != METRIC_TIME]
         fixed["group_by"] = [*items, f"{METRIC_TIME}:{(grains or ['day'])[0]}"]
         return fixed
 
-    def _on_axis(self, d: ResolvedDim, axis: str | None) -> bool:
+    def _on_axis(self, d: ResolvedDim, axis: str | None, parts: bool = False) -> bool:
         """A grained group-by item of the window axis (metric_time, the concrete field, or its
-        conformed spelling on a paired fact: D-CONFORM CONF-14)."""
+        conformed spelling on a paired fact: D-CONFORM CONF-14); a date part of it only when
+        `parts` asks (a date part is a grouping, never the series' time key)."""
         return (
             d.grain is not None
+            and _is_part(d.grain) == parts
             and d.window is None
             and (
                 d.is_metric_time
@@ -308,25 +339,41 @@ class _WindowPlanner:
             w = m.window
             shift = w.shift if w is not None else None
             reset = w.reset_grain if w is not None else None
+            cal = self.model.calendar
             if (
                 shift is not None
                 and grain is not None
-                and not offset_aligned(shift.count, shift.granularity, grain)
+                and not offset_aligned(shift.count, shift.granularity, grain, cal)
             ):
-                ok = aligned_grains(shift.count, shift.granularity)
+                ok = aligned_grains(shift.count, shift.granularity, cal)
                 raise QueryError(
                     "window_offset_misaligned",
                     f"window metric `{m.name}` shifts {shift.count} {shift.granularity}, which does "
                     f"not land on a {grain} bucket boundary: every row would look up a bucket "
                     "the query never builds",
                     metrics=[m.name],
-                    hint="group the time axis by " + ", ".join(ok),
+                    hint="group the time axis by " + (", ".join(ok) or "another grain"),
                 )
-            if reset is not None and grain is not None and GRAIN_RANK[reset] < GRAIN_RANK[grain]:
+            if reset is not None and grain is not None and cal.kind(grain) == "table":
+                raise QueryError(
+                    "not_implemented",
+                    f"window metric `{m.name}` resets every {reset}, but the query's time key "
+                    f"is the calendar-table grain {grain}, whose periods dosi cannot place "
+                    "inside a reset period",
+                    metrics=[m.name],
+                    hint="group the time axis by a native or calendar grain",
+                )
+            # a reset at the query grain itself: every bucket is its own period
+            if (
+                reset is not None
+                and grain is not None
+                and reset != grain
+                and grain_rank(reset) <= grain_rank(grain)
+            ):
                 ok = [
                     g
-                    for g in ("week", "month", "quarter", "year")
-                    if GRAIN_RANK[g] >= GRAIN_RANK[grain]
+                    for g in ("day", "week", "month", "quarter", "year")
+                    if grain_rank(g) >= grain_rank(grain)
                 ]
                 raise QueryError(
                     "window_reset_too_fine",
@@ -438,7 +485,7 @@ class _WindowPlanner:
     def _expand(self, tf: TimeFilter) -> TimeFilter:
         start, end = tf.start, tf.end
         new_start = start
-        week_align = None
+        cal = self.model.calendar
         if start is not None:
             lows: list[dt.date | dt.datetime] = [start]
             for m in self.all_windows:
@@ -446,19 +493,15 @@ class _WindowPlanner:
                 reset = m.window.reset_grain if m.window is not None else None
                 if shift is not None and shift.direction == "back":
                     lows.append(shift_when(start, -shift.count, shift.granularity))
-                if reset is not None:
-                    if reset == "week":
-                        week_align = "week"  # week start is the dialect's: aligned in SQL
-                    else:
-                        lows.append(trunc_when(start, reset))
+                if reset is not None:  # the reset period's start on the model's calendar
+                    lows.append(trunc_when(start, reset, cal))
                 back = self._dense_lookback(m)
                 if back and self.grain is not None:  # densified: n calendar buckets back
                     if self.grain == "week":
-                        lows.append(shift_when(start, -7 * back, "day"))
-                        week_align = "week"
+                        low = shift_when(start, -7 * back, "day")
                     else:
                         low = shift_when(start, -back, self.grain)
-                        lows.append(trunc_when(low, self.grain) if self.grain != "day" else low)
+                    lows.append(trunc_when(low, self.grain, cal) if self.grain != "day" else low)
             new_start = min(lows, key=_sort_key)
         new_end = end
         if end is not None:
@@ -468,10 +511,7 @@ class _WindowPlanner:
                 if shift is not None and shift.direction == "forward":
                     highs.append(shift_when(end, shift.count, shift.granularity))
             new_end = max(highs, key=_sort_key)
-        if week_align is not None and new_start is not None:
-            # DATE_TRUNC('week', low) <= every other low and <= the week start of `start`;
-            # week starts are the dialect's, so the alignment stays in SQL (WIN-FRM-19).
-            return replace(tf, start=new_start, end=new_end, start_align="week")
+        # week starts are the calendar's, not the dialect's: every low is a literal (WIN-FRM-19)
         return replace(tf, start=new_start, end=new_end)
 
     # -- window metrics -------------------------------------------------------------------------

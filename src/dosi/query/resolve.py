@@ -19,7 +19,8 @@ from dosi.compiler.sqlparse import (
     parse_scalar,
 )
 from dosi.errors import QueryError, closest
-from dosi.ir.model import GRAIN_RANK, GRAINS, FieldIr, MetricIr, ModelIr
+from dosi.ir.model import FieldIr, MetricIr, ModelIr
+from dosi.query.calendar import check_grain, check_known
 from dosi.query.conform import check_not_conformed_path
 from dosi.query.context_filter import names_only_outputs, resolve_context
 from dosi.query.filters import (
@@ -221,6 +222,7 @@ def _unknown(model: ModelIr, query: Query | None, name: str, role: str) -> None:
 def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
     if g.field == METRIC_TIME:
         if g.grain is not None:
+            check_known(model, g.grain, g.spelling)
             for m in query.metrics:
                 mir = model.metrics.get(m)
                 if mir is not None and mir.time_axis is not None:
@@ -255,45 +257,6 @@ def _retry_without_grain(query: Query, g: GroupByItem, name: str) -> dict:
     fixed = query_to_dict(query)
     fixed["group_by"] = [name if x is g else x.spelling for x in query.group_by]
     return fixed
-
-
-def check_grain(model: ModelIr, f: FieldIr, grain: str, spelling: str) -> None:
-    """D-GRAIN: a grain finer than the stored one is `grain_too_fine`. A grain truncates
-    dates and timestamps, so an is_time field whose declared datatype is not temporal (TPC-DS
-    `d_year` Integer, `d_quarter_name` String) takes none: refused here rather than compiled
-    to a DATE_TRUNC the warehouse rejects."""
-    if f.datatype in _UNBUCKETABLE and not f.encoded:  # D-FORMAT decodes strings / ints
-        dates = [
-            x.qualified
-            for x in model.datasets[f.dataset].fields.values()
-            if x.is_time and x.datatype in ("Date", "DateTime", "DateTimeTz")
-        ]
-        raise QueryError(
-            "grain_on_non_time_dimension",
-            f"`{f.qualified}` is a time field of datatype {f.datatype}; a grain truncates dates "
-            f"and timestamps, so `{spelling}` does not apply",
-            candidates=[f"{x}:{grain}" for x in dates],
-            hint=f"group by `{f.qualified}` without a grain"
-            + (f", or by `{dates[0]}:{grain}`" if dates else ""),
-        )
-    native = f.time_granularity
-    if native is not None and GRAIN_RANK[grain] < GRAIN_RANK[native]:
-        ok = [g for g in GRAINS if GRAIN_RANK[g] >= GRAIN_RANK[native]]
-        stored = (
-            f' (D-FORMAT time.format "{f.time_format.format}")'
-            if f.time_format is not None and f.encoded
-            else ""
-        )
-        raise QueryError(
-            "grain_too_fine",
-            f"`{f.qualified}` is stored at {native} grain{stored}; `{spelling}` asks for {grain}",
-            candidates=ok,
-            hint=f"use {native} or a coarser grain ({', '.join(ok)})",
-        )
-
-
-# declared datatypes a date truncation cannot read (Opaque and undeclared types may be dates)
-_UNBUCKETABLE = frozenset({"String", "Integer", "Decimal", "Float", "Boolean"})
 
 
 def _filters(

@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dosi.errors import QueryError, QueryShapeError, bounded, closest
-from dosi.ir.model import GRAINS
+from dosi.ext.grains import DATE_PARTS, KNOWN_GRAINS
 from dosi.query.bounds import check_query_bounds
+from dosi.query.calendar import parse_week_start
 from dosi.query.densify_shape import parse_densify
 from dosi.query.params_shape import params_to_dict, parse_params
 from dosi.query.stream_window import (
@@ -36,6 +37,7 @@ QUERY_KEYS = (
     "time_ranges",
     "context_filter",
     "densify",
+    "week_start",
 )
 RESERVED_KEYS: tuple[str, ...] = ()
 
@@ -81,6 +83,8 @@ class Query:
     # empty time buckets filled (dosi.query.densify): "time" | "all" | "windows" | "none";
     # None = not given (the model's default applies)
     densify: str | None = None
+    # the week start of this query (monday / sunday / saturday; None: the model's calendar)
+    week_start: str | None = None
 
 
 def _bad(code: str, message: str, **kw: Any) -> QueryError:
@@ -154,6 +158,7 @@ def parse_query(raw: Any) -> Query:
         time_ranges=parse_time_ranges(data.get("time_ranges"), parse_when),
         context_filter=context,
         densify=parse_densify(data.get("densify")),
+        week_start=parse_week_start(data.get("week_start")),
     )
     if query.time_ranges and query.time_range is not None:
         raise _bad(
@@ -194,16 +199,22 @@ def _as_list(value: Any, key: str) -> list[Any]:
 
 
 def _grain(value: Any, spelling: str) -> str | None:
+    """A grain or date part of the vocabulary (dosi.ext.grains), or a name a calendar table
+    may define: checked against the model's calendar at resolution (dosi.query.calendar)."""
     if value is None:
         return None
-    if not isinstance(value, str) or value.lower() not in GRAINS:
-        raise _bad(
-            "unknown_grain",
-            f"unknown time grain `{value}` in `{spelling}`",
-            candidates=closest(str(value), GRAINS) or list(GRAINS),
-            hint="grains: " + ", ".join(GRAINS),
-        )
-    return value.lower()
+    known = (*KNOWN_GRAINS, *DATE_PARTS)
+    if isinstance(value, str) and value.lower() in known:
+        return value.lower()
+    if isinstance(value, str) and value.isidentifier() and len(value) <= 100:
+        return value  # a calendar-table grain keeps its declared spelling
+    shown = value[:40] if isinstance(value, str) else bounded(value, 40)
+    raise _bad(
+        "unknown_grain",
+        f"unknown time grain `{shown}` in `{spelling[:80]}`",
+        candidates=closest(str(value), known) or list(KNOWN_GRAINS),
+        hint="grains: " + ", ".join(KNOWN_GRAINS),
+    )
 
 
 def _group_by_item(item: Any) -> GroupByItem:
@@ -388,6 +399,8 @@ def query_to_dict(q: Query) -> dict[str, Any]:
         out["time_ranges"] = [r.to_dict() for r in q.time_ranges]
     if q.densify is not None:
         out["densify"] = False if q.densify == "none" else q.densify
+    if q.week_start is not None:
+        out["week_start"] = q.week_start
     return out
 
 

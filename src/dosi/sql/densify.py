@@ -11,7 +11,7 @@
                         UNION ALL SELECT ... FROM <p>_rows r WHERE r.k IS NULL)  -- no range
     SELECT <columns> FROM <p>_out
 
-Each step is bucketed exactly as the aggregate buckets the data (`Dialect.bucket`), so a spine
+Each step is bucketed exactly as the aggregate buckets the data (`Renderer.bucket`, on the query's calendar), so a spine
 bucket equals the data's; the steps come from `Dialect.spine_steps` (a series function or a
 recursive WITH), or from the model's time-spine table.
 """
@@ -40,7 +40,7 @@ def densify_sql(r: Renderer, node: Densify, rows: exp.Select, prefix: str) -> ex
     ctes.append((names["rows"], rows))
     ctes.append((names["bounds"], _bounds(r, spine, names["rows"])))
     ctes.append((names["steps"], _steps(r, spine, names["bounds"], names["steps"])))
-    ctes.append((names["spine"], _buckets(dia, spine, names["steps"])))
+    ctes.append((names["spine"], _buckets(r, spine, names["steps"])))
     crossed = [d for d in node.others] if node.cross else []
     if crossed:
         ctes.append((names["keys"], _combinations(dia, node, names["rows"], names["bounds"])))
@@ -72,9 +72,7 @@ def _bounds(r: Renderer, spine: Spine, rows: str) -> exp.Select:
     driver = col(spine.driver)
     if spine.start is not None:
         first = _literal(dia, spine.start)
-        if spine.start_align is not None:
-            first = dia.trunc_date(first, spine.start_align)
-        lo = dia.bucket(first, spine.step, None)
+        lo = r.bucket(first, spine.step, None)  # on the query's calendar (week start)
     else:
         lo = exp.Min(this=driver)
     if spine.end is not None:
@@ -114,10 +112,11 @@ def _steps(r: Renderer, spine: Spine, bounds: str, name: str) -> exp.Query:
     return sel.where(keep, copy=False)
 
 
-def _buckets(dia: Dialect, spine: Spine, steps: str) -> exp.Select:
-    """The distinct buckets of the steps below the end, one column per spine key."""
+def _buckets(r: Renderer, spine: Spine, steps: str) -> exp.Select:
+    """The distinct buckets of the steps below the end, one column per spine key, bucketed
+    as the aggregate buckets the data (Renderer.bucket: the query's calendar)."""
     sel = exp.Select().select(
-        *(aliased(dia.bucket(col("t"), k.grain, k.datatype), k.output) for k in spine.keys),
+        *(aliased(r.bucket(col("t"), k.grain, k.datatype), k.output) for k in spine.keys),
         copy=False,
     )
     sel = sel.distinct().from_(table(steps), copy=False)

@@ -64,7 +64,7 @@ def render_detail(
         if f.field.encoded:  # D-FORMAT: a detail row shows the decoded date (CORE-Q-17)
             e = r.decoded(branch_dim(f.output, f.field, f.grain), e)
         elif f.grain is not None:
-            e = dialect.bucket(e, f.grain)
+            e = r.bucket(e, f.grain, None)
         cols.append(exp.alias_(e, ident(f.output)))
     sel = exp.select(*cols)
     if rd.query.distinct:

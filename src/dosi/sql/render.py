@@ -16,9 +16,10 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from dosi.errors import QueryError
 from dosi.ir.model import ModelIr
-from dosi.plan.calendar import trunc_when
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
+from dosi.sql.calendar import grain_bucket
 from dosi.sql.conversion import conversion_grouped
 from dosi.sql.dialects import Dialect
 from dosi.sql.lod_field import lod_grouped
@@ -42,7 +43,30 @@ class Renderer:
             return self.decoded(d, clone(d.expr))
         if d.grain is None:
             return clone(d.expr)
-        return self.dialect.bucket(clone(d.expr), d.grain, d.datatype)
+        return self.bucket(clone(d.expr), d.grain, d.datatype)
+
+    def bucket(self, expr: exp.Expression, grain: str, datatype: str | None) -> exp.Expression:
+        """The grain's bucket or date part on the query's calendar (dosi.sql.calendar); a
+        calendar-table grain (issue 22 item 6) is the table's column for the value's day,
+        read by a scalar subquery on its one-row-per-day key."""
+        cal = self.model.calendar
+        if cal.table is None or cal.kind(grain) != "table":
+            return grain_bucket(self.dialect, expr, grain, datatype, cal)
+        if not self.dialect.groups_by_correlated_subquery:
+            raise QueryError(
+                "dialect_unsupported_calendar_table",
+                f"the calendar-table grain `{grain}` cannot be grouped on dialect "
+                f"{self.dialect.key!r}: it groups by a correlated lookup of the calendar row",
+                hint="group by a native, fiscal or retail grain on this warehouse",
+            )
+        ds = self.model.datasets[cal.table.dataset]
+        field = ds.fields[cal.table.field_of(grain) or grain]
+        day = exp.Cast(this=expr, to=exp.DataType.build("DATE"))
+        key = exp.EQ(this=clone(ds.fields[cal.table.date_field].expr), expression=day)
+        inner = exp.select(clone(field.expr)).from_(
+            table_aliased(clone(ds.source), ds.name), copy=False
+        )
+        return exp.Paren(this=inner.where(key, copy=False))
 
     def time_value(self, d: BranchDim) -> exp.Expression:
         """The dim's time value before any bucketing: decoded when stored encoded."""
@@ -57,7 +81,7 @@ class Renderer:
         value = self.dialect.decode_time(raw, d.time_format)
         if d.grain is None or raw_grouping(d):
             return value
-        return self.dialect.bucket(value, d.grain, d.datatype)
+        return self.bucket(value, d.grain, d.datatype)
 
     def group_expr(self, d: BranchDim, selected: exp.Expression) -> exp.Expression:
         """What the GROUP BY names for a dim: an encoded field at its stored grain (or none)
@@ -73,8 +97,6 @@ class Renderer:
         operand = self.dialect.time_operand(clone(tf.expr), tf.datatype)
         if tf.start is not None:
             bound = self.dialect.time_literal(tf.start, tf.datatype)
-            if tf.start_align is not None:
-                bound = self.dialect.trunc_date(bound, tf.start_align)
             lhs = clone(operand) if tf.end is not None else operand  # fresh: used once
             preds.append(exp.GTE(this=lhs, expression=bound))
         if tf.end is not None:
@@ -85,16 +107,13 @@ class Renderer:
     def folded_predicates(self, tf: TimeFilter) -> list[exp.Expression]:
         """D-FORMAT FMT-FLT-01: the raw column against bounds written in its stored encoding,
         never a parse of the column (partitions prune). A bound the planner moved for a window
-        (FMT-GRP-04) that falls inside a stored period widens to whole periods."""
+        (FMT-GRP-04, already on the reset period's start) that falls inside a stored period
+        widens to whole periods."""
         fmt = tf.time_format
         assert fmt is not None
         preds: list[exp.Expression] = []
         if tf.start is not None:
             start = _date_of(tf.start)
-            if tf.start_align == "week":
-                start = start - dt.timedelta(days=start.weekday())  # ISO weeks (Monday)
-            elif tf.start_align is not None:
-                start = _date_of(trunc_when(start, tf.start_align))
             bound = self.dialect.encoded_literal(fmt.encode(fmt.period_start(start)))
             preds.append(exp.GTE(this=clone(tf.expr), expression=bound))
         if tf.end is not None:
@@ -233,7 +252,7 @@ class Renderer:
             if d.time_format is not None:  # D-FORMAT: decoded once per pre-aggregated group
                 e = self.decoded(d, raw)
             else:
-                e = raw if d.grain is None else self.dialect.bucket(raw, d.grain, d.datatype)
+                e = raw if d.grain is None else self.bucket(raw, d.grain, d.datatype)
             outer = outer.select(aliased(e, d.output), copy=False)
             groups.append(clone(e))
 

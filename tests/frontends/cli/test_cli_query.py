@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 from pathlib import Path
@@ -545,3 +546,23 @@ def test_query_densify_flag_returns_every_bucket(shop):
     assert [r for r in dense if r["order_count"]] == sparse
     bad = shop(*args, "--densify", "some")
     assert bad.exit_code != 0 and "time" in bad.output
+
+
+# -- week start (issue 22 item 4) ---------------------------------------------------------------
+def test_query_week_start_flag_moves_week_buckets(shop):
+    """`--week-start sunday` is the query key `week_start`: every week bucket starts on a
+    Sunday, the order count over the range is unchanged, and a day outside the choices is a
+    usage error."""
+    args = ["query", "-M", "order_count", "-g", "metric_time:week", "--format", "json"]
+    args += ["--start", "2025-01-05", "--end", "2025-03-02"]
+    monday = strict_json(shop(*args).stdout)["rows"]
+    sunday = strict_json(shop(*args, "--week-start", "sunday").stdout)["rows"]
+
+    def weekday(row):
+        return dt.date.fromisoformat(str(row["metric_time__week"])[:10]).weekday()
+
+    assert {weekday(r) for r in monday} == {0}
+    assert {weekday(r) for r in sunday} == {6}
+    assert sum(r["order_count"] for r in monday) == sum(r["order_count"] for r in sunday)
+    bad = shop(*args, "--week-start", "friday")
+    assert bad.exit_code != 0 and "sunday" in bad.output

@@ -10,7 +10,7 @@ SELECT SUM(orders.amount) AS revenue, COUNT(DISTINCT orders.customer_id) AS cust
 SELECT CAST(orders.order_date AS DATE) AS order_date__day, SUM(orders.amount) AS revenue FROM main.orders AS orders GROUP BY order_date__day ORDER BY order_date__day ASC NULLS LAST;
 
 -- query grain_week (model shop)
-SELECT CAST(DATE_TRUNC(pre.__t0, WEEK) AS DATE) AS metric_time__week, SUM(pre.orders_amount_sum) AS revenue FROM (SELECT orders.order_date AS __t0, SUM(orders.amount) AS orders_amount_sum FROM main.orders AS orders GROUP BY orders.order_date) AS pre GROUP BY metric_time__week ORDER BY metric_time__week ASC NULLS LAST;
+SELECT CAST(DATE_TRUNC(pre.__t0, ISOWEEK) AS DATE) AS metric_time__week, SUM(pre.orders_amount_sum) AS revenue FROM (SELECT orders.order_date AS __t0, SUM(orders.amount) AS orders_amount_sum FROM main.orders AS orders GROUP BY orders.order_date) AS pre GROUP BY metric_time__week ORDER BY metric_time__week ASC NULLS LAST;
 
 -- query grain_quarter_year (model shop)
 SELECT CAST(DATE_TRUNC(pre.__t0, QUARTER) AS DATE) AS metric_time__quarter, CAST(DATE_TRUNC(pre.__t1, YEAR) AS DATE) AS order_date__year, CAST(SUM(pre.orders_order_id_count) AS INT64) AS order_count FROM (SELECT orders.order_date AS __t0, orders.order_date AS __t1, COUNT(orders.order_id) AS orders_order_id_count FROM main.orders AS orders GROUP BY orders.order_date, orders.order_date) AS pre GROUP BY metric_time__quarter, order_date__year ORDER BY metric_time__quarter ASC NULLS LAST, order_date__year ASC NULLS LAST;

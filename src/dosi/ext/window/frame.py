@@ -276,15 +276,16 @@ def _preceding(r: WindowReader, key: str, value: Any) -> int | str | None:
 
 
 def parse_reset(r: WindowReader, key: str, value: Any) -> str | None:
+    """A reset grain: week .. year, and (issue 22) the fiscal / retail grains."""
     if value == "day":
         r.err(
             key,
-            'cannot be "day": day is the finest grain, so a day reset is never coarser than '
-            "the query grain",
+            'cannot be "day": a day reset is never coarser than the query grain (WIN-FRM-04)',
             hint=f"use {alternatives(RESET_GRAINS)}, or drop the reset",
         )
         return None
     return r.enum(key, value, RESET_GRAINS)
+
 
 
 def _bind_preceding(spec: WindowSpec, value: int) -> WindowSpec:

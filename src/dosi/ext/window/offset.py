@@ -43,6 +43,9 @@ MAX_OFFSET_UNITS: dict[str, int] = {
     "month": 10_000 * 12,
     "quarter": 10_000 * 4,
     "year": 10_000,
+    "fiscal_quarter": 10_000 * 4,
+    "fiscal_year": 10_000,
+    "retail_year": 10_000,
 }
 
 

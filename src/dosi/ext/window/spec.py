@@ -13,11 +13,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, NamedTuple
 
-Grain = Literal["day", "week", "month", "quarter", "year"]
+from dosi.ext.grains import CALENDAR_GRAINS, DAY_GRAINS, FISCAL_GRAINS, SUB_DAY_GRAINS
+
+Grain = str  # a grain of the vocabulary (dosi.ext.grains)
 Direction = Literal["back", "forward"]
 
-GRAINS: tuple[str, ...] = ("day", "week", "month", "quarter", "year")
-RESET_GRAINS: tuple[str, ...] = ("week", "month", "quarter", "year")
+#: Offset units: the 1.x enum, then (issue 22) the sub-day grains, the fiscal periods and the
+#: retail year (a retail month or quarter has no fixed place a count of them moves to)
+GRAINS: tuple[str, ...] = (*DAY_GRAINS, *SUB_DAY_GRAINS, *FISCAL_GRAINS, "retail_year")
+#: Reset grains: the 1.x ones (WIN-FRM-04: never day), then (issue 22) the calendar grains
+RESET_GRAINS: tuple[str, ...] = ("week", "month", "quarter", "year", *CALENDAR_GRAINS)
 
 ORDER_BY: tuple[str, ...] = ("time", "value")
 ORDER_DIRECTIONS: tuple[str, ...] = ("asc", "desc")

@@ -232,6 +232,14 @@ def query_options(f: F) -> F:
             "filled series, rows with data returned), false (none, over a model default).",
         ),
         click.option(
+            "--week-start",
+            "week_start",
+            type=click.Choice(["monday", "sunday", "saturday"]),
+            default=None,
+            help="The first day of a week bucket and of day_of_week numbering for this query "
+            "(over the model's calendar; default monday).",
+        ),
+        click.option(
             "--order-by",
             "order_by",
             multiple=True,

@@ -84,6 +84,7 @@ def flags_query(
     tagged_range: Sequence[str] = (),
     context_filter: Sequence[str] = (),
     densify: str | None = None,
+    week_start: str | None = None,
 ) -> dict[str, Any]:
     """The JSON query the flags describe (keys only when given)."""
     names = _items(metrics)
@@ -135,6 +136,8 @@ def flags_query(
         query["time_ranges"] = [tagged_range_flag(t) for t in tagged_range]
     if densify is not None:
         query["densify"] = False if densify == "false" else densify
+    if week_start is not None:
+        query["week_start"] = week_start
     return query
 
 
@@ -264,6 +267,8 @@ def command_line(query: dict[str, Any], command: str = "query", prefix: Sequence
         args += ["--limit", str(query["limit"])]
     if query.get("densify") is not None:
         args += ["--densify", str(query["densify"]).lower()]
+    if query.get("week_start") is not None:
+        args += ["--week-start", str(query["week_start"])]
     return " ".join(shlex.quote(a) for a in args)
 
 
@@ -285,6 +290,7 @@ def query_from(kw: dict[str, Any]) -> str | dict[str, Any]:
             "tagged_range",
             "context_filter",
             "densify",
+            "week_start",
         )
     }
     return resolve_query(kw.pop("query_json"), kw.pop("query_file"), flags)

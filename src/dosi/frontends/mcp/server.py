@@ -86,10 +86,12 @@ def build_server(
         time_ranges: Any = None,
         context_filter: Any = None,
         densify: Any = None,
+        week_start: Any = None,
     ) -> CallToolResult:
         """Run a metric query and answer rows, columns and outputs. Pass the query object as
         `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit",
-        "params", "time_ranges", "context_filter", "densify"}), or its keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
+        "params", "time_ranges", "context_filter", "densify", "week_start"}), or its keys as
+        arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
         q = query_argument(
             query,
             metrics,
@@ -102,6 +104,7 @@ def build_server(
             time_ranges,
             context_filter,
             densify,
+            week_start,
         )
         return guarded(
             lambda: dict(
@@ -147,6 +150,7 @@ def build_server(
         time_ranges: Any = None,
         context_filter: Any = None,
         densify: Any = None,
+        week_start: Any = None,
     ) -> CallToolResult:
         """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
         snowflake, bigquery, ...)."""
@@ -162,6 +166,7 @@ def build_server(
             time_ranges,
             context_filter,
             densify,
+            week_start,
         )
         return guarded(
             lambda: holder.current().compile(
@@ -182,6 +187,7 @@ def build_server(
         time_ranges: Any = None,
         context_filter: Any = None,
         densify: Any = None,
+        week_start: Any = None,
     ) -> CallToolResult:
         """The logical plan of a metric query (as for `query`), with its outputs."""
         q = query_argument(
@@ -196,6 +202,7 @@ def build_server(
             time_ranges,
             context_filter,
             densify,
+            week_start,
         )
 
         def run() -> dict[str, Any]:

@@ -18,6 +18,10 @@ QUERY_SCHEMA = {
             "description": "fill empty time buckets: time, all, windows, or false",
             "enum": ["time", "all", "windows", "none", True, False],
         },
+        "week_start": {
+            "description": "the first day of a week bucket (over the model's calendar)",
+            "enum": ["monday", "sunday", "saturday"],
+        },
         "time_range": {
             "type": "object",
             "properties": {

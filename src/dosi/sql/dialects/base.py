@@ -11,7 +11,12 @@ Facts a dialect states (each checked against sqlglot or an engine in tests/sql/d
   strategy; otherwise the union of branch keys LEFT JOINs every branch);
 - `streaming`: streaming windows render as portable epoch arithmetic (`epoch_us`,
   `from_epoch`);
-- `week_start`: the weekday a week bucket starts on (ISO Monday everywhere dosi executes);
+- `week_start`: the weekday `truncate(x, "week")` starts on (Monday: each dialect's
+  truncation is made ISO where the warehouse's own is not); other week starts are built on it
+  (`week_bucket`), so no warehouse's own week start reaches a result;
+- `groups_by_correlated_subquery`: a GROUP BY key may be a correlated scalar subquery (how a
+  calendar-table grain reads its calendar row; ClickHouse and DataFusion refuse them: a
+  `dialect_unsupported_calendar_table` error before any SQL runs);
 - `time_parser`: how a D-FORMAT stored time value is parsed (dosi.sql.dialects.time_format);
 - `spine_series`: how a time spine's steps are generated in SQL (densify): "recursive" (a
   recursive WITH adding one grain a step), "unnest_generate_series" (DuckDB, DataFusion),
@@ -67,6 +72,10 @@ class Dialect:
     null_safe_full_join: bool = True
     streaming: bool = False
     week_start: str = "monday"
+    # the truncation unit of an ISO (Monday) week: WEEK where the warehouse's own week is
+    # Monday's, its ISO unit where it is not (BigQuery's WEEK starts on Sunday)
+    week_unit: str = "WEEK"
+    groups_by_correlated_subquery: bool = True
     time_parser: TimeParser = CAST_ONLY
     pre_aggregate_count_guard: bool = False
     spine_series: str | None = "recursive"
@@ -84,11 +93,18 @@ class Dialect:
 
     # -- time ----------------------------------------------------------------------------------
     def bucket(
-        self, expr: exp.Expression, grain: str, datatype: str | None = None
+        self,
+        expr: exp.Expression,
+        grain: str,
+        datatype: str | None = None,
+        week_start: int = 0,
     ) -> exp.Expression:
-        """The start of the grain bucket holding `expr`. Bucket values keep their type: a
-        bucket of a Date field is a DATE (a month of a DATE column is `2024-01-01`), anything
-        else a timestamp, as DATE_TRUNC yields."""
+        """The start of the native grain bucket (second .. year) holding `expr`; weeks start
+        on `week_start` (0 = Monday .. 6 = Sunday). Bucket values keep their type: a bucket of
+        a Date field is a DATE (a month of a DATE column is `2024-01-01`), anything else a
+        timestamp, as DATE_TRUNC yields. Calendar and table grains are dosi.sql.calendar's."""
+        if grain == "week" and week_start:
+            return self.week_bucket(expr, week_start, datatype)
         if datatype == "Date":
             if grain == "day":
                 return exp.Cast(this=expr, to=_DATE.copy())
@@ -96,8 +112,37 @@ class Dialect:
         return self.truncate(expr, grain)
 
     def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
-        """DATE_TRUNC: the timestamp starting the grain period holding `expr`."""
-        return exp.DateTrunc(unit=exp.var(grain.upper()), this=expr)
+        """DATE_TRUNC: the timestamp starting the grain period holding `expr` (weeks: Monday)."""
+        unit = self.week_unit if grain == "week" else grain.upper()
+        return exp.DateTrunc(unit=exp.var(unit), this=expr)
+
+    def week_bucket(
+        self, expr: exp.Expression, week_start: int, datatype: str | None
+    ) -> exp.Expression:
+        """Weeks starting `week_start` days after Monday: the Monday week of the value moved
+        back by that many days, moved forward again."""
+        monday = self.bucket(self.shift(expr, -week_start, "day"), "week", datatype)
+        out = self.shift(monday, week_start, "day")
+        return exp.Cast(this=out, to=_DATE.copy()) if datatype == "Date" else out
+
+    def date_part(self, expr: exp.Expression, part: str) -> exp.Expression:
+        """An integer part of a date or timestamp: `isodow` (1 = Monday .. 7 = Sunday),
+        `isoweek` (ISO 8601, 1..53), `hour`, `minute`, `day` (of the month), `doy`, `month`,
+        `quarter`, `year`."""
+        unit = _EXTRACT[part]
+        return exp.Cast(this=exp.Extract(this=exp.var(unit), expression=expr), to=_BIGINT.copy())
+
+    def day_number(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
+        """Days from 1970-01-01 to the day holding `expr` (an integer; calendar arithmetic)."""
+        day = exp.Cast(this=expr, to=_DATE.copy())
+        return exp.Sub(this=day, expression=_epoch_date())
+
+    def from_day_number(self, days: exp.Expression, datatype: str | None) -> exp.Expression:
+        """The day `days` after 1970-01-01: a DATE for a Date axis, else its midnight as a
+        timestamp (bucket values keep the axis' type)."""
+        whole = exp.Cast(this=days, to=exp.DataType.build("INT"))  # DATE + INTEGER
+        day = exp.Add(this=_epoch_date(), expression=whole)
+        return day if datatype == "Date" else exp.Cast(this=day, to=_TIMESTAMP.copy())
 
     def time_literal(self, value: dt.date | dt.datetime, datatype: str | None) -> exp.Expression:
         if isinstance(value, dt.datetime):
@@ -317,6 +362,23 @@ _SERIES = {
     "sequence": _sequence,
     "array_join": _array_join,
 }
+
+
+_EXTRACT = {
+    "isodow": "ISODOW",
+    "isoweek": "WEEK",
+    "hour": "HOUR",
+    "minute": "MINUTE",
+    "day": "DAY",
+    "doy": "DOY",
+    "month": "MONTH",
+    "quarter": "QUARTER",
+    "year": "YEAR",
+}
+
+
+def _epoch_date() -> exp.Expression:
+    return exp.Cast(this=exp.Literal.string("1970-01-01"), to=_DATE.copy())
 
 
 STATISTICS = (

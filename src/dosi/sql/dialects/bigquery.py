@@ -13,4 +13,5 @@ BIGQUERY = Dialect(
     null_ordering=sqlglot_null_ordering("bigquery"),
     streaming=True,
     time_parser=PARSER,
+    week_unit="ISOWEEK",  # WEEK is WEEK(SUNDAY) on BigQuery
 )

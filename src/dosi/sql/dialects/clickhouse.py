@@ -38,8 +38,37 @@ def _fn(name: str, *args: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
 
 
+_PARTS = {
+    "isodow": "toDayOfWeek",  # mode 0: Monday = 1 .. Sunday = 7
+    "isoweek": "toISOWeek",
+    "hour": "toHour",
+    "minute": "toMinute",
+    "day": "toDayOfMonth",
+    "doy": "toDayOfYear",
+    "month": "toMonth",
+    "quarter": "toQuarter",
+    "year": "toYear",
+}
+
+
+def _epoch_day() -> exp.Expression:
+    return _fn("toDate", exp.Literal.string("1970-01-01"))
+
+
 @dataclass(frozen=True)
 class ClickHouse(Dialect):
+    def date_part(self, expr: exp.Expression, part: str) -> exp.Expression:
+        return exp.Cast(this=_fn(_PARTS[part], expr), to=exp.DataType.build("BIGINT"))
+
+    def day_number(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
+        return _fn("dateDiff", exp.Literal.string("day"), _epoch_day(), _fn("toDate", expr))
+
+    def from_day_number(self, days: exp.Expression, datatype: str | None) -> exp.Expression:
+        day = _fn("addDays", _epoch_day(), days)
+        if datatype == "Date":
+            return day
+        return _fn("toDateTime64", day, exp.Literal.number(6), exp.Literal.string("UTC"))
+
     def epoch_us(self, ts: exp.Expression) -> exp.Expression:
         utc = _fn("toDateTime64", ts, exp.Literal.number(6), exp.Literal.string("UTC"))
         return _fn("toUnixTimestamp64Micro", utc)
@@ -88,4 +117,5 @@ CLICKHOUSE = ClickHouse(
     streaming=True,
     time_parser=PARSER,
     spine_series="array_join",
+    groups_by_correlated_subquery=False,
 )

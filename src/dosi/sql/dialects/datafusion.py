@@ -13,6 +13,7 @@ from dosi.sql.dialects.postgres import Postgres
 from dosi.sql.dialects.time_format import TimeParser
 
 _BIGINT = exp.DataType.build("BIGINT")
+_INT = exp.DataType.build("INT")
 _MICROS = "Timestamp(Microsecond, None)"
 
 
@@ -23,10 +24,25 @@ def _arrow_cast(value: exp.Expression, arrow_type: str) -> exp.Expression:
 @dataclass(frozen=True)
 class DataFusion(Postgres):
     def bucket(
-        self, expr: exp.Expression, grain: str, datatype: str | None = None
+        self,
+        expr: exp.Expression,
+        grain: str,
+        datatype: str | None = None,
+        week_start: int = 0,
     ) -> exp.Expression:
         """DATE_TRUNC then a DATE cast: DataFusion truncates a DATE without a time zone."""
-        return Dialect.bucket(self, expr, grain, datatype)
+        return Dialect.bucket(self, expr, grain, datatype, week_start)
+
+    def day_number(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
+        """A Date32 cast to an integer is its day count from 1970-01-01."""
+        day = exp.Cast(this=expr, to=exp.DataType.build("DATE"))
+        return exp.Cast(this=exp.Cast(this=day, to=_INT.copy()), to=_BIGINT.copy())
+
+    def from_day_number(self, days: exp.Expression, datatype: str | None) -> exp.Expression:
+        day = exp.Cast(this=exp.Cast(this=days, to=_INT.copy()), to=exp.DataType.build("DATE"))
+        if datatype == "Date":
+            return day
+        return exp.Cast(this=day, to=exp.DataType.build("TIMESTAMP"))
 
     def epoch_us(self, ts: exp.Expression) -> exp.Expression:
         return exp.Cast(this=_arrow_cast(ts, _MICROS), to=_BIGINT.copy())
@@ -68,4 +84,5 @@ DATAFUSION = DataFusion(
     # D-FORMAT: to_date / to_timestamp with chrono (strftime) formats
     time_parser=TimeParser(date_fn="to_date", ts_fn="to_timestamp"),
     spine_series="unnest_generate_series",
+    groups_by_correlated_subquery=False,  # "Invalid (non-executable) plan after Analyzer"
 )

@@ -23,8 +23,62 @@ def _fn(name: str, *args: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
 
 
+# sub-day truncation as DATE_FORMAT text read back as a DATETIME (no DATE_TRUNC here)
+_TRUNC_FORMATS = {
+    "second": "%Y-%m-%d %H:%i:%s",
+    "minute": "%Y-%m-%d %H:%i:00",
+    "hour": "%Y-%m-%d %H:00:00",
+}
+_DATETIME = exp.DataType.build("DATETIME", dialect="mysql")
+_PARTS = {
+    "hour": "HOUR",
+    "minute": "MINUTE",
+    "day": "DAYOFMONTH",
+    "doy": "DAYOFYEAR",
+    "month": "MONTH",
+    "quarter": "QUARTER",
+    "year": "YEAR",
+}
+_TO_DAYS_EPOCH = 719_528  # TO_DAYS('1970-01-01')
+
+
 @dataclass(frozen=True)
 class MySQL(Dialect):
+    def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
+        """Sub-day grains as DATE_FORMAT read back as DATETIME; a week is the date less its
+        WEEKDAY (0 = Monday), never WEEK() and STR_TO_DATE (year-boundary weeks)."""
+        if grain in _TRUNC_FORMATS:
+            text = _fn("DATE_FORMAT", expr, exp.Literal.string(_TRUNC_FORMATS[grain]))
+            return exp.Cast(this=text, to=_DATETIME.copy())
+        if grain == "week":
+            return self.week_bucket(expr, 0, None)
+        return super().truncate(expr, grain)
+
+    def week_bucket(
+        self, expr: exp.Expression, week_start: int, datatype: str | None
+    ) -> exp.Expression:
+        back: exp.Expression = _fn("WEEKDAY", expr.copy())
+        if week_start:
+            since = exp.Add(this=back, expression=exp.Literal.number(7 - week_start))
+            back = exp.Mod(this=exp.Paren(this=since), expression=exp.Literal.number(7))
+        interval = exp.Interval(this=back, unit=exp.var("DAY"))
+        return exp.Sub(this=_fn("DATE", expr), expression=interval)
+
+    def date_part(self, expr: exp.Expression, part: str) -> exp.Expression:
+        if part == "isodow":
+            return exp.Add(this=_fn("WEEKDAY", expr), expression=exp.Literal.number(1))
+        if part == "isoweek":  # mode 3: Monday weeks, week 1 holds the year's first Thursday
+            return _fn("WEEK", expr, exp.Literal.number(3))
+        return _fn(_PARTS[part], expr)
+
+    def day_number(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
+        return exp.Sub(this=_fn("TO_DAYS", expr), expression=exp.Literal.number(_TO_DAYS_EPOCH))
+
+    def from_day_number(self, days: exp.Expression, datatype: str | None) -> exp.Expression:
+        shifted = exp.Add(this=days, expression=exp.Literal.number(_TO_DAYS_EPOCH))
+        day = _fn("FROM_DAYS", shifted)
+        return day if datatype == "Date" else exp.Cast(this=day, to=_DATETIME.copy())
+
     def epoch_us(self, ts: exp.Expression) -> exp.Expression:
         return _fn("TIMESTAMPDIFF", exp.var("MICROSECOND"), _EPOCH.copy(), ts)
 

@@ -10,10 +10,12 @@ PARSER = TimeParser(
     date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=ORACLE_TOKENS, text_type="VARCHAR(32)"
 )
 
+# TRUNC(x, 'WEEK') starts on the weekday of January 1; 'IW' is the ISO (Monday) week;
 # a time spine: its recursive WITH wants a column list and FROM dual, which dosi does not write
 ORACLE = Dialect(
     "oracle",
     null_ordering=sqlglot_null_ordering("oracle"),
     time_parser=PARSER,
+    week_unit="IW",
     spine_series=None,
 )

@@ -23,13 +23,17 @@ _INT = exp.DataType.build("INT")
 @dataclass(frozen=True)
 class Postgres(Dialect):
     def bucket(
-        self, expr: exp.Expression, grain: str, datatype: str | None = None
+        self,
+        expr: exp.Expression,
+        grain: str,
+        datatype: str | None = None,
+        week_start: int = 0,
     ) -> exp.Expression:
         """A Date field's bucket stays in DATE arithmetic and never passes through TIMESTAMP
         (bucket values keep their type): MAKE_DATE of the date's parts, a week being the date
-        less its ISO weekday (weeks start on Monday, as DATE_TRUNC's do)."""
+        less the days since its week start (Monday unless `week_start` says otherwise)."""
         if datatype != "Date" or grain not in ("week", "month", "quarter", "year"):
-            return super().bucket(expr, grain, datatype)
+            return super().bucket(expr, grain, datatype, week_start)
         day = exp.Cast(this=expr, to=_DATE.copy())
 
         def part(unit: str) -> exp.Expression:
@@ -39,7 +43,10 @@ class Postgres(Dialect):
 
         one = exp.Literal.number(1)
         if grain == "week":
-            back = exp.Sub(this=part("ISODOW"), expression=one.copy())
+            back: exp.Expression = exp.Sub(this=part("ISODOW"), expression=one.copy())
+            if week_start:  # (ISODOW + 6 - start) % 7 days since the week's first day
+                since = exp.Add(this=part("ISODOW"), expression=exp.Literal.number(6 - week_start))
+                back = exp.Mod(this=exp.Paren(this=since), expression=exp.Literal.number(7))
             return exp.Sub(this=day, expression=exp.Paren(this=back))
         month: exp.Expression = one.copy()
         if grain == "month":

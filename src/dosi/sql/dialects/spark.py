@@ -18,8 +18,42 @@ _NTZ = exp.DataType.build("TIMESTAMP_NTZ", dialect="spark")
 _TIMESTAMP = exp.DataType.build("TIMESTAMP")
 
 
+def _n(value: int) -> exp.Expression:
+    return exp.Literal.number(value)
+
+
+_PARTS = {
+    "isoweek": "WEEKOFYEAR",  # ISO 8601 weeks
+    "hour": "HOUR",
+    "minute": "MINUTE",
+    "day": "DAYOFMONTH",
+    "doy": "DAYOFYEAR",
+    "month": "MONTH",
+    "quarter": "QUARTER",
+    "year": "YEAR",
+}
+
+
+def _fn(name: str, *args: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
 @dataclass(frozen=True)
 class Spark(Dialect):
+    def date_part(self, expr: exp.Expression, part: str) -> exp.Expression:
+        """DAYOFWEEK counts from Sunday = 1: (d + 5) % 7 + 1 is ISO (Monday = 1)."""
+        if part == "isodow":
+            shifted = exp.Paren(this=exp.Add(this=_fn("DAYOFWEEK", expr), expression=_n(5)))
+            return exp.Add(this=exp.Mod(this=shifted, expression=_n(7)), expression=_n(1))
+        return _fn(_PARTS[part], expr)
+
+    def day_number(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
+        return _fn("UNIX_DATE", exp.Cast(this=expr, to=exp.DataType.build("DATE")))
+
+    def from_day_number(self, days: exp.Expression, datatype: str | None) -> exp.Expression:
+        day = _fn("DATE_FROM_UNIX_DATE", days)
+        return day if datatype == "Date" else exp.Cast(this=day, to=_NTZ.copy())
+
     def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
         return exp.TimestampTrunc(this=exp.Cast(this=expr, to=_NTZ.copy()), unit=exp.var(grain))
 

@@ -54,16 +54,71 @@ def union_values(values: Sequence[int], alias: str, column: str) -> exp.Expressi
     return exp.alias_(exp.Subquery(this=body), exp.to_identifier(alias), table=True)
 
 
+_PARTS = {"hour": "%H", "minute": "%M", "day": "%d", "doy": "%j", "month": "%m", "year": "%Y"}
+_JULIAN_EPOCH = "2440587.5"  # julianday('1970-01-01')
+
+
 @dataclass(frozen=True)
 class SQLite(Dialect):
     def bucket(
-        self, expr: exp.Expression, grain: str, datatype: str | None = None
+        self,
+        expr: exp.Expression,
+        grain: str,
+        datatype: str | None = None,
+        week_start: int = 0,
     ) -> exp.Expression:
         """Timestamp text ('2024-01-01 00:00:00') whatever the field's type: SQLite compares
         text, so a DATE bucket of one branch would never meet the TIMESTAMP bucket of another
         in a merge (DuckDB casts one to the other). The runner hands a Date field's bucket
         back as a DATE (dosi.execute.shape)."""
+        if grain == "week" and week_start:
+            return self.week_bucket(expr, week_start, datatype)
         return self.truncate(expr, grain)
+
+    def week_bucket(
+        self, expr: exp.Expression, week_start: int, datatype: str | None
+    ) -> exp.Expression:
+        """`weekday N` moves forward to the next weekday N (0 = Sunday): six days back first
+        lands on the week's first day on or before the value."""
+        return _fn("datetime", expr, "start of day", "-6 days", f"weekday {(week_start + 1) % 7}")
+
+    def date_part(self, expr: exp.Expression, part: str) -> exp.Expression:
+        """strftime parts as integers; %w counts from Sunday = 0; the ISO week is the week of
+        the year of the week's Thursday (SQLite before 3.46 has no %V)."""
+        if part in _PARTS:
+            return exp.Cast(this=_fn("strftime", _PARTS[part], expr), to=_INT.copy())
+        if part == "quarter":
+            month = self.date_part(expr, "month")
+            back = exp.IntDiv(
+                this=exp.Paren(this=exp.Sub(this=month, expression=exp.Literal.number(1))),
+                expression=exp.Literal.number(3),
+            )
+            return exp.Add(this=back, expression=exp.Literal.number(1))
+        sunday0 = exp.Cast(this=_fn("strftime", "%w", expr), to=_INT.copy())
+        isodow = exp.Add(
+            this=exp.Mod(
+                this=exp.Paren(this=exp.Add(this=sunday0, expression=exp.Literal.number(6))),
+                expression=exp.Literal.number(7),
+            ),
+            expression=exp.Literal.number(1),
+        )
+        if part == "isodow":
+            return isodow
+        assert part == "isoweek"
+        to_thursday = exp.Sub(this=exp.Literal.number(4), expression=exp.Paren(this=isodow))
+        moved = _fn("strftime", "%j", expr.copy(), _fn("printf", "%+d days", to_thursday))
+        day = exp.Sub(this=exp.Cast(this=moved, to=_INT.copy()), expression=exp.Literal.number(1))
+        week = exp.IntDiv(this=exp.Paren(this=day), expression=exp.Literal.number(7))
+        return exp.Add(this=week, expression=exp.Literal.number(1))
+
+    def day_number(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
+        julian = _fn("julianday", _fn("date", expr))
+        days = exp.Sub(this=julian, expression=exp.Literal.number(_JULIAN_EPOCH))
+        return exp.Cast(this=days, to=_INT.copy())
+
+    def from_day_number(self, days: exp.Expression, datatype: str | None) -> exp.Expression:
+        seconds = exp.Mul(this=exp.Paren(this=days), expression=exp.Literal.number(86_400))
+        return _fn("datetime", seconds, "unixepoch")
 
     def truncate(self, expr: exp.Expression, grain: str) -> exp.Expression:
         if grain in _FORMATS:

@@ -6,9 +6,11 @@ from __future__ import annotations
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 
 # a time spine: a recursive WITH stops at 100 steps without OPTION (MAXRECURSION 0)
+# DATETRUNC(week, ...) follows @@DATEFIRST (Sunday in us_english); iso_week is Monday's
 TSQL = Dialect(
     "tsql",
     null_ordering=sqlglot_null_ordering("tsql"),
     supports_nulls_clause=False,
     spine_series=None,
+    week_unit="ISO_WEEK",
 )

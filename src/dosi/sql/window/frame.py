@@ -66,7 +66,7 @@ def _framed(
     if w.scope == "partition":
         return s.window(func, partition, None, None)
     if w.reset is not None:
-        partition.append(s.dialect.bucket(s.cur(s.stage.time_key), w.reset))  # type: ignore[arg-type]
+        partition.append(s.r.bucket(s.cur(s.stage.time_key), w.reset, None))  # type: ignore[arg-type]
     order = s.order_keys(wm, w.order.by, w.order.direction, w.order.nulls)
     start: str | exp.Expression = (
         "UNBOUNDED" if w.preceding is None else exp.Literal.number(w.preceding)

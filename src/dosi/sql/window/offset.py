@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from dosi.ext.window import OffsetWindow, WindowSpec
 from dosi.plan.records import WindowMetric
+from dosi.sql.calendar import grain_shift
 from dosi.sql.util import and_all, clone, col, join, table, table_aliased
 from dosi.sql.window.stage import WindowStageSql
 
@@ -55,6 +56,7 @@ def joins(s: WindowStageSql, sel: exp.Select) -> exp.Select:
         if wm.spec.shift is not None:  # the offset self-joins partition like this
             partition = wm.partition
     t = s.stage.time_key
+    cal = s.r.model.calendar
     assert t is not None
     for (count, gran, direction), alias in s.shift_alias.items():
         signed = -count if direction == "back" else count
@@ -66,7 +68,7 @@ def joins(s: WindowStageSql, sel: exp.Select) -> exp.Select:
         conds.append(
             exp.EQ(
                 this=col(t, alias),
-                expression=s.dialect.shift(s.cur(t), signed, gran),
+                expression=grain_shift(s.dialect, s.cur(t), signed, gran, None, cal),
             )
         )
         sel = join(

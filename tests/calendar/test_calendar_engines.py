@@ -1,0 +1,365 @@
+"""Issue 22 items 2-5 on every embedded engine (DuckDB, SQLite, DataFusion, chDB): sub-day
+grains, date parts, week starts, fiscal and retail periods, each bucketed by the generated
+SQL on the real engine and compared with plain Python (`datetime`, `calendar`), never with
+dosi's own bucket arithmetic. The retail year is computed here from its definition (the
+year-end weekday nearest the end of January), independently of dosi.plan.calendar."""
+
+from __future__ import annotations
+
+import calendar as pycal
+import datetime as dt
+import random
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from conformkit import load_chdb, load_datafusion, load_sqlite
+from enginekit import dataset, field, metric, model_doc, to_yaml
+
+import dosi
+
+ENGINES = ("duckdb", "sqlite", "datafusion", "chdb")
+START = dt.datetime(2018, 12, 20)
+
+
+def _rows() -> list[tuple[int, dt.datetime, int]]:
+    rnd = random.Random(22)
+    out = []
+    for i in range(600):  # 2018-12 .. 2026-01: year ends, 53-week retail years, DST-free
+        ts = START + dt.timedelta(seconds=rnd.randrange(0, 7 * 366 * 86_400))
+        out.append((i, ts, rnd.randrange(1, 100)))
+    # a burst inside one day, for the sub-day grains
+    for j in range(40):
+        ts = dt.datetime(2024, 3, 9, 22, 58, 0) + dt.timedelta(seconds=37 * j)
+        out.append((1000 + j, ts, j + 1))
+    return out
+
+
+ROWS = _rows()
+TABLES = ("events", "cal")
+CAL_START = dt.date(2018, 12, 1)
+
+
+def _label(d: dt.date) -> str:
+    return f"W{(d - CAL_START).days // 7:04d}"
+
+
+def _ten(d: dt.date) -> dt.date:
+    return CAL_START + dt.timedelta(days=(d - CAL_START).days // 10 * 10)
+
+
+_W: dict[str, Any] = {
+    "prev_hour": {"type": "pop", "offset": "1 hour", "calculation": "value"},
+    "fytd": {"type": "cumulative", "function": "sum", "reset": "fiscal_year"},
+    "fyoy": {"type": "pop", "offset": "1 fiscal_year", "calculation": "value"},
+    "ryoy": {"type": "pop", "offset": "1 retail_year", "calculation": "value"},
+}
+
+MODEL = to_yaml(
+    model_doc(
+        [
+            dataset(
+                "events",
+                [
+                    "id",
+                    field("ts", datatype="DateTime", is_time=True),
+                    field("d", datatype="Date", is_time=True),
+                    field("amount", datatype="Integer"),
+                ],
+                source="main.events",
+                primary_key=["id"],
+                ext={"time_dimension": "ts"},
+            ),
+            dataset(
+                "cal",
+                [field("ds", datatype="Date", is_time=True), "week_label", "period_start"],
+                source="main.cal",
+                primary_key=["ds"],
+            ),
+        ],
+        metrics=[
+            metric("revenue", "SUM(events.amount)"),
+            metric("rev_prev_hour", "SUM(events.amount)", {"window": _W["prev_hour"]}),
+            metric("rev_fytd", "SUM(events.amount)", {"window": _W["fytd"]}),
+            metric("rev_fyoy", "SUM(events.amount)", {"window": _W["fyoy"]}),
+            metric("rev_ryoy", "SUM(events.amount)", {"window": _W["ryoy"]}),
+        ],
+        ext={
+            "v": "1.10",
+            "calendar": {
+                "fiscal_year": {"start_month": 4},
+                "retail": {"pattern": "4-5-4", "year_end_month": 1, "year_end_weekday": "saturday"},
+                "table": {
+                    "dataset": "cal",
+                    "date": "ds",
+                    "grains": {"label_week": "week_label", "ten_days": "period_start"},
+                },
+            },
+        },
+    )
+)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("calendar")
+    db, parquet = folder / "cal.duckdb", folder / "parquet"
+    parquet.mkdir()
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE events (id INTEGER, ts TIMESTAMP, d DATE, amount INTEGER)")
+    con.executemany(
+        "INSERT INTO events VALUES (?, ?, ?, ?)", [(i, ts, ts.date(), a) for i, ts, a in ROWS]
+    )
+    con.execute(f"COPY events TO '{parquet / 'events.parquet'}' (FORMAT PARQUET)")
+    con.execute("CREATE TABLE cal (ds DATE, week_label VARCHAR, period_start DATE)")
+    days = [CAL_START + dt.timedelta(days=i) for i in range(8 * 366)]
+    con.executemany("INSERT INTO cal VALUES (?, ?, ?)", [(d, _label(d), _ten(d)) for d in days])
+    con.execute(f"COPY cal TO '{parquet / 'cal.parquet'}' (FORMAT PARQUET)")
+    con.close()
+    return db, parquet
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def engine(
+    request: pytest.FixtureRequest, files: tuple[Path, Path], tmp_path_factory: Any
+) -> Iterator[dosi.Engine]:
+    kind = request.param
+    db, parquet = files
+    if kind == "duckdb":
+        conns: dict[str, Any] = {"duck": {"type": "duckdb", "uri": str(db)}}
+    else:
+        pytest.importorskip({"sqlite": "sqlite3", "datafusion": "datafusion", "chdb": "chdb"}[kind])
+        if kind == "sqlite":
+            client = load_sqlite(db, tmp_path_factory.mktemp("sq") / "cal.sqlite", TABLES)
+        elif kind == "datafusion":
+            client = load_datafusion(parquet, TABLES)
+        else:
+            client = load_chdb(parquet, tmp_path_factory.mktemp("ch"), TABLES)
+        conns = {kind: {"type": kind, "client": client}}
+    eng = dosi.Engine(model_text=MODEL, connections=conns)
+    yield eng
+    eng.close()
+
+
+# -- independent expectations ----------------------------------------------------------------
+
+
+def _day(v: Any) -> dt.date:
+    if isinstance(v, str):
+        v = dt.datetime.fromisoformat(v)
+    return v.date() if isinstance(v, dt.datetime) else v
+
+
+def _ts(v: Any) -> dt.datetime:
+    if isinstance(v, str):
+        return dt.datetime.fromisoformat(v)
+    if isinstance(v, dt.datetime):
+        return v.replace(tzinfo=None)
+    return dt.datetime.combine(v, dt.time())
+
+
+def _retail_end(year: int) -> dt.date:
+    """The Saturday nearest January 31 of `year` (NRF 4-5-4)."""
+    last = dt.date(year, 1, 31)
+    return min(
+        (last + dt.timedelta(days=k) for k in range(-3, 4)),
+        key=lambda x: (x.weekday() != 5, abs((x - last).days)),
+    )
+
+
+def _retail(day: dt.date) -> tuple[dt.date, int]:
+    """(first day of the retail year holding `day`, week index in it)."""
+    year = day.year if day <= _retail_end(day.year) else day.year + 1
+    start = _retail_end(year - 1) + dt.timedelta(days=1)
+    return start, (day - start).days // 7
+
+
+def _retail_month(day: dt.date) -> dt.date:
+    start, week = _retail(day)
+    bounds = [0]
+    for w in [4, 5, 4] * 4:
+        bounds.append(bounds[-1] + w)
+    month = max(i for i in range(12) if bounds[i] <= week)
+    return start + dt.timedelta(weeks=bounds[month])
+
+
+def _fiscal_quarter(day: dt.date) -> dt.date:
+    months = day.year * 12 + day.month - 1 - 3  # fiscal year from April
+    q0 = months - months % 3 + 3
+    return dt.date(q0 // 12, q0 % 12 + 1, 1)
+
+
+def _fiscal_year(day: dt.date) -> dt.date:
+    return dt.date(day.year if day.month >= 4 else day.year - 1, 4, 1)
+
+
+def _week(day: dt.date, start: int) -> dt.date:
+    return day - dt.timedelta(days=(day.weekday() - start) % 7)
+
+
+def _sums(key: Callable[[dt.datetime], Any]) -> dict[Any, int]:
+    out: dict[Any, int] = defaultdict(int)
+    for _, ts, a in ROWS:
+        out[key(ts)] += a
+    return dict(out)
+
+
+def _got(eng: dosi.Engine, group: str, conv: Callable[[Any], Any], **kw: Any) -> dict[Any, int]:
+    res = eng.execute({"metrics": ["revenue"], "group_by": [group], **kw})
+    col = next(c for c in res["columns"] if c != "revenue")
+    return {conv(r[col]): int(r["revenue"]) for r in res["rows"]}
+
+
+# -- the tests -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("grain", ["hour", "minute", "second"])
+def test_sub_day_grains_bucket_timestamps(engine: dosi.Engine, grain: str) -> None:
+    """Issue 22 item 2: hour / minute / second buckets of a timestamp axis."""
+    cut = {"hour": dict(minute=0, second=0), "minute": dict(second=0), "second": {}}[grain]
+    want = _sums(lambda t: t.replace(microsecond=0, **cut))
+    assert _got(engine, f"metric_time:{grain}", _ts) == want
+
+
+@pytest.mark.parametrize(
+    ("part", "fn"),
+    [
+        ("day_of_week", lambda t: t.isoweekday()),
+        ("month_of_year", lambda t: t.month),
+        ("quarter_of_year", lambda t: (t.month - 1) // 3 + 1),
+        ("hour_of_day", lambda t: t.hour),
+        ("week_of_year", lambda t: t.isocalendar()[1]),
+        ("day_of_month", lambda t: t.day),
+        ("day_of_year", lambda t: t.timetuple().tm_yday),
+    ],
+)
+def test_date_parts_are_integer_groupings(
+    engine: dosi.Engine, part: str, fn: Callable[[dt.datetime], int]
+) -> None:
+    """Issue 22 item 3: date parts group as integers (ISO numbering: 1 = Monday)."""
+    got = _got(engine, f"metric_time:{part}", int)
+    assert got == _sums(fn)
+
+
+@pytest.mark.parametrize(("name", "start"), [("monday", 0), ("sunday", 6), ("saturday", 5)])
+def test_week_start_is_honoured_identically(engine: dosi.Engine, name: str, start: int) -> None:
+    """Issue 22 item 4: a query's week_start moves every week bucket and day_of_week."""
+    kw = {} if name == "monday" else {"week_start": name}
+    assert _got(engine, "metric_time:week", _day, **kw) == _sums(lambda t: _week(t.date(), start))
+    dow = _got(engine, "metric_time:day_of_week", int, **kw)
+    assert dow == _sums(lambda t: (t.weekday() - start) % 7 + 1)
+    # a Date axis buckets alike
+    assert _got(engine, "events.d:week", _day, **kw) == _sums(lambda t: _week(t.date(), start))
+
+
+def test_fiscal_quarter_and_year(engine: dosi.Engine) -> None:
+    """Issue 22 item 5: a fiscal year starting in April."""
+    assert _got(engine, "metric_time:fiscal_quarter", _day) == _sums(
+        lambda t: _fiscal_quarter(t.date())
+    )
+    assert _got(engine, "metric_time:fiscal_year", _day) == _sums(lambda t: _fiscal_year(t.date()))
+    assert _got(engine, "events.d:fiscal_year", _day) == _sums(lambda t: _fiscal_year(t.date()))
+
+
+def test_retail_periods(engine: dosi.Engine) -> None:
+    """Issue 22 item 5: 4-5-4 retail months, quarters and 52/53-week years."""
+    assert _got(engine, "metric_time:retail_year", _day) == _sums(lambda t: _retail(t.date())[0])
+    assert _got(engine, "metric_time:retail_month", _day) == _sums(
+        lambda t: _retail_month(t.date())
+    )
+    quarter = _sums(
+        lambda t: _retail(t.date())[0] + dt.timedelta(weeks=13 * min(_retail(t.date())[1] // 13, 3))
+    )
+    assert _got(engine, "events.d:retail_quarter", _day) == quarter
+
+
+def test_retail_years_have_52_or_53_weeks() -> None:
+    """The expectation itself: retail years tile the calendar in 52 or 53 weeks."""
+    for year in range(2000, 2040):
+        weeks = (_retail_end(year) - _retail_end(year - 1)).days / 7
+        assert weeks in (52, 53)
+    assert (_retail_end(2024) - _retail_end(2023)).days == 371  # NRF 2023 had 53 weeks
+    assert pycal.weekday(2025, 2, 1) == 5 and _retail_end(2025) == dt.date(2025, 2, 1)
+
+
+# -- window metrics over sub-day and calendar grains -----------------------------------------
+
+
+def _window(eng: dosi.Engine, metric_name: str, group: str, conv: Callable[[Any], Any]) -> dict:
+    res = eng.execute({"metrics": ["revenue", metric_name], "group_by": [group]})
+    col = next(c for c in res["columns"] if c not in ("revenue", metric_name))
+    out = {}
+    for r in res["rows"]:
+        v = r[metric_name]
+        out[conv(r[col])] = None if v is None else int(v)
+    return out
+
+
+def test_offset_of_one_hour(engine: dosi.Engine) -> None:
+    """Issue 22 item 2: `"offset": "1 hour"` reads the calendar hour before (NULL if empty)."""
+    sums = _sums(lambda t: t.replace(minute=0, second=0, microsecond=0))
+    want = {k: sums.get(k - dt.timedelta(hours=1)) for k in sums}
+    assert _window(engine, "rev_prev_hour", "metric_time:hour", _ts) == want
+
+
+def test_fiscal_ytd_resets_in_april(engine: dosi.Engine) -> None:
+    """Issue 22 item 5: a cumulative sum resetting every fiscal year (April)."""
+    sums = _sums(lambda t: t.date().replace(day=1))
+    want, running = {}, {}
+    for k in sorted(sums):
+        fy = _fiscal_year(k)
+        running[fy] = running.get(fy, 0) + sums[k]
+        want[k] = running[fy]
+    assert _window(engine, "rev_fytd", "metric_time:month", _day) == want
+
+
+def test_fiscal_year_over_year(engine: dosi.Engine) -> None:
+    """Issue 22 item 5: fiscal quarter vs the same fiscal quarter a fiscal year before."""
+    sums = _sums(lambda t: _fiscal_quarter(t.date()))
+    want = {k: sums.get(k.replace(year=k.year - 1)) for k in sums}
+    assert _window(engine, "rev_fyoy", "metric_time:fiscal_quarter", _day) == want
+
+
+def test_retail_year_over_year_matches_month_with_month(engine: dosi.Engine) -> None:
+    """Issue 22 item 5: a retail month vs the same retail month of the previous retail
+    year, across a 53-week year (2023)."""
+    sums = _sums(lambda t: _retail_month(t.date()))
+
+    def position(k: dt.date) -> tuple[dt.date, int]:
+        start, week = _retail(k)
+        return start, week
+
+    by_pos = {position(k): v for k, v in sums.items()}
+    want = {}
+    for k in sums:
+        start, week = position(k)
+        prev_start = _retail(start - dt.timedelta(days=1))[0]
+        want[k] = by_pos.get((prev_start, week))
+    got = _window(engine, "rev_ryoy", "metric_time:retail_month", _day)
+    assert got == want
+    assert any(v is not None for v in got.values())
+
+
+def test_date_part_window_is_a_structured_error(engine: dosi.Engine) -> None:
+    """Issue 22 item 3: a window metric grouped by a date part alone is refused."""
+    with pytest.raises(dosi.QueryError) as info:
+        engine.execute({"metrics": ["rev_fytd"], "group_by": ["metric_time:month_of_year"]})
+    assert info.value.code == "window_on_date_part"
+
+
+def test_calendar_table_grains(engine: dosi.Engine, request: pytest.FixtureRequest) -> None:
+    """Issue 22 item 6: grains named by a calendar dataset's columns roll days up through it
+    (a label column and a date column); ClickHouse and DataFusion cannot group by the
+    correlated lookup:
+    a structured error before any SQL runs."""
+    if request.node.callspec.params["engine"] in ("chdb", "datafusion"):
+        with pytest.raises(dosi.QueryError) as info:
+            engine.execute({"metrics": ["revenue"], "group_by": ["metric_time:label_week"]})
+        assert info.value.code == "dialect_unsupported_calendar_table"
+        return
+    assert _got(engine, "metric_time:label_week", str) == _sums(lambda t: _label(t.date()))
+    assert _got(engine, "metric_time:ten_days", _day) == _sums(lambda t: _ten(t.date()))
+    assert _got(engine, "events.d:ten_days", _day) == _sums(lambda t: _ten(t.date()))
