@@ -274,7 +274,7 @@ class Engine:
         timeout = self._timeout(timeout_secs)
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
-        c = self._compiled(query, dialect or engine_dialect, False)
+        c = self._compiled(query, _render_dialect(dialect, profile), False)
         if dialect is not None:
             check_dialect(c.dialect.key, connection, profile.type)
         table = self._run(profile, c.sql, timeout, cancellation)
@@ -425,6 +425,19 @@ def _name_arg(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise ArgumentError(f"{what} must be a string, got {type(value).__name__}")
     return value
+
+
+def _render_dialect(dialect: str | None, profile: Profile) -> str | None:
+    """The dialect an execution renders: the connection's, with its version facts (chDB's
+    release, a `server_version` option), unless the caller named another one (a mismatch is
+    reported by check_dialect) or a version of their own."""
+    if dialect is None:
+        return profile.sql_dialect
+    if not isinstance(dialect, str) or "@" in dialect:
+        return dialect
+    if get_dialect(dialect).key == get_dialect(profile.dialect).key:
+        return profile.sql_dialect
+    return dialect
 
 
 def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dosi.errors import ExecuteError, closest
+from dosi.execute.chdb_runner import engine_version
 
 # connection type -> the dosi dialect its SQL is rendered in
 ENGINE_DIALECTS: dict[str, str] = {
@@ -60,6 +61,16 @@ class Profile:
     @property
     def dialect(self) -> str:
         return ENGINE_DIALECTS.get(self.type, self.type)
+
+    @property
+    def sql_dialect(self) -> str:
+        """The dialect the connection's SQL is rendered in, with the server's version as a
+        fact when it is known (`clickhouse@25.11`): the `server_version` option, or the
+        release embedded chDB runs."""
+        version = self.options.get("server_version")
+        if version is None and self.type == "chdb":
+            version = engine_version()
+        return self.dialect if version is None else f"{self.dialect}@{version}"
 
     @property
     def executable(self) -> bool:

@@ -1,5 +1,7 @@
 """SQL dialects: one class or instance per warehouse (facts and small overrides), looked up by
-the names connections and `compile(dialect=...)` use."""
+the names connections and `compile(dialect=...)` use. A name may carry the server's version as
+a fact, `<dialect>@<major>.<minor>[.<patch>...]` (e.g. `clickhouse@25.11`), for the dialects
+whose facts depend on it (`Dialect.at_version`)."""
 
 from __future__ import annotations
 
@@ -54,7 +56,7 @@ ALIASES = {
 def get_dialect(name: str | Dialect | None) -> Dialect:
     if isinstance(name, Dialect):
         return name
-    key = (name or "duckdb").lower()
+    key, _, version = (name or "duckdb").lower().partition("@")
     key = ALIASES.get(key, key)
     d = DIALECTS.get(key)
     if d is None:
@@ -64,7 +66,22 @@ def get_dialect(name: str | Dialect | None) -> Dialect:
             candidates=closest(key, DIALECTS) or sorted(DIALECTS),
             hint="dialects: " + ", ".join(sorted(DIALECTS)),
         )
+    if version:
+        return d.at_version(parse_version(name or "", version))
     return d
+
+
+def parse_version(name: str, text: str) -> tuple[int, ...]:
+    """`25.11` / `24.8.14.10` -> (25, 11) / (24, 8, 14, 10); anything else is
+    `unknown_dialect` (the name as written is not a dialect dosi knows)."""
+    parts = text.strip().split(".")
+    if len(parts) < 2 or not all(p.isdigit() and len(p) <= 6 for p in parts):
+        raise QueryError(
+            "unknown_dialect",
+            f"dialect `{name}` carries the version `{text}`, which is not <major>.<minor>[...]",
+            hint="write the server version as numbers, e.g. clickhouse@25.11",
+        )
+    return tuple(int(p) for p in parts)
 
 
 def streaming_dialects() -> tuple[str, ...]:
@@ -72,4 +89,4 @@ def streaming_dialects() -> tuple[str, ...]:
     return tuple(name for name, d in DIALECTS.items() if d.streaming)
 
 
-__all__ = ["ALIASES", "DIALECTS", "Dialect", "get_dialect", "streaming_dialects"]
+__all__ = ["ALIASES", "DIALECTS", "Dialect", "get_dialect", "parse_version", "streaming_dialects"]
