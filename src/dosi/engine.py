@@ -121,10 +121,16 @@ class Engine:
             memory_limit=check_memory_limit(memory_limit),
             allow_extensions=bool(allow_extensions),
         )
-        self.model = compile_model_text(text, mode, trust_sql=self.trust_sql)
+        self.connections = parse_connections(connections)
+        default = self.connections.profile(None)
+        self.model = compile_model_text(
+            text,
+            mode,
+            trust_sql=self.trust_sql,
+            target=default.dialect if default is not None else "duckdb",
+        )
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
-        self.connections = parse_connections(connections)
         self._cache: OrderedDict[str, CompiledQuery] = OrderedDict()
         self._lock = threading.Lock()
         self._cons: dict[str, Runner] = {}

@@ -16,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from dosi.errors import Diagnostic, ModelError, at_stage, bounded
-from dosi.model.schema import DocumentSpec
+from dosi.model.schema import OSI_DIALECTS, DocumentSpec
 from dosi.model.versions import CURRENT, V0_1_1, document_version, upgrade_0_1_1
 
 try:  # the C loader is several times faster on large models
@@ -241,7 +241,52 @@ def read_document(text: str) -> LoadedDocument:
         issues += [_schema_issue(err, original, lines) for err in exc.errors()]
     if issues:
         raise ModelError(issues, warnings)
+    warnings += _outside_dialects(data, lines)
     return LoadedDocument(spec, version, warnings)
+
+
+def _dialect_locs(data: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """(location, name) of every expression dialect entry of fields and metrics."""
+    out: list[tuple[tuple[Any, ...], str]] = []
+    for i, sm in enumerate(data.get("semantic_model") or []):
+        holders: list[tuple[tuple[Any, ...], Any]] = []
+        for j, ds in enumerate(sm.get("datasets") or []):
+            for k, f in enumerate(ds.get("fields") or []):
+                holders.append((("semantic_model", i, "datasets", j, "fields", k), f))
+        for j, m in enumerate(sm.get("metrics") or []):
+            holders.append((("semantic_model", i, "metrics", j), m))
+        for loc, obj in holders:
+            for n, entry in enumerate(obj["expression"]["dialects"]):
+                out.append(((*loc, "expression", "dialects", n, "dialect"), entry["dialect"]))
+    return out
+
+
+def _outside_dialects(data: Any, lines: LineIndex) -> list[Diagnostic]:
+    """One `unknown_expression_dialect` warning per dialect name outside the schema's
+    enumeration (at its first entry, with how many entries use it): the model loads, and the
+    compiler uses such an entry when it matches the execution dialect and it can read it."""
+    found: dict[str, list[tuple[Any, ...]]] = {}
+    for loc, name in _dialect_locs(data):
+        if name not in OSI_DIALECTS:
+            found.setdefault(name, []).append(loc)
+    out = []
+    for name, locs in found.items():
+        more = f" (and {len(locs) - 1} more entries)" if len(locs) > 1 else ""
+        out.append(
+            Diagnostic(
+                "unknown_expression_dialect",
+                f"expression dialect `{name}` is not one of the Ossie schema's "
+                f"dialects ({', '.join(OSI_DIALECTS)}){more}; the model loads, and such an "
+                "entry is used when it matches the SQL dialect the model runs on (ANSI_SQL "
+                "otherwise)",
+                "warning",
+                path=object_path(data, locs[0]),
+                line=lines.line_of(locs[0]),
+                hint="add an ANSI_SQL entry to run the expression on every engine, or keep the "
+                "dialect-specific entry for the engine it names",
+            )
+        )
+    return out
 
 
 def _schema_issue(err: Any, data: Any, lines: LineIndex) -> Diagnostic:
