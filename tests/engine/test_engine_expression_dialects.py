@@ -226,3 +226,50 @@ def test_validate_reports_the_warning() -> None:
     out = dosi.validate(model([MONTH_DUCK], []))
     assert out["valid"] is True
     assert [w["code"] for w in out["warnings"]] == ["unknown_expression_dialect"]
+
+
+def converter_output(catalog: str) -> str:
+    """A model in the shape the Ossie DuckDB converter writes: one semantic model's keys at the
+    top level, `source: <database>.<schema>.<table>`, every expression a DUCKDB entry."""
+    doc = {
+        "version": "0.2.0.dev0",
+        "name": f"{catalog}_main",
+        "datasets": [
+            {
+                "name": "orders",
+                "source": f"{catalog}.main.orders",
+                "primary_key": ["order_id"],
+                "fields": [
+                    {"name": c, "expression": entries(("DUCKDB", c))}
+                    for c in ("order_id", "order_date", "channel", "amount")
+                ],
+            }
+        ],
+        "metrics": [
+            {"name": "revenue", "expression": entries(("DUCKDB", "SUM(orders.amount)"))},
+        ],
+    }
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def test_converter_output_loads_and_runs(db: Path) -> None:
+    """The flat document is read as `semantic_model: [...]` with a `model_document_wrapped`
+    warning (and the dialect warning); its three-part sources name the database file."""
+    eng = dosi.Engine(model_text=converter_output(db.stem))
+    assert [w["code"] for w in eng.warnings] == [
+        "model_document_wrapped",
+        "unknown_expression_dialect",
+    ]
+    res = eng.execute({"metrics": ["revenue"], "group_by": ["orders.channel"]}, db_path=db)
+    assert rows(res) == truth(db, "SELECT channel, SUM(amount) FROM main.orders GROUP BY 1")
+
+
+def test_a_flat_document_keeps_the_schema_rules() -> None:
+    """Only the nesting is supplied: an unknown key still fails, at its own line."""
+    text = converter_output("x").replace("primary_key:", "owner: bi\n  primary_key:", 1)
+    with pytest.raises(ModelError) as err:
+        dosi.Engine(model_text=text)
+    assert [(i.code, i.path) for i in err.value.issues] == [
+        ("unknown_model_key", "datasets[orders].owner")
+    ]
+    assert err.value.issues[0].line == text.splitlines().index("  owner: bi") + 1

@@ -210,6 +210,22 @@ def read_document(text: str) -> LoadedDocument:
     issues: list[Diagnostic] = []
     version = CURRENT
     warnings: list[Diagnostic] = []
+    if is_flat(data):
+        data = {
+            "version": data.get("version"),
+            "semantic_model": [{k: v for k, v in data.items() if k != "version"}],
+        }
+        warnings.append(
+            Diagnostic(
+                "model_document_wrapped",
+                "the document holds one semantic model's keys (name, datasets, ...) at the top "
+                "level, as the Ossie DuckDB converter writes it; read as `semantic_model: "
+                "[{...}]`",
+                "warning",
+                path="semantic_model",
+                hint="nest the model under `semantic_model:` (a list) to silence this",
+            )
+        )
     original = data
     if document_version(data) == V0_1_1:
         version = V0_1_1
@@ -243,6 +259,12 @@ def read_document(text: str) -> LoadedDocument:
         raise ModelError(issues, warnings)
     warnings += _outside_dialects(data, lines)
     return LoadedDocument(spec, version, warnings)
+
+
+def is_flat(data: Any) -> bool:
+    """A single semantic model written at the top level, beside `version` (no
+    `semantic_model` list): the shape the Ossie DuckDB converter emits."""
+    return isinstance(data, dict) and "semantic_model" not in data and "datasets" in data
 
 
 def _dialect_locs(data: Any) -> list[tuple[tuple[Any, ...], str]]:
@@ -377,10 +399,19 @@ class LineIndex:
                 self._root = None
         return self._root
 
+    def _flat(self, node: Any) -> bool:
+        return (
+            isinstance(node, yaml.MappingNode)
+            and _map_get(node, "semantic_model") is None
+            and _map_get(node, "datasets") is not None
+        )
+
     def line_of(self, loc: Sequence[Any]) -> int | None:
         node = self._compose()
         if node is None:
             return None
+        if self._flat(node) and len(loc) >= 2 and list(loc[:2]) == ["semantic_model", 0]:
+            loc = loc[2:]  # a flat document: its root is the semantic model
         best = node.start_mark.line + 1
         for key in loc:
             nxt = None
@@ -408,10 +439,11 @@ class LineIndex:
         node = self._compose()
         if node is None:
             return None
-        # enter the first semantic model
-        node = _map_get(node, "semantic_model")
-        if isinstance(node, yaml.SequenceNode) and node.value:
-            node = node.value[0]
+        # enter the first semantic model (a flat document's root is the model)
+        if not self._flat(node):
+            node = _map_get(node, "semantic_model")
+            if isinstance(node, yaml.SequenceNode) and node.value:
+                node = node.value[0]
         best = None
         for key, name in path:
             seq = _map_get(node, key)
