@@ -273,3 +273,12 @@ def test_a_flat_document_keeps_the_schema_rules() -> None:
         ("unknown_model_key", "datasets[orders].owner")
     ]
     assert err.value.issues[0].line == text.splitlines().index("  owner: bi") + 1
+
+
+def test_engine_names_match_case_insensitively(db: Path) -> None:
+    """`duckdb` is read as DUCKDB (the warning still names it as written)."""
+    text = model([], []).replace("dialect: DUCKDB", "dialect: duckdb")
+    eng = dosi.Engine(model_text=text)
+    assert "`duckdb`" in eng.warnings[0]["message"]
+    res = eng.execute({"metrics": ["revenue"]}, db_path=db)
+    assert rows(res) == truth(db, "SELECT SUM(amount) FROM main.orders")

@@ -37,8 +37,9 @@ def pick_expression(expr: Expression, target: str | None = None) -> tuple[str, s
     entry (SNOWFLAKE, DATABRICKS, BIGQUERY, transpiled), else an engine-named entry dosi can
     carry to `target`; else the first entry, which `usable` refuses."""
     entries: dict[str, str] = {}
-    for d in expr.dialects:
-        entries.setdefault(d.dialect, d.expression)
+    for d in expr.dialects:  # a name outside the Ossie list is matched case-insensitively
+        name = d.dialect if d.dialect in OSSIE_SQL_READERS else d.dialect.upper()
+        entries.setdefault(name, d.expression)
     for name in (*TARGET_TO_OSI.get(target or "", ()), *PREFERRED_OSI):
         if name in entries:
             return name, entries[name]
