@@ -5,8 +5,9 @@ Snapshots are an addition to the execution tests, never instead: the numbers are
 elsewhere; these pin the plan shape and the SQL text, so a refactor that changes either shows as
 a byte difference. The models are the repository's examples (the shop, its D-LOD metric
 variant, the netbar D-CONFORM example), the D-FORMAT matrix model of fmtkit, and `shop_plus`:
-the shop with two metrics the examples do not carry (a D-DERIVE compose over a window output,
-which plans a DeriveCompute stage, and a D-DERIVE filter with a D-PARAM literal).
+the shop with metrics the examples do not carry (a D-DERIVE compose over a window output,
+which plans a DeriveCompute stage, a D-DERIVE filter with a D-PARAM literal, and CUME_DIST,
+which ClickHouse servers before 25.11 lack).
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ _SHOP_PLUS_METRICS: list[dict[str, Any]] = [
         "custom_extensions": _datus(
             {"v": "1.4", "derive": {"type": "compose", "expr": "revenue_mom * 2"}}
         ),
+    },
+    {
+        "name": "revenue_cume_dist",
+        "expression": _ansi("SUM(orders.amount)"),
+        "description": "CUME_DIST of revenue: version-gated on ClickHouse (before 25.11).",
+        "custom_extensions": _datus({"v": "1.3", "window": {"rank": {"function": "cume_dist"}}}),
     },
     {
         "name": "big_order_revenue",
@@ -152,6 +159,7 @@ SQL_QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "window_frame_running": ("shop", {"metrics": ["revenue_running"], "group_by": MONTH}),
     "window_rank": ("shop", {"metrics": ["revenue", "revenue_rank"], "group_by": MONTH}),
+    "window_cume_dist": ("shop_plus", {"metrics": ["revenue_cume_dist"], "group_by": MONTH}),
     "window_value": ("shop", {"metrics": ["first_month_revenue"], "group_by": MONTH}),
     "window_over_merge_filtered": (
         "shop",

@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from dosi import ext
 from dosi.compiler.context import Site
-from dosi.compiler.fields import pick_expression
+from dosi.compiler.fields import pick_expression, unusable_message, usable
 from dosi.compiler.lod_metric import nests_aggregates
 from dosi.compiler.measures import infer_kind
 from dosi.compiler.metric_columns import note_measured_fields, resolve_metric_columns
@@ -41,8 +41,17 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     mline = cx.line([("metrics", m.name)])
     mext = cx.read_ext("metric", mpath, m.custom_extensions, mline)
     assert isinstance(mext, ext.MetricExt)
-    dialect, text = pick_expression(m.expression)
+    dialect, text = pick_expression(m.expression, cx.target)
     site = Site(mpath, mline)
+    if not usable(dialect, cx.target, text):
+        cx.sink.error(
+            "no_usable_expression",
+            unusable_message(f"metric `{m.name}`", m.expression, cx.target),
+            path=mpath,
+            line=mline,
+            hint="add an ANSI_SQL entry (or one for the engine the model runs on)",
+        )
+        return None
     if not check_no_bind_markers(cx.sink, m.name, text, mpath, mline):
         return None
     if mext.lod is not None:  # D-LOD: compiled once every other metric is (compiler/lod_metric.py)

@@ -30,9 +30,12 @@ from dosi.model.loader import LineIndex, read_document
 from dosi.model.schema import SemanticModelSpec
 
 
-def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) -> ModelIr:
+def compile_model_text(
+    text: str, mode: str = "datus", trust_sql: bool = False, target: str | None = None
+) -> ModelIr:
     """Load and compile a model; `trust_sql=True` admits model SQL that reads files or settings
-    or writes (dosi.compiler.trusted_sql)."""
+    or writes (dosi.compiler.trusted_sql); `target` is the engine the model runs on (a dosi
+    dialect key), whose own expression entries win over ANSI_SQL."""
     loaded = read_document(text)
     doc = loaded.spec
     sink = DiagnosticSink()
@@ -43,7 +46,7 @@ def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) 
             f"the document holds {len(doc.semantic_model)} semantic models; using the first, "
             f"`{doc.semantic_model[0].name}`",
         )
-    cx = CompileContext(mode, sink, LineIndex(text), trust_sql)
+    cx = CompileContext(mode, sink, LineIndex(text), trust_sql, target)
     try:
         model = _compile(doc.semantic_model[0], cx, loaded.version)
     except RecursionError:  # a backstop: expressions are bounded before they are parsed

@@ -27,3 +27,8 @@ class PlanDialect(Protocol):
     def supports_window_function(self, function: str) -> bool:
         """The warehouse has `function` as a window function (WM "Function registry")."""
         ...
+
+    def window_function_since(self, function: str) -> tuple[int, ...] | None:
+        """The first server version with `function` (None: no version has it), for the gate's
+        hint: a version fact lifts it."""
+        ...
