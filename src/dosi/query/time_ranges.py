@@ -27,8 +27,8 @@ from sqlglot import exp
 from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.query.params import Expansion, OutputColumn
-from dosi.query.resolve import ResolvedQuery
-from dosi.query.time_ranges_shape import TaggedRange
+from dosi.query.resolve import ResolvedQuery, grouped_time_field
+from dosi.query.spec import Query
 
 When = dt.date | dt.datetime
 # (time field, start, end) -> the predicates a range filter on it renders to (the dialect's)
@@ -51,7 +51,7 @@ def expand_time_ranges(
         return expanded, None
     model = expanded.model
     metrics = [_metric(model, name) for name in query.metrics]
-    fields = _gate_fields(model, query.time_ranges, metrics)
+    fields = _gate_fields(model, query, metrics)
     new_metrics: dict[str, MetricIr] = {}
     new_measures: dict[str, MeasureIr] = {}
     by_metric: dict[str, tuple[exp.Expression, FieldIr]] = {}
@@ -147,13 +147,12 @@ def _metric(model: ModelIr, name: str) -> MetricIr:
     return m
 
 
-def _gate_fields(
-    model: ModelIr, ranges: tuple[TaggedRange, ...], metrics: list[MetricIr]
-) -> dict[str, FieldIr]:
-    """metric -> the time column its tags gate: the ranges' one `dimension`, else each
-    metric's own axis (a fact dataset on its own time axis, as time_range does);
-    time_range_needs_dimension when the tags name different dimensions."""
-    dims = {r.dimension for r in ranges}
+def _gate_fields(model: ModelIr, query: Query, metrics: list[MetricIr]) -> dict[str, FieldIr]:
+    """metric -> the time column its tags gate: the ranges' one `dimension`, else the one time
+    field the query groups by (CORE-Q-07, as time_range), else each metric's own axis (a fact
+    dataset on its own time axis); time_range_needs_dimension when the tags name different
+    dimensions."""
+    dims = {r.dimension for r in query.time_ranges}
     if len(dims) > 1:
         raise QueryError(
             "time_range_needs_dimension",
@@ -175,6 +174,9 @@ def _gate_fields(
                 hint='name a time field as "dataset.field"',
             )
         return {m.name: f for m in metrics}
+    grouped = grouped_time_field(model, query) if dim is None else None
+    if grouped is not None:
+        return {m.name: grouped for m in metrics}
     return {m.name: _axis(model, m) for m in metrics}
 
 
