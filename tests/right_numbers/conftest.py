@@ -30,4 +30,3 @@ def conform() -> dosi.Engine:
 @pytest.fixture(scope="session")
 def lod() -> dosi.Engine:
     return dosi.Engine(model_path=FIX / "lod.yaml")
-

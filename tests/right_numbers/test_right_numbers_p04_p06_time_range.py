@@ -16,7 +16,6 @@ import dosi
 from dosi.errors import QueryError
 
 P5 = pytest.mark.xfail(strict=True, reason="issue 20 point 5: fix pending")
-P6 = pytest.mark.xfail(strict=True, reason="issue 20 point 6: fix pending")
 P10 = pytest.mark.xfail(strict=True, reason="issue 20 point 10: fix pending")
 R = {"start": "2025-01-01", "end": "2025-04-01"}
 IN_R = "{c} >= DATE '2025-01-01' AND {c} < DATE '2025-04-01'"
@@ -164,7 +163,6 @@ def test_lod_flt_01_no_branch_reads_it_is_an_error(shop: dosi.Engine) -> None:
     assert err.value.code in ("no_join_path", "fan_out_risk")
 
 
-@P6
 @pytest.mark.parametrize(
     "metric",
     ["revenue_mom", "revenue_cum", "revenue_roll3", "revenue_ytd", "revenue_next", "revenue_first"],

@@ -476,7 +476,8 @@ def grouped_time_field(model: ModelIr, query: Query) -> FieldIr | None:
         named = [*fields, *([METRIC_TIME] if metric_time else [])]
         raise QueryError(
             "time_range_needs_dimension",
-            "the query groups by several time items (" + ", ".join(f"`{n}`" for n in named)
+            "the query groups by several time items ("
+            + ", ".join(f"`{n}`" for n in named)
             + "), so a time range without `dimension` has no single column to filter",
             candidates=named,
             hint='name the one to filter: "time_range": {..., "dimension": "dataset.field"}',
