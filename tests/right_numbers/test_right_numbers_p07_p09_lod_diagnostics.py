@@ -15,7 +15,6 @@ from rightkit import FIX, assert_rows, rows, truth
 import dosi
 from dosi.errors import ModelError, QueryError
 
-P7 = pytest.mark.xfail(strict=True, reason="issue 20 point 7: fix pending")
 P8 = pytest.mark.xfail(strict=True, reason="issue 20 point 8: fix pending")
 P9 = pytest.mark.xfail(strict=True, reason="issue 20 point 9: fix pending")
 TAGS = [
@@ -24,7 +23,6 @@ TAGS = [
 ]
 
 
-@P7
 @pytest.mark.parametrize(
     "query",
     [

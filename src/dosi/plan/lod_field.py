@@ -52,13 +52,6 @@ def lod_query_branch(model: ModelIr, graph: JoinGraph, branch: Branch, rq: Resol
                 "window bucketing are different stage stacks",
                 hint="group by a time grain instead, or query the field separately",
             )
-        if getattr(rq.query, "time_ranges", None):  # the query key of D-PARAM / issue 11
-            raise QueryError(
-                "not_implemented",
-                f"multi-range (time_ranges) queries support plain metrics only; "
-                f"`{out.lod.rollups[0].fields[0]}` is a D-LOD field (different stage stacks)",
-                hint="query each range with time_range instead",
-            )
         windowed = [m.name for m in rq.planned_metrics if m.window is not None]
         if windowed:
             raise QueryError(

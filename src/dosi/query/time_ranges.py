@@ -25,9 +25,10 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from dosi.errors import QueryError
+from dosi.ir.lod_field import model_lod_info
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.query.params import Expansion, OutputColumn
-from dosi.query.resolve import ResolvedQuery, grouped_time_field
+from dosi.query.resolve import ResolvedQuery, find_field, grouped_time_field, resolve_where
 from dosi.query.spec import Query
 
 When = dt.date | dt.datetime
@@ -51,6 +52,7 @@ def expand_time_ranges(
         return expanded, None
     model = expanded.model
     metrics = [_metric(model, name) for name in query.metrics]
+    _refuse_lod(model, query, metrics)
     fields = _gate_fields(model, query, metrics)
     new_metrics: dict[str, MetricIr] = {}
     new_measures: dict[str, MeasureIr] = {}
@@ -145,6 +147,51 @@ def _metric(model: ModelIr, name: str) -> MetricIr:
             hint="query each window separately via time_range",
         )
     return m
+
+
+def _refuse_lod(model: ModelIr, query: Query, metrics: list[MetricIr]) -> None:
+    """LOD-NI-06/08/09: a D-LOD metric (include / exclude / fixed, or a compose over one) or a
+    query reading a D-LOD field has no tagged form (each tag would need its own rollup or
+    side stage), decided here, before the tags are folded into the measures."""
+    lods = [m.name for m in metrics if m.lod is not None]
+    if lods:
+        raise QueryError(
+            "not_implemented",
+            f"level-of-detail metric `{lods[0]}` under time_ranges: each tagged range would "
+            "need its own inner grouping or side branch, and a LOD stage reads one (D-LOD "
+            "not-yet table)",
+            metrics=lods,
+            hint="query one range at a time with time_range",
+        )
+    info = model_lod_info(model)
+    if info is None:
+        return
+    read = [m.name for m in metrics if any(x in info.measures for x in m.measures)]
+    fields = [
+        f.qualified
+        for g in query.group_by
+        if g.field != "metric_time"
+        for f in (find_field(model, query, g.field),)
+        if f.qualified in info.fields
+    ]
+    if query.where_sql:
+        try:
+            where = resolve_where(model, query.where_sql)
+        except QueryError:
+            where = None  # resolve_query reports it (a metric condition, a typo, ...)
+        if where is not None:
+            fields += [f.qualified for f in where.fields if f.qualified in info.fields]
+    if read or fields:
+        what = (
+            f"metric `{read[0]}` reads a D-LOD field" if read else f"`{fields[0]}` is a D-LOD field"
+        )
+        raise QueryError(
+            "not_implemented",
+            f"multi-range (time_ranges) queries support plain metrics only; {what} (its "
+            "rollup and the tagged aggregates are different stage stacks)",
+            metrics=read,
+            hint="query each range with time_range instead",
+        )
 
 
 def _gate_fields(model: ModelIr, query: Query, metrics: list[MetricIr]) -> dict[str, FieldIr]:
