@@ -15,8 +15,6 @@ from rightkit import FIX, assert_rows, rows, truth
 import dosi
 from dosi.errors import ModelError
 
-PENDING = pytest.mark.xfail(strict=True, reason="issue 20 point 1: fix pending")
-
 
 def with_metric(name: str, sql: str, ext: dict) -> str:
     doc = yaml.safe_load((FIX / "shop.yaml").read_text())
@@ -42,7 +40,6 @@ def param_filter(authored: str, ptype: str, default: float) -> str:
     )
 
 
-@PENDING
 @pytest.mark.parametrize(
     ("authored", "ptype", "default"),
     [
@@ -85,7 +82,6 @@ def test_drv_tier_01_a_different_value_is_still_a_mismatch() -> None:
     assert [i.code for i in err.value.issues] == ["derive_expression_mismatch"]
 
 
-@PENDING
 @pytest.mark.parametrize(
     "sql", ["SUM(orders.amount) + COUNT(*)", "CAST(SUM(orders.amount) AS DOUBLE) / COUNT(*)"]
 )

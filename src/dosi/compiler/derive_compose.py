@@ -49,7 +49,7 @@ def compile_compose(p: DerivePass, m: MetricIr, decl: ComposeDerive) -> MetricIr
     if e.stage:
         meta = replace(stage_meta(p, name, decl, e), written=_written(decl))
         return replace(m, derive=meta)
-    check_gate(p, m, e)
+    check_gate(p, m, e, members=True)
     meta = replace(compose_meta(p, name, decl, e), written=_written(decl))
     return replace(m, derive=meta)
 
@@ -200,8 +200,7 @@ def reachable_dims(p: DerivePass, leaf: str) -> frozenset[str]:
         sets.append(dims)
     out = set.intersection(*sets) if sets else set()
     if m.time_axis is not None or any(
-        p.scope.datasets[p.scope.registry.measures[x].dataset].primary_time
-        for x in m.measures
+        p.scope.datasets[p.scope.registry.measures[x].dataset].primary_time for x in m.measures
     ):
         out.add(METRIC_TIME)
     return frozenset(out)
@@ -276,5 +275,3 @@ def stage_meta(p: DerivePass, name: str, decl: ComposeDerive, e: Expansion) -> D
 def _written(decl: ComposeDerive) -> tuple[str, ...]:
     tree = parse_scalar(decl.expr, None)
     return tuple(dict.fromkeys(c.name for c in tree.find_all(exp.Column)))
-
-

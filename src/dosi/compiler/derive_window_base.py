@@ -22,9 +22,7 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
     assert bname is not None
     base = p.metrics.get(bname)
     if bname == name:
-        raise p.error(
-            name, "metric_reference_cycle", f"metric reference cycle: {name} -> {name}"
-        )
+        raise p.error(name, "metric_reference_cycle", f"metric reference cycle: {name} -> {name}")
     if base is None:
         raise p.error(
             name,
@@ -66,8 +64,7 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
         raise p.error(
             name,
             "not_implemented",
-            f"metric `{name}` stacks {level} window stages, past the limit of "
-            f"{MAX_WINDOW_LEVELS}",
+            f"metric `{name}` stacks {level} window stages, past the limit of {MAX_WINDOW_LEVELS}",
             hint="compute a lower level in its own query",
         )
     spec = m.window
@@ -93,9 +90,7 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
         # the base's axis: a cross-fact base has none (each branch reads its own), never
         # the axis the approximate expression happens to imply
         time_axis=(
-            base.time_axis
-            if base.time_axis is not None or len(base.datasets) > 1
-            else m.time_axis
+            base.time_axis if base.time_axis is not None or len(base.datasets) > 1 else m.time_axis
         ),
         derive=DeriveIr(
             "window",
@@ -108,5 +103,3 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
             written=(bname,),
         ),
     )
-
-

@@ -60,7 +60,9 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     if mext.lod_invalid:  # its declaration was reported; the expression is never run
         return None
     if getattr(mext.derive, "family", None) == "compose" and nests_aggregates(scope, m):
-        scope.lod_pending.append((m, mext.derive, site))  # compose over LOD (compiler/lod_metric.py)
+        scope.lod_pending.append(
+            (m, mext.derive, site)
+        )  # compose over LOD (compiler/lod_metric.py)
         return None
     tree = _parse(scope, m.name, text, dialect, site)
     if tree is None:
