@@ -16,7 +16,7 @@ import dosi
 from dosi.errors import QueryError
 
 P5 = pytest.mark.xfail(strict=True, reason="issue 20 point 5: fix pending")
-P10 = pytest.mark.xfail(strict=True, reason="issue 20 point 10: fix pending")
+
 R = {"start": "2025-01-01", "end": "2025-04-01"}
 IN_R = "{c} >= DATE '2025-01-01' AND {c} < DATE '2025-04-01'"
 
@@ -229,7 +229,6 @@ semantic_model:
 """
 
 
-@P10
 def test_no_primary_time_for_the_range_fallback() -> None:
     """Two is_time fields, no D-TIME: the fallback has no column (keeping the hint that names
     the fields)."""
@@ -241,3 +240,13 @@ def test_no_primary_time_for_the_range_fallback() -> None:
         "events.created_at",
         "events.updated_at",
     }
+
+
+def test_no_primary_time_for_the_tagged_range_fallback() -> None:
+    """CORE-Q-11 beside point 10: tagged ranges without `dimension` on a metric without a
+    primary time have no column to gate either."""
+    eng = dosi.Engine(model_text=NOTIME)
+    with pytest.raises(QueryError) as err:
+        eng.compile({"metrics": ["events"], "time_ranges": [{"tag": "q1", **R}]})
+    assert err.value.code == "no_primary_time_dimension"
+    assert set(err.value.candidates) >= {"events.created_at", "events.updated_at"}

@@ -65,8 +65,8 @@ def time_field_for(
         return model.datasets[root].fields[own]
     times = [f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time]
     if for_range:
-        raise QueryError(
-            "time_range_needs_dimension",
+        raise QueryError(  # the code the fallback's cause names (issue 20 point 10)
+            "no_primary_time_dimension",
             f"metric `{metric.name}` has no primary time dimension, so a time_range without "
             "`dimension` has no column to filter",
             metrics=[metric.name],

@@ -234,11 +234,13 @@ def _axis(model: ModelIr, m: MetricIr) -> FieldIr:
         ds = model.datasets[model.measures[name].dataset]
         if ds.primary_time is not None:
             return ds.fields[ds.primary_time]
+    times = [x.qualified for d in model.datasets.values() for x in d.fields.values() if x.is_time]
     raise QueryError(
-        "time_range_needs_dimension",
+        "no_primary_time_dimension",
         f"metric `{m.name}` has no primary time dimension, so a tagged range without "
         "`dimension` has no column to gate",
         metrics=[m.name],
+        candidates=times,
         hint='name the time field: {"tag": ..., "dimension": "dataset.field", ...}',
     )
 
