@@ -85,7 +85,7 @@ def compile_query(
             f"the plan cannot be rendered for {dia.name}: {exc}",
             hint="compile for another dialect",
         ) from None
-    return CompiledQuery(query, rq, plan, dag, dia, sql, (), expanded.outputs)
+    return CompiledQuery(query, rq, plan, dag, dia, sql, plan.warnings, expanded.outputs)
 
 
 def plan_tree(

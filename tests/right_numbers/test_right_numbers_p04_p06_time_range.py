@@ -15,8 +15,6 @@ from rightkit import assert_rows, rows, truth
 import dosi
 from dosi.errors import QueryError
 
-P5 = pytest.mark.xfail(strict=True, reason="issue 20 point 5: fix pending")
-
 R = {"start": "2025-01-01", "end": "2025-04-01"}
 IN_R = "{c} >= DATE '2025-01-01' AND {c} < DATE '2025-04-01'"
 
@@ -124,7 +122,6 @@ def test_core_q_07_no_grouped_time_item_falls_back_per_metric(
     assert_rows(rows(res), want)
 
 
-@P5
 def test_lod_flt_01_unreadable_branch_is_unfiltered_with_a_warning(
     shop: dosi.Engine, worlds: dict[str, Path]
 ) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from dosi.errors import QueryError
+from dosi.errors import Diagnostic, QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.builder.stream_window import plan_stream
 from dosi.plan.conform import ConformedSpellings
@@ -127,7 +127,9 @@ class Planner:
                 srcs.append((mname, key))
             sources[m.name] = srcs
         branch_ids = {key: f"m{i}" for i, key in enumerate(drafts)}
+        self._unranged: list[tuple[list[str], str, QueryError]] = []
         branches = tuple(self._branch(branch_ids[k], d, rq) for k, d in drafts.items())
+        warnings = self._range_not_applied(rq, len(branches))
         if rq.context is not None and drafts and self.whole_query:
             self.check_context_readable([d.dataset for d in drafts.values()], rq)
         multi = len(branches) > 1
@@ -158,6 +160,7 @@ class Planner:
             order=order,
             limit=rq.query.limit,
             result_filter=having,
+            warnings=warnings,
         )
         if any(d.window is not None for d in rq.dims):  # window_start / window_end columns
             plan = plan_stream(plan, rq)
@@ -260,11 +263,16 @@ class Planner:
             tf = rq.time_range.field or draft.axis
             if tf is not None:
                 tf = spell.field_in_branch(ds, tf)  # CONF-05: time_range.dimension
-            assert tf is not None  # time_field_for raised time_range_needs_dimension
-            needed.setdefault(tf.dataset, f"time_range on `{tf.qualified}`")
-            tr = rq.time_range.range
-            check_bounds(tf, tr)  # D-FORMAT: an encoded axis takes aligned dates only
-            time_filters.append(time_filter(tf, tr.start, tr.end))
+            assert tf is not None  # time_field_for raised no_primary_time_dimension
+            why = f"time_range on `{tf.qualified}`"
+            unread = self._range_unreadable(ds, tf, why, rq)
+            if unread is not None:  # LOD-FLT-01: a context filter this branch cannot read
+                self._unranged.append((list(draft.metrics), ds, unread))
+            else:
+                needed.setdefault(tf.dataset, why)
+                tr = rq.time_range.range
+                check_bounds(tf, tr)  # D-FORMAT: an encoded axis takes aligned dates only
+                time_filters.append(time_filter(tf, tr.start, tr.end))
         paths = []
         for target, why in needed.items():
             try:
@@ -288,6 +296,49 @@ class Planner:
             time_filters=tuple(time_filters),
         )
         return lod_query_branch(model, self.graph, branch, rq)  # D-LOD (plan/lod_field.py)
+
+    def _range_unreadable(
+        self, ds: str, tf: FieldIr, why: str, rq: ResolvedQuery
+    ) -> QueryError | None:
+        """Why a branch rooted at `ds` cannot read an explicit time_range field (no path, or
+        only through a fan-out); None when it can, or when the range is each branch's own
+        axis. Only the whole query decides (a D-LOD side is one part of it)."""
+        if rq.time_range is None or rq.time_range.field is None or not self.whole_query:
+            return None
+        if tf.dataset == ds or self.graph.reachable(ds, tf.dataset):
+            return None
+        try:
+            self.graph.path(ds, tf.dataset, why)
+        except QueryError as err:
+            return err
+        return None  # pragma: no cover - reachable() and path() agree
+
+    def _range_not_applied(self, rq: ResolvedQuery, n_branches: int) -> tuple[Diagnostic, ...]:
+        """LOD-FLT-01 (time_range is a context filter): branches that cannot read the range's
+        field are computed unfiltered with one warning naming their metrics; the error only
+        when no branch can read it."""
+        if not self._unranged:
+            return ()
+        if len(self._unranged) == n_branches:
+            metrics, ds, err = self._unranged[0]
+            err.metrics = metrics
+            raise self.conformed.unreachable(ds, err) from None
+        assert rq.time_range is not None and rq.time_range.field is not None
+        names = list(dict.fromkeys(n for ms, _, _ in self._unranged for n in ms))
+        field_name = rq.time_range.field.qualified
+        return (
+            Diagnostic(
+                "time_range_not_applied",
+                f"time_range on `{field_name}` does not filter "
+                + ", ".join(f"`{n}`" for n in names)
+                + f": their datasets cannot read `{field_name}` along many-to-one "
+                "relationships, so they are computed over all time",
+                "warning",
+                hint="range on each metric's own time field (omit `dimension` or use "
+                "metric_time), or query these metrics separately",
+                candidates=tuple(names),
+            ),
+        )
 
 
 def _named_fields(rq: ResolvedQuery) -> list[FieldIr]:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
+from dosi.errors import Diagnostic
 from dosi.ext import TimeFormat, WindowSpec
 from dosi.ir.model import RelationshipIr
 from dosi.query.stream_window import StreamWindow
@@ -185,6 +186,8 @@ class QueryPlan:
     result_filter: FilterResult | None = None
     # D-DERIVE stage tier: composes over the window stage's columns (plan/derive_stage.py)
     derived: tuple[Any, ...] = ()
+    # query warnings the plan made (a time_range a branch cannot read: time_range_not_applied)
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 LodMode = Literal["rollup", "detail", "grid"]
