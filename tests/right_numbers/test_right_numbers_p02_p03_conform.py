@@ -13,7 +13,6 @@ from rightkit import assert_rows, rows, truth
 import dosi
 from dosi.errors import QueryError
 
-P2 = pytest.mark.xfail(strict=True, reason="issue 20 point 2: fix pending")
 P3 = pytest.mark.xfail(strict=True, reason="issue 20 point 3: fix pending")
 OWN = {"login": "stat_date", "payment": "pay_date", "register": "reg_date"}
 
@@ -30,7 +29,6 @@ def merged(parts: dict[str, str], grain: str, formula: str) -> str:
     return f"WITH {ctes}, keys AS ({keys}) SELECT keys.k, {formula} FROM keys {joins}"
 
 
-@P2
 @pytest.mark.parametrize("spelling", ["login.stat_date", "payment.pay_date", "register.reg_date"])
 def test_conf_05_compose_groups_by_either_spelling(
     conform: dosi.Engine, worlds: dict[str, Path], spelling: str
@@ -55,7 +53,6 @@ def test_conf_05_compose_groups_by_either_spelling(
     assert_rows(rows(res), want)
 
 
-@P2
 def test_conf_05_compose_groups_by_the_paired_platform(
     conform: dosi.Engine, worlds: dict[str, Path]
 ) -> None:

@@ -24,6 +24,7 @@ from dosi.compiler.relationships import compile_relationship
 from dosi.compiler.roles import dimension_roles
 from dosi.compiler.window import check_window_references
 from dosi.errors import Diagnostic, DiagnosticSink, ModelError
+from dosi.ir.conform import EMPTY
 from dosi.ir.graph import RelationshipGraph
 from dosi.ir.model import DatasetIr, MetricIr, ModelIr, RelationshipIr
 from dosi.model.loader import LineIndex, read_document
@@ -76,7 +77,8 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
         cx, tuple(r for r in relationships if r.kind == "many_to_many"), datasets
     )
     relationships = tuple(r for r in relationships if r.kind != "many_to_many")
-    scope = MetricScope(cx, datasets, RelationshipGraph(relationships), MeasureRegistry(cx))
+    graph = RelationshipGraph(relationships)
+    scope = MetricScope(cx, datasets, graph, MeasureRegistry(cx), conformed=conformed or EMPTY)
     metrics, unavailable = _metrics(spec, scope)
     compile_derives(scope, metrics)  # D-DERIVE: after every metric exists
     check_window_references(cx, metrics, datasets)
