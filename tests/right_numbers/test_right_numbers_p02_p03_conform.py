@@ -13,7 +13,6 @@ from rightkit import assert_rows, rows, truth
 import dosi
 from dosi.errors import QueryError
 
-P3 = pytest.mark.xfail(strict=True, reason="issue 20 point 3: fix pending")
 OWN = {"login": "stat_date", "payment": "pay_date", "register": "reg_date"}
 
 
@@ -84,7 +83,6 @@ def test_conf_10_unpaired_columns_stay_unconformed(
     assert err.value.code == "unconformed_dimension"
 
 
-@P3
 @pytest.mark.parametrize("spelling", ["metric_time", "payment.pay_date"])
 def test_window_over_a_merged_conformed_series(
     conform: dosi.Engine, worlds: dict[str, Path], spelling: str

@@ -89,9 +89,7 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
         datasets=base.datasets,
         # the base's axis: a cross-fact base has none (each branch reads its own), never
         # the axis the approximate expression happens to imply
-        time_axis=(
-            base.time_axis if base.time_axis is not None or len(base.datasets) > 1 else m.time_axis
-        ),
+        time_axis=_axis(p, m, base),
         derive=DeriveIr(
             "window",
             "stage",
@@ -103,3 +101,25 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
             written=(bname,),
         ),
     )
+
+
+def _axis(p: DerivePass, m: MetricIr, base: MetricIr) -> str | None:
+    """The window's time axis: the base's own; for a cross-fact base, the merged series'
+    when every base dataset's primary time lies in one conformed class (issue 20 point 3:
+    CONF-14, one axis in several spellings), else none (each branch reads its own, and a
+    window needing the axis is refused); never the axis the approximate expression implies."""
+    if base.time_axis is not None:
+        return base.time_axis
+    if len(base.datasets) <= 1:
+        return m.time_axis
+    conf = p.scope.conformed
+    classes = []
+    first: str | None = None
+    for ds in sorted(base.datasets):
+        primary = p.scope.datasets[ds].primary_time
+        cls = conf.class_of(ds, primary) if primary is not None else None
+        if cls is None:
+            return None
+        classes.append(cls.name)
+        first = first or f"{ds}.{primary}"
+    return first if len(set(classes)) == 1 else None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from dosi.errors import Diagnostic, QueryError
+from dosi.ir.conform import conformity
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.builder.stream_window import plan_stream
 from dosi.plan.conform import ConformedSpellings
@@ -60,6 +61,12 @@ def time_field_for(
         f = model.field(metric.time_axis)
         if graph.reachable(root, f.dataset):
             return f
+        # CONF-14: a merged conformed series (issue 20 point 3) is one axis in several
+        # spellings; each fact's branch reads its own
+        cls = conformity(model).class_of(f.dataset, f.name)
+        mine = cls.member_on(root) if cls is not None else None
+        if mine is not None:
+            return mine
     own = model.datasets[root].primary_time
     if own is not None and metric.time_axis is None:
         return model.datasets[root].fields[own]
