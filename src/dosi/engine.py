@@ -100,9 +100,9 @@ class Engine:
         memory_limit: str | None = None,
         allow_extensions: bool = False,
     ) -> None:
-        """`trust_sql=True` lets model SQL read files and settings or write (README, "Running
-        untrusted queries"); `query_timeout` (seconds, None for none) and `memory_limit` bound
-        every execution; `allow_extensions=True` lifts the DuckDB lockdown on extensions and
+        """`trust_sql=True` lets model SQL read files and settings or write
+        (docs/untrusted-queries.md); `query_timeout` (seconds, None for none) and `memory_limit`
+        bound every execution; `allow_extensions=True` lifts the DuckDB lockdown on extensions and
         external access."""
         if mode not in ("datus", "basic"):
             raise ArgumentError(f'mode must be "datus" or "basic", got {bounded(mode)}')
@@ -176,7 +176,7 @@ class Engine:
             raise QueryError(
                 "query_too_complex",
                 "the query nests too deeply to compile",
-                hint='simplify the query (see the README, "Limits")',
+                hint='simplify the query (see docs/limits.md)',
             ) from None
         except Exception as exc:
             raise QueryError(

@@ -56,7 +56,7 @@ def compile_model_text(
                 Diagnostic(
                     "expression_too_complex",
                     "the model nests too deeply to compile",
-                    hint='simplify the model\'s expressions (README, "Limits")',
+                    hint='simplify the model\'s expressions (docs/limits.md)',
                 )
             ]
         ) from None

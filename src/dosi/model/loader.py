@@ -25,7 +25,7 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader
 
 
-#: Bounds on a model document (README, "Limits"): text size, nesting depth, YAML aliases.
+#: Bounds on a model document (docs/limits.md): text size, nesting depth, YAML aliases.
 MAX_MODEL_CHARS = 16_000_000
 MAX_MODEL_DEPTH = 64
 MAX_YAML_ALIASES = 10_000

@@ -182,8 +182,8 @@ class Renderer:
     def grouped(self, b: Branch, columns: list[tuple[str, _Build]], mode: str) -> exp.Select:
         """SELECT dims, columns FROM the branch GROUP BY dims; each column builds its value
         from a measure lookup. `mode` is the plan's choice below the aggregate: "plain",
-        "pre_aggregate" (grouped by the raw date first, then rolled up: PERFORMANCE.md item
-        1) or "stream" (streaming windows: dosi.sql.stream_window)."""
+        "pre_aggregate" (grouped by the raw date first, then rolled up: docs/performance.md,
+        rule 1) or "stream" (streaming windows: dosi.sql.stream_window)."""
         if mode == "stream":
             return stream_grouped(self, b, columns)
         if mode == "lod":  # D-LOD fixed fields (dosi.sql.lod_field)

@@ -33,7 +33,7 @@ ROLLUP_AGGS = frozenset({"sum", "count", "count_star", "min", "max"})
 
 
 def pre_aggregable(model: ModelIr, b: Branch) -> bool:
-    """A DATE bucket coarser than a day over measures that roll up (PERFORMANCE.md item 1)."""
+    """A DATE bucket coarser than a day over measures that roll up (docs/performance.md, rule 1)."""
     if any(d.window is not None for d in b.dims):
         return False
     if not any(d.grain not in (None, "day") and d.datatype == "Date" for d in b.dims):
