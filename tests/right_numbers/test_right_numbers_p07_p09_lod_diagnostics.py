@@ -15,7 +15,6 @@ from rightkit import FIX, assert_rows, rows, truth
 import dosi
 from dosi.errors import ModelError, QueryError
 
-P8 = pytest.mark.xfail(strict=True, reason="issue 20 point 8: fix pending")
 P9 = pytest.mark.xfail(strict=True, reason="issue 20 point 9: fix pending")
 TAGS = [
     {"tag": "jan", "start": "2025-01-01", "end": "2025-02-01"},
@@ -66,7 +65,6 @@ def test_core_q_11_plain_metrics_under_time_ranges(
     assert_rows(rows(res, ["revenue__jan", "revenue__feb"]), want)
 
 
-@P8
 @pytest.mark.parametrize(
     "query",
     [
