@@ -137,11 +137,12 @@ def test_aggregate_in_the_datus_key_is_invalid_datus_extension(metric: dict) -> 
     assert codes(shop_with(metric)) == ["invalid_datus_extension"]
 
 
-@P9
 @pytest.mark.parametrize(
     "sql", ["COUNT(DISTINCT channel)", "SUM(CASE WHEN channel = 'web' THEN orders.amount END)"]
 )
 def test_an_unqualified_column_of_several_datasets_is_ambiguous_column(sql: str) -> None:
+    """Issue 20 point 9: a bare column several datasets hold, in a metric expression, is
+    `ambiguous_column` (the code derive.where already used)."""
     assert codes(shop_with(m("x", sql))) == ["ambiguous_column"]
 
 
