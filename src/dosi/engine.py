@@ -43,6 +43,9 @@ from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, parse_detail, resolve_detail
+from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_table
+from dosi.query.semantic_sql.result import project
+from dosi.query.semantic_sql.types import probe_types
 from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import execution_dialect, get_dialect
 
@@ -137,6 +140,8 @@ class Engine:
         self._lock = threading.Lock()
         self._cons: dict[str, Runner] = {}
         self._con_lock = threading.Lock()
+        self._sql_table: VirtualTable | None = None
+        self._sql_types: dict[str, pa.DataType] | None = None
 
     # -- catalog -------------------------------------------------------------------------------
     @property
@@ -289,6 +294,89 @@ class Engine:
         if not get_dialect(engine_dialect).canonical_result_types:
             table = conform(table, _temporal_types(c))
         return c, _with_metadata(table, c)
+
+    # -- semantic SQL (docs/serving/sql.md) ------------------------------------------------------
+    def sql_table(self) -> VirtualTable:
+        """The model as one virtual table: its dimension and metric columns."""
+        if self._sql_table is None:
+            self._sql_table = virtual_table(self.model)
+        return self._sql_table
+
+    def sql_types(
+        self, connection: str | None = None, db_path: str | Path | None = None
+    ) -> dict[str, pa.DataType]:
+        """Each virtual column's Arrow type as the connection returns it (probed once)."""
+        if self._sql_types is None:
+            self._sql_types = probe_types(
+                self.sql_table(),
+                lambda q: self.execute_arrow(q, connection=connection, db_path=db_path),
+                lambda q: self.select(q, connection=connection, db_path=db_path).arrow,
+            )
+        return self._sql_types
+
+    def sql_plan(self, text: str | Any, params: list[Any] | None = None) -> SqlPlan:
+        """How a SQL statement over the virtual table maps to a dosi query (`plan.query`)."""
+        return translate(self.model, self.sql_table(), text, params)
+
+    def sql(
+        self,
+        text: str | Any,
+        params: list[Any] | None = None,
+        connection: str | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
+        db_path: str | Path | None = None,
+        *,
+        cancellation: CancellationToken | None = None,
+    ) -> QueryResult:
+        """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
+        MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
+        `execute`; `query` in the result is that dosi query."""
+        plan, table, c = self._sql_table_of(text, params, connection, timeout_secs, db_path,
+                                            cancellation)
+        if c is None:
+            data: dict[str, Any] = {"dialect": None, "sql": None, "outputs": [],
+                                    "warnings": self.warnings, "requested_columns": []}
+        else:
+            data = {"dialect": c.dialect.name, "sql": c.sql, "outputs": c.outputs(),
+                    "warnings": self._warnings(c), "requested_columns": c.requested_columns()}
+        data.update({
+            "query": plan.query,
+            "columns": list(table.column_names),
+            "rows": arrow_rows(table),
+            "row_count": table.num_rows,
+        })
+        return QueryResult(data, table)
+
+    def sql_arrow(
+        self,
+        text: str | Any,
+        params: list[Any] | None = None,
+        connection: str | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
+        db_path: str | Path | None = None,
+        *,
+        cancellation: CancellationToken | None = None,
+    ) -> pa.Table:
+        """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
+        return self._sql_table_of(text, params, connection, timeout_secs, db_path,
+                                  cancellation)[1]
+
+    def _sql_table_of(
+        self,
+        text: str | Any,
+        params: list[Any] | None,
+        connection: str | None,
+        timeout_secs: float | object | None,
+        db_path: str | Path | None,
+        cancellation: CancellationToken | None,
+    ) -> tuple[SqlPlan, pa.Table, CompiledQuery | None]:
+        plan = self.sql_plan(text, params)
+        if plan.query is None:  # `SELECT * ... LIMIT 0`: the columns as the catalog types them
+            return plan, project(plan, None, self.sql_types(connection, db_path)), None
+        c, raw = self._execute_table(
+            plan.query, None, connection, timeout_secs, db_path, cancellation
+        )
+        return plan, project(plan, raw), c
 
     # -- detail rows, attribution, lineage -----------------------------------------------------
     def _detail(self, query: Any, dialect: str | None, pretty: bool, run: bool) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from sqlglot import exp
 from dosi.compiler.derive_expansion import DerivePass, Expansion
 from dosi.compiler.measures import infer_kind
 from dosi.compiler.sqlparse import strip_parens
-from dosi.ir.model import MetricIr
+from dosi.ir.model import MeasureIr, MetricIr
 
 
 def canonical(tree: exp.Expression) -> exp.Expression:
@@ -76,9 +76,9 @@ def check_gate(p: DerivePass, m: MetricIr, e: Expansion, members: bool = False) 
     if not members:
         return
     registry = p.scope.registry.measures
-    own = {registry[x].signature: registry[x] for x in m.measures if x in registry}
+    own = {_key(registry[x]): registry[x] for x in m.measures if x in registry}
     declared = {
-        registry[x].signature: registry[x]
+        _key(registry[x]): registry[x]
         for leaf in e.leaves
         if leaf in p.metrics
         for x in p.metrics[leaf].measures
@@ -100,6 +100,12 @@ def check_gate(p: DerivePass, m: MetricIr, e: Expansion, members: bool = False) 
             hint="write each member's own aggregate with its dataset's columns, or pin the "
             "aggregate to the member's dataset",
         )
+
+
+def _key(meas: MeasureIr) -> tuple[str, str]:
+    """What a measure computes for the gate: its owning dataset and aggregate call (a
+    member's measure may carry more in its signature, e.g. D-SEMI's snapshot choice)."""
+    return meas.dataset, meas.expr.sql()
 
 
 def _show(tree: exp.Expression) -> str:

@@ -13,8 +13,10 @@ from types import MappingProxyType
 from dosi.compiler.basic_mode import defer_basic_failure
 from dosi.compiler.conform import compile_conformed
 from dosi.compiler.context import CompileContext
+from dosi.compiler.conversion import compile_conversions
 from dosi.compiler.datasets import compile_dataset
 from dosi.compiler.derive import compile_derives
+from dosi.compiler.derive_variants import compile_variants
 from dosi.compiler.lod_field import check_lod_model
 from dosi.compiler.lod_metric import compile_lod_pending
 from dosi.compiler.measure_names import MeasureRegistry
@@ -80,7 +82,9 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
     graph = RelationshipGraph(relationships)
     scope = MetricScope(cx, datasets, graph, MeasureRegistry(cx), conformed=conformed or EMPTY)
     metrics, unavailable = _metrics(spec, scope)
+    compile_conversions(scope, metrics)  # D-CONVERSION: its base and conversion metrics exist
     compile_derives(scope, metrics)  # D-DERIVE: after every metric exists
+    compile_variants(scope, metrics)  # D-DERIVE over D-SEMI / D-CONVERSION members
     check_window_references(cx, metrics, datasets)
     check_lod_model(cx, datasets, relationships, metrics, scope.registry.measures)
     roles = dimension_roles(datasets, relationships, metrics, scope.measured_fields)
