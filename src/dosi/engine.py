@@ -47,7 +47,7 @@ from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_ta
 from dosi.query.semantic_sql.result import project
 from dosi.query.semantic_sql.types import probe_types
 from dosi.sql.detail import explain_detail, render_detail
-from dosi.sql.dialects import get_dialect
+from dosi.sql.dialects import execution_dialect, get_dialect
 
 _CACHE_SIZE = 512
 
@@ -126,10 +126,16 @@ class Engine:
             memory_limit=check_memory_limit(memory_limit),
             allow_extensions=bool(allow_extensions),
         )
-        self.model = compile_model_text(text, mode, trust_sql=self.trust_sql)
+        self.connections = parse_connections(connections)
+        default = self.connections.profile(None)
+        self.model = compile_model_text(
+            text,
+            mode,
+            trust_sql=self.trust_sql,
+            target=default.dialect if default is not None else "duckdb",
+        )
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
-        self.connections = parse_connections(connections)
         self._cache: OrderedDict[str, CompiledQuery] = OrderedDict()
         self._lock = threading.Lock()
         self._cons: dict[str, Runner] = {}
@@ -281,7 +287,7 @@ class Engine:
         timeout = self._timeout(timeout_secs)
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
-        c = self._compiled(query, dialect or engine_dialect, False)
+        c = self._compiled(query, execution_dialect(dialect, profile.sql_dialect), False)
         if dialect is not None:
             check_dialect(c.dialect.key, connection, profile.type)
         table = self._run(profile, c.sql, timeout, cancellation)

@@ -15,6 +15,7 @@ from dosi.errors import Diagnostic, QueryError
 from dosi.ir.model import FieldIr, ModelIr
 from dosi.plan.builder.dag import build_dag
 from dosi.plan.joins import JoinGraph
+from dosi.plan.lod_field import check_lod_field_shape
 from dosi.plan.lod_metric import plan_lod_query, reads_lod
 from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
@@ -88,7 +89,7 @@ def compile_query(
             f"the plan cannot be rendered for {dia.name}: {exc}",
             hint="compile for another dialect",
         ) from None
-    return CompiledQuery(query, rq, plan, dag, dia, sql, (), expanded.outputs)
+    return CompiledQuery(query, rq, plan, dag, dia, sql, plan.warnings, expanded.outputs)
 
 
 def plan_tree(
@@ -110,6 +111,7 @@ def plan_dag(
         rq = restrict_to_ranges(rq, scan)
     check_window_gates(rq, dia)
     check_conformed(rq)
+    check_lod_field_shape(model, rq)  # D-LOD restrictions before join paths (LOD-NI-08)
     if reads_lod(rq):  # D-LOD metrics: include / attach stages (plan/lod_metric.py)
         plan, root = plan_lod_query(model, graph, rq, dia)
         return rq, plan, root

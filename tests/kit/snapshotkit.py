@@ -6,8 +6,9 @@ elsewhere; these pin the plan shape and the SQL text, so a refactor that changes
 a byte difference. The models are the repository's examples (the shop, its D-LOD metric
 variant, the netbar D-CONFORM example), the D-FORMAT matrix model of fmtkit, and `shop_plus`:
 the shop with metrics the examples do not carry (a D-DERIVE compose over a window output,
-which plans a DeriveCompute stage, a D-DERIVE filter with a D-PARAM literal, and the share and
-streak window families of DATUS 1.13). `semi` and `conv` are the D-SEMI balances and
+which plans a DeriveCompute stage, a D-DERIVE filter with a D-PARAM literal, the share and
+streak window families of DATUS 1.13, and CUME_DIST, which ClickHouse servers before 25.11
+lack). `semi` and `conv` are the D-SEMI balances and
 D-CONVERSION funnel models of semikit / convkit.
 """
 
@@ -48,6 +49,12 @@ _SHOP_PLUS_METRICS: list[dict[str, Any]] = [
         "custom_extensions": _datus(
             {"v": "1.4", "derive": {"type": "compose", "expr": "revenue_mom * 2"}}
         ),
+    },
+    {
+        "name": "revenue_cume_dist",
+        "expression": _ansi("SUM(orders.amount)"),
+        "description": "CUME_DIST of revenue: version-gated on ClickHouse (before 25.11).",
+        "custom_extensions": _datus({"v": "1.3", "window": {"rank": {"function": "cume_dist"}}}),
     },
     {
         "name": "big_order_revenue",
@@ -174,6 +181,7 @@ SQL_QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "window_frame_running": ("shop", {"metrics": ["revenue_running"], "group_by": MONTH}),
     "window_rank": ("shop", {"metrics": ["revenue", "revenue_rank"], "group_by": MONTH}),
+    "window_cume_dist": ("shop_plus", {"metrics": ["revenue_cume_dist"], "group_by": MONTH}),
     "window_value": ("shop", {"metrics": ["first_month_revenue"], "group_by": MONTH}),
     "window_share": (
         "shop_plus",

@@ -42,8 +42,16 @@ CASES: list[tuple[str, str, str, list[str]]] = [
         ["missing_model_key"],
     ),
     (
+        # issue 20: a word-like name outside the enum loads with a warning; an expression with
+        # no entry dosi reads is an error on that metric (the reference refuses FOO at parse)
         "dialect_outside_enum",
         GOOD.replace("dialect: ANSI_SQL, expression: SUM", "dialect: FOO, expression: SUM"),
+        "compile_error",
+        ["no_usable_expression"],
+    ),
+    (
+        "dialect_not_a_name",
+        GOOD.replace("dialect: ANSI_SQL, expression: SUM", "dialect: 7, expression: SUM"),
         "parse",
         ["invalid_model_value"],
     ),

@@ -361,12 +361,13 @@ def test_time_range_and_grouping_by_time_keep_only_buckets_in_range(
     assert_rows_equal(result_rows(res), expected)
 
 
-def test_time_range_needs_dimension_when_the_metric_has_no_time(mini: Engine) -> None:
-    """Issue 2 `time_range_needs_dimension` / TIME-05: a range without `dimension` on a
-    metric with no primary time cannot apply; the error names the metric and the time fields
-    it could use (metric_time in group_by on such a metric is `no_primary_time_dimension`)."""
+def test_time_range_fallback_without_primary_time(mini: Engine) -> None:
+    """TIME-05 (issue 20 point 10): a range without `dimension` on a metric with no primary
+    time cannot apply: `no_primary_time_dimension`, as metric_time in group_by on such a
+    metric; the error names the metric and the time fields it could use."""
     err = query_error(mini, {"metrics": ["customer_count"], "time_range": {"start": "2024-01-01"}})
-    assert err.code == "time_range_needs_dimension"
+    assert err.code == "no_primary_time_dimension"
+    assert err.hint
     assert err.metrics == ["customer_count"]
     assert "orders.order_date" in err.candidates
 

@@ -29,6 +29,9 @@ class CompileContext:
     sink: DiagnosticSink
     lines: LineIndex
     trust_sql: bool = False
+    # the engine the model runs on (a dosi dialect key): an expression entry written for it
+    # wins over ANSI_SQL (datus-extensions / Ossie "Multi-Dialect Field")
+    target: str | None = None
 
     def line(self, steps: list[tuple[str, str | None]]) -> int | None:
         return self.lines.line_of_named(steps)

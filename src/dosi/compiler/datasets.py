@@ -9,7 +9,13 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from dosi.compiler.context import CompileContext
-from dosi.compiler.fields import RawField, pick_expression, qualify_dataset_fields
+from dosi.compiler.fields import (
+    RawField,
+    pick_expression,
+    qualify_dataset_fields,
+    unusable_message,
+    usable,
+)
 from dosi.compiler.keys import check_keys
 from dosi.compiler.lod_field import (
     check_lod_time,
@@ -39,10 +45,19 @@ def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> Datas
     for f in fields:
         if f.name in raw:
             continue
-        dialect, text = pick_expression(f.expression)
+        dialect, text = pick_expression(f.expression, cx.target)
         fpath = f"{dpath}.fields[{f.name}]"
-        raw[f.name] = RawField(f.name, text, OSI_READERS.get(dialect), fpath)
         line_map[fpath] = cx.line([("datasets", ds.name), ("fields", f.name)])
+        if not usable(dialect, cx.target, text):
+            cx.sink.error(
+                "no_usable_expression",
+                unusable_message(f"field `{ds.name}.{f.name}`", f.expression, cx.target),
+                path=fpath,
+                line=line_map[fpath],
+                hint="add an ANSI_SQL entry (or one for the engine the model runs on)",
+            )
+            continue
+        raw[f.name] = RawField(f.name, text, OSI_READERS.get(dialect), fpath)
         fexts[f.name] = cx.read_ext("field", fpath, f.custom_extensions, line_map[fpath])
     lod_names = lod_field_names(fexts)
     dropped = frozenset(

@@ -49,7 +49,7 @@ def compile_compose(p: DerivePass, m: MetricIr, decl: ComposeDerive) -> MetricIr
     if e.stage:
         meta = replace(stage_meta(p, name, decl, e), written=_written(decl))
         return replace(m, derive=meta)
-    check_gate(p, m, e)
+    check_gate(p, m, e, members=True)
     meta = replace(compose_meta(p, name, decl, e), written=_written(decl))
     return replace(m, derive=meta)
 
@@ -185,9 +185,12 @@ def _linear(tree: exp.Expression, members: dict[int, Expansion]) -> dict[str, fl
 
 
 def reachable_dims(p: DerivePass, leaf: str) -> frozenset[str]:
-    """Every dimension a leaf's measures reach (many-to-one), and metric_time."""
+    """Every dimension a leaf's measures reach (many-to-one), every conformed spelling of a
+    paired column among them (CONF-05/09: both spellings group a metric on either side,
+    transitively), and metric_time."""
     m = p.metrics[leaf]
     graph = p.scope.graph
+    conf = p.scope.conformed
     sets: list[set[str]] = []
     for meas_name in m.measures:
         own = p.scope.registry.measures[meas_name].dataset
@@ -197,11 +200,13 @@ def reachable_dims(p: DerivePass, leaf: str) -> frozenset[str]:
             if d.name == own or graph.reachable(own, d.name)
             for f in d.fields.values()
         }
+        for cls in conf.classes:
+            if any(x.qualified in dims for x in cls.members):
+                dims.update(cls.spellings)
         sets.append(dims)
     out = set.intersection(*sets) if sets else set()
     if m.time_axis is not None or any(
-        p.scope.datasets[p.scope.registry.measures[x].dataset].primary_time
-        for x in m.measures
+        p.scope.datasets[p.scope.registry.measures[x].dataset].primary_time for x in m.measures
     ):
         out.add(METRIC_TIME)
     return frozenset(out)
@@ -276,5 +281,3 @@ def stage_meta(p: DerivePass, name: str, decl: ComposeDerive, e: Expansion) -> D
 def _written(decl: ComposeDerive) -> tuple[str, ...]:
     tree = parse_scalar(decl.expr, None)
     return tuple(dict.fromkeys(c.name for c in tree.find_all(exp.Column)))
-
-

@@ -66,5 +66,3 @@ def agg_kind(m: MetricIr, scope: MetricScope) -> str | None:
 
 def number(v: float | int) -> exp.Expression:
     return exp.Literal.number(v)
-
-

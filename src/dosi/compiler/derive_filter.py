@@ -16,6 +16,7 @@ from dosi.compiler.fields import field_reference
 from dosi.compiler.sqlparse import SqlSnippetError, SqlTooComplex, parse_scalar, strip_parens
 from dosi.errors import closest
 from dosi.ext.derive import FilterDerive
+from dosi.ext.params_naming import plain_number
 from dosi.ir.derive import DeriveIr
 from dosi.ir.model import MetricIr
 
@@ -51,9 +52,7 @@ def fold(p: DerivePass, m: MetricIr, decl: FilterDerive) -> exp.Expression:
             candidates=tuple(closest(decl.base, [n for n in p.metrics if n != name])),
         )
     if decl.base == name:
-        raise p.error(
-            name, "metric_reference_cycle", f"metric reference cycle: {name} -> {name}"
-        )
+        raise p.error(name, "metric_reference_cycle", f"metric reference cycle: {name} -> {name}")
     p.expand(decl.base, None)  # cycles
     if base.derive_decl is not None or base.window is not None:
         raise p.error(
@@ -114,8 +113,7 @@ def predicate(p: DerivePass, name: str, text: str, dataset: str) -> exp.Expressi
         raise p.error(
             name,
             "invalid_datus_extension",
-            f"`derive.where` of `{name}` must not contain aggregates; a filter tests row "
-            "values",
+            f"`derive.where` of `{name}` must not contain aggregates; a filter tests row values",
         )
     cols = list(tree.find_all(exp.Column))
     if not cols and tree.find(exp.Placeholder) is not None:
@@ -181,7 +179,7 @@ def _literal(value: object) -> exp.Expression:
     if isinstance(value, bool):
         return exp.Boolean(this=value)
     if isinstance(value, int | float):
-        return exp.Literal.number(value)
+        return exp.Literal.number(plain_number(value))  # 100.0 -> 100 (PARAM-INST-02)
     return exp.Literal.string(str(value))
 
 
@@ -210,5 +208,3 @@ def fold_filter(agg: exp.Expression, pred: exp.Expression) -> exp.Expression:
 
 def _fold(agg: exp.AggFunc, pred: exp.Expression) -> exp.Expression:
     return canonical(fold_filter(agg, pred))
-
-

@@ -22,9 +22,7 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
     assert bname is not None
     base = p.metrics.get(bname)
     if bname == name:
-        raise p.error(
-            name, "metric_reference_cycle", f"metric reference cycle: {name} -> {name}"
-        )
+        raise p.error(name, "metric_reference_cycle", f"metric reference cycle: {name} -> {name}")
     if base is None:
         raise p.error(
             name,
@@ -66,8 +64,7 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
         raise p.error(
             name,
             "not_implemented",
-            f"metric `{name}` stacks {level} window stages, past the limit of "
-            f"{MAX_WINDOW_LEVELS}",
+            f"metric `{name}` stacks {level} window stages, past the limit of {MAX_WINDOW_LEVELS}",
             hint="compute a lower level in its own query",
         )
     spec = m.window
@@ -92,11 +89,7 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
         datasets=base.datasets,
         # the base's axis: a cross-fact base has none (each branch reads its own), never
         # the axis the approximate expression happens to imply
-        time_axis=(
-            base.time_axis
-            if base.time_axis is not None or len(base.datasets) > 1
-            else m.time_axis
-        ),
+        time_axis=_axis(p, m, base),
         derive=DeriveIr(
             "window",
             "stage",
@@ -110,3 +103,23 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
     )
 
 
+def _axis(p: DerivePass, m: MetricIr, base: MetricIr) -> str | None:
+    """The window's time axis: the base's own; for a cross-fact base, the merged series'
+    when every base dataset's primary time lies in one conformed class (issue 20 point 3:
+    CONF-14, one axis in several spellings), else none (each branch reads its own, and a
+    window needing the axis is refused); never the axis the approximate expression implies."""
+    if base.time_axis is not None:
+        return base.time_axis
+    if len(base.datasets) <= 1:
+        return m.time_axis
+    conf = p.scope.conformed
+    classes = []
+    first: str | None = None
+    for ds in sorted(base.datasets):
+        primary = p.scope.datasets[ds].primary_time
+        cls = conf.class_of(ds, primary) if primary is not None else None
+        if cls is None:
+            return None
+        classes.append(cls.name)
+        first = first or f"{ds}.{primary}"
+    return first if len(set(classes)) == 1 else None

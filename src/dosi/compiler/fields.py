@@ -14,6 +14,9 @@ from sqlglot import exp
 
 from dosi.compiler.sqlparse import (
     MODEL_LIMITS,
+    OSI_READERS,
+    OSSIE_SQL_READERS,
+    TARGET_TO_OSI,
     SqlSnippetError,
     SqlTooComplex,
     check_tree_limits,
@@ -28,16 +31,60 @@ from dosi.model.schema import Expression
 PREFERRED_OSI = ("ANSI_SQL",)
 
 
-def pick_expression(expr: Expression, target_osi: str | None = None) -> tuple[str, str]:
-    """The (dialect, text) entry to compile: the target's own entry, else ANSI_SQL, else first."""
-    entries = {d.dialect: d.expression for d in expr.dialects}
-    if target_osi and target_osi in entries:
-        return target_osi, entries[target_osi]
-    for name in PREFERRED_OSI:
+def pick_expression(expr: Expression, target: str | None = None) -> tuple[str, str]:
+    """The (dialect, text) entry to compile: the entry written for the `target` engine (a dosi
+    dialect key such as duckdb: a DUCKDB entry), else ANSI_SQL, else an Ossie SQL dialect
+    entry (SNOWFLAKE, DATABRICKS, BIGQUERY, transpiled), else an engine-named entry dosi can
+    carry to `target`; else the first entry, which `usable` refuses."""
+    entries: dict[str, str] = {}
+    for d in expr.dialects:  # a name outside the Ossie list is matched case-insensitively
+        name = d.dialect if d.dialect in OSSIE_SQL_READERS else d.dialect.upper()
+        entries.setdefault(name, d.expression)
+    for name in (*TARGET_TO_OSI.get(target or "", ()), *PREFERRED_OSI):
         if name in entries:
             return name, entries[name]
+    for name, text in entries.items():
+        if name in OSSIE_SQL_READERS:
+            return name, text
+    for name, text in entries.items():
+        if usable(name, target, text):
+            return name, text
     first = expr.dialects[0]
     return first.dialect, first.expression
+
+
+def usable(dialect: str, target: str | None, text: str) -> bool:
+    """An entry dosi runs on `target`: ANSI_SQL or an Ossie SQL dialect anywhere (transpiled,
+    as ever); a name outside the Ossie list (DUCKDB, POSTGRESQL, ...) on the engine it names,
+    or elsewhere when it calls no function only that engine knows (sqlglot transpiles what it
+    models; an unknown function would render SQL the target cannot run). MDX, TABLEAU, MAQL
+    and unknown names are not SQL dosi reads."""
+    if dialect in OSSIE_SQL_READERS:
+        return True
+    if dialect not in OSI_READERS:
+        return False
+    if target is None or dialect in TARGET_TO_OSI.get(target, ()):
+        return True
+    return _portable(text, OSI_READERS[dialect])
+
+
+@lru_cache(maxsize=4096)
+def _portable(text: str, read: str | None) -> bool:
+    try:
+        tree = parse_scalar(text, read)
+    except SqlSnippetError:
+        return True  # the parse error is reported where the expression is compiled
+    return tree.find(exp.Anonymous) is None
+
+
+def unusable_message(what: str, expr: Expression, target: str | None) -> str:
+    names = ", ".join(dict.fromkeys(d.dialect for d in expr.dialects))
+    on = f" on {target}" if target else ""
+    return (
+        f"{what} has no expression dosi can run{on}: its entries ({names}) are neither "
+        "ANSI_SQL, an Ossie SQL dialect (SNOWFLAKE, DATABRICKS, BIGQUERY), written for the "
+        "engine the model runs on, nor free of functions only their own engine knows"
+    )
 
 
 @dataclass

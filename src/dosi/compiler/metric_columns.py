@@ -64,7 +64,7 @@ def resolve_metric_columns(
         else:
             matches = [d.fields[name] for d in datasets.values() if name in d.fields]
             if len(matches) != 1:
-                code = "unknown_field" if not matches else "ambiguous_field"
+                code = "unknown_field" if not matches else "ambiguous_column"
                 everything = [f"{d}.{n}" for d, x in datasets.items() for n in x.fields]
                 sink.error(
                     code,

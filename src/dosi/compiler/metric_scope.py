@@ -10,7 +10,7 @@ from typing import Any
 from dosi.compiler.context import CompileContext
 from dosi.compiler.measure_names import MeasureRegistry
 from dosi.ir.graph import RelationshipGraph
-from dosi.ir.model import DatasetIr
+from dosi.ir.model import ConformedIr, DatasetIr
 
 
 @dataclass(frozen=True)
@@ -22,3 +22,5 @@ class MetricScope:
     measured_fields: set[tuple[str, str]] = field(default_factory=set)
     # D-LOD metrics, compiled after every other metric: (spec, LodSpec, Site)
     lod_pending: list[tuple[Any, Any, Any]] = field(default_factory=list)
+    # D-CONFORM classes: a compose member reaches every spelling of a paired column (CONF-05)
+    conformed: ConformedIr = field(default_factory=ConformedIr)

@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from dosi import ext
 from dosi.compiler.context import Site
-from dosi.compiler.fields import pick_expression
+from dosi.compiler.fields import pick_expression, unusable_message, usable
 from dosi.compiler.lod_metric import nests_aggregates
 from dosi.compiler.measures import infer_kind
 from dosi.compiler.metric_columns import note_measured_fields, resolve_metric_columns
@@ -49,8 +49,17 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     mline = cx.line([("metrics", m.name)])
     mext = cx.read_ext("metric", mpath, m.custom_extensions, mline)
     assert isinstance(mext, ext.MetricExt)
-    dialect, text = pick_expression(m.expression)
+    dialect, text = pick_expression(m.expression, cx.target)
     site = Site(mpath, mline)
+    if not usable(dialect, cx.target, text):
+        cx.sink.error(
+            "no_usable_expression",
+            unusable_message(f"metric `{m.name}`", m.expression, cx.target),
+            path=mpath,
+            line=mline,
+            hint="add an ANSI_SQL entry (or one for the engine the model runs on)",
+        )
+        return None
     if not check_no_bind_markers(cx.sink, m.name, text, mpath, mline):
         return None
     if mext.basic_fail_closed:  # D-SEMI / D-CONVERSION in basic mode: refused, not summed
@@ -72,7 +81,9 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     if mext.lod_invalid:  # its declaration was reported; the expression is never run
         return None
     if getattr(mext.derive, "family", None) == "compose" and nests_aggregates(scope, m):
-        scope.lod_pending.append((m, mext.derive, site))  # compose over LOD (compiler/lod_metric.py)
+        scope.lod_pending.append(
+            (m, mext.derive, site)
+        )  # compose over LOD (compiler/lod_metric.py)
         return None
     tree = _parse(scope, m.name, text, dialect, site)
     if tree is None:

@@ -28,15 +28,19 @@ from dosi.compiler.relationships import compile_relationship
 from dosi.compiler.roles import dimension_roles
 from dosi.compiler.window import check_window_references
 from dosi.errors import Diagnostic, DiagnosticSink, ModelError
+from dosi.ir.conform import EMPTY
 from dosi.ir.graph import RelationshipGraph
 from dosi.ir.model import DatasetIr, MetricIr, ModelIr, RelationshipIr
 from dosi.model.loader import LineIndex, read_document
 from dosi.model.schema import SemanticModelSpec
 
 
-def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) -> ModelIr:
+def compile_model_text(
+    text: str, mode: str = "datus", trust_sql: bool = False, target: str | None = None
+) -> ModelIr:
     """Load and compile a model; `trust_sql=True` admits model SQL that reads files or settings
-    or writes (dosi.compiler.trusted_sql)."""
+    or writes (dosi.compiler.trusted_sql); `target` is the engine the model runs on (a dosi
+    dialect key), whose own expression entries win over ANSI_SQL."""
     loaded = read_document(text)
     doc = loaded.spec
     sink = DiagnosticSink()
@@ -47,7 +51,7 @@ def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) 
             f"the document holds {len(doc.semantic_model)} semantic models; using the first, "
             f"`{doc.semantic_model[0].name}`",
         )
-    cx = CompileContext(mode, sink, LineIndex(text), trust_sql)
+    cx = CompileContext(mode, sink, LineIndex(text), trust_sql, target)
     try:
         model = _compile(doc.semantic_model[0], cx, loaded.version)
     except RecursionError:  # a backstop: expressions are bounded before they are parsed
@@ -80,7 +84,8 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
         cx, tuple(r for r in relationships if r.kind == "many_to_many"), datasets
     )
     relationships = tuple(r for r in relationships if r.kind != "many_to_many")
-    scope = MetricScope(cx, datasets, RelationshipGraph(relationships), MeasureRegistry(cx))
+    graph = RelationshipGraph(relationships)
+    scope = MetricScope(cx, datasets, graph, MeasureRegistry(cx), conformed=conformed or EMPTY)
     metrics, unavailable = _metrics(spec, scope)
     compile_conversions(scope, metrics)  # D-CONVERSION: its base and conversion metrics exist
     compile_derives(scope, metrics)  # D-DERIVE: after every metric exists

@@ -13,20 +13,60 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Tokenizer, TokenType
 
-# Ossie dialect enum -> sqlglot reader. ANSI_SQL reads with sqlglot's generic dialect.
-OSI_READERS: dict[str, str | None] = {
+# Expression dialect -> sqlglot reader. ANSI_SQL reads with sqlglot's generic dialect; MDX,
+# TABLEAU and MAQL are not SQL (no reader). Names outside the Ossie enumeration that public
+# models use (the Ossie DuckDB converter writes DUCKDB) read with their engine's parser.
+OSSIE_SQL_READERS: dict[str, str | None] = {
     "ANSI_SQL": None,
     "SNOWFLAKE": "snowflake",
     "DATABRICKS": "databricks",
     "BIGQUERY": "bigquery",
 }
+OUTSIDE_READERS: dict[str, str | None] = {
+    "DUCKDB": "duckdb",
+    "POSTGRES": "postgres",
+    "POSTGRESQL": "postgres",
+    "CLICKHOUSE": "clickhouse",
+    "MYSQL": "mysql",
+    "MARIADB": "mysql",
+    "TIDB": "mysql",
+    "DORIS": "doris",
+    "STARROCKS": "starrocks",
+    "SQLITE": "sqlite",
+    "SPARK": "spark",
+    "HIVE": "hive",
+    "TRINO": "trino",
+    "PRESTO": "presto",
+    "ATHENA": "athena",
+    "ORACLE": "oracle",
+    "REDSHIFT": "redshift",
+    "TSQL": "tsql",
+    "SQLSERVER": "tsql",
+}
+OSI_READERS: dict[str, str | None] = {**OSSIE_SQL_READERS, **OUTSIDE_READERS}
 
-# Engine target dialect -> the Ossie dialect entry that matches it, when one does.
-TARGET_TO_OSI: dict[str, str] = {
-    "snowflake": "SNOWFLAKE",
-    "databricks": "DATABRICKS",
-    "spark": "DATABRICKS",
-    "bigquery": "BIGQUERY",
+# Engine target dialect -> the expression dialect entries written for it, in preference order.
+TARGET_TO_OSI: dict[str, tuple[str, ...]] = {
+    "snowflake": ("SNOWFLAKE",),
+    "databricks": ("DATABRICKS",),
+    "spark": ("SPARK", "DATABRICKS"),
+    "bigquery": ("BIGQUERY",),
+    "duckdb": ("DUCKDB",),
+    "postgres": ("POSTGRES", "POSTGRESQL"),
+    "clickhouse": ("CLICKHOUSE",),
+    "mysql": ("MYSQL",),
+    "mariadb": ("MARIADB", "MYSQL"),
+    "tidb": ("TIDB", "MYSQL"),
+    "doris": ("DORIS",),
+    "starrocks": ("STARROCKS",),
+    "sqlite": ("SQLITE",),
+    "hive": ("HIVE",),
+    "trino": ("TRINO",),
+    "presto": ("PRESTO",),
+    "athena": ("ATHENA",),
+    "oracle": ("ORACLE",),
+    "redshift": ("REDSHIFT",),
+    "tsql": ("TSQL", "SQLSERVER"),
 }
 
 _FORBIDDEN = (

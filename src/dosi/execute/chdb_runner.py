@@ -2,16 +2,31 @@
 temporary one) or a server through clickhouse-connect (`pip install 'dosi[clickhouse]'`;
 `uri` `clickhouse://user@host:8123/db`). Every query carries `join_use_nulls = 1` in its SQL
 (dosi.sql.dialects.clickhouse). Timeouts are ClickHouse's own `max_execution_time` (the server
-or the embedded engine stops the query and raises TIMEOUT_EXCEEDED)."""
+or the embedded engine stops the query and raises TIMEOUT_EXCEEDED).
+
+chDB embeds a known ClickHouse release (`chdb.engine_version`), so its SQL is rendered for that
+version (`engine_version`: version-gated window functions such as `cume_dist`); a server's
+version is a connection option (`server_version`), since it is known only once connected."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 
 from dosi.execute.runner import Deadline, failure, require
+
+
+def engine_version() -> str | None:
+    """The ClickHouse release the installed chDB embeds (e.g. "26.9.2.1"), None without chDB
+    or when the package does not say."""
+    if importlib.util.find_spec("chdb") is None:
+        return None
+    version = getattr(importlib.import_module("chdb"), "engine_version", None)
+    return str(version) if isinstance(version, str) and version else None
 
 
 class ChdbRunner:

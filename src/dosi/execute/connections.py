@@ -10,12 +10,13 @@ object in place of a profile works too; its type is recognised from its class.""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dosi.errors import ExecuteError, closest
+from dosi.execute.chdb_runner import engine_version
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,9 @@ class EngineType:
     embedded: bool = False
     #: a relative uri is a local path, resolved against the configuration's folder
     local_file: bool = False
+    #: the server release the engine runs, when dosi can know it without a round trip (the
+    #: embedded chDB library), as a dialect version fact
+    version: Callable[[], str | None] | None = None
 
 
 #: connection type -> what dosi knows of it (the runnable types)
@@ -38,7 +42,7 @@ ENGINE_TYPES: dict[str, EngineType] = {
     "mysql": EngineType("mysql"),
     "mariadb": EngineType("mariadb"),
     "clickhouse": EngineType("clickhouse"),
-    "chdb": EngineType("clickhouse", local_file=True),
+    "chdb": EngineType("clickhouse", local_file=True, version=engine_version),
     "sqlite": EngineType("sqlite", local_file=True),
     "datafusion": EngineType("datafusion", local_file=True),
     "spark": EngineType("spark"),
@@ -78,6 +82,17 @@ class Profile:
     @property
     def dialect(self) -> str:
         return ENGINE_DIALECTS.get(self.type, self.type)
+
+    @property
+    def sql_dialect(self) -> str:
+        """The dialect the connection's SQL is rendered in, with the server's version as a
+        fact when it is known (`clickhouse@25.11`): the `server_version` option, or the
+        release embedded chDB runs."""
+        version = self.options.get("server_version")
+        engine = ENGINE_TYPES.get(self.type)
+        if version is None and engine is not None and engine.version is not None:
+            version = engine.version()
+        return self.dialect if version is None else f"{self.dialect}@{version}"
 
     @property
     def executable(self) -> bool:

@@ -16,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from dosi.errors import Diagnostic, ModelError, at_stage, bounded
-from dosi.model.schema import DocumentSpec
+from dosi.model.schema import OSI_DIALECTS, DocumentSpec
 from dosi.model.versions import CURRENT, V0_1_1, document_version, upgrade_0_1_1
 
 try:  # the C loader is several times faster on large models
@@ -210,6 +210,22 @@ def read_document(text: str) -> LoadedDocument:
     issues: list[Diagnostic] = []
     version = CURRENT
     warnings: list[Diagnostic] = []
+    if is_flat(data):
+        data = {
+            "version": data.get("version"),
+            "semantic_model": [{k: v for k, v in data.items() if k != "version"}],
+        }
+        warnings.append(
+            Diagnostic(
+                "model_document_wrapped",
+                "the document holds one semantic model's keys (name, datasets, ...) at the top "
+                "level, as the Ossie DuckDB converter writes it; read as `semantic_model: "
+                "[{...}]`",
+                "warning",
+                path="semantic_model",
+                hint="nest the model under `semantic_model:` (a list) to silence this",
+            )
+        )
     original = data
     if document_version(data) == V0_1_1:
         version = V0_1_1
@@ -241,7 +257,58 @@ def read_document(text: str) -> LoadedDocument:
         issues += [_schema_issue(err, original, lines) for err in exc.errors()]
     if issues:
         raise ModelError(issues, warnings)
+    warnings += _outside_dialects(data, lines)
     return LoadedDocument(spec, version, warnings)
+
+
+def is_flat(data: Any) -> bool:
+    """A single semantic model written at the top level, beside `version` (no
+    `semantic_model` list): the shape the Ossie DuckDB converter emits."""
+    return isinstance(data, dict) and "semantic_model" not in data and "datasets" in data
+
+
+def _dialect_locs(data: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """(location, name) of every expression dialect entry of fields and metrics."""
+    out: list[tuple[tuple[Any, ...], str]] = []
+    for i, sm in enumerate(data.get("semantic_model") or []):
+        holders: list[tuple[tuple[Any, ...], Any]] = []
+        for j, ds in enumerate(sm.get("datasets") or []):
+            for k, f in enumerate(ds.get("fields") or []):
+                holders.append((("semantic_model", i, "datasets", j, "fields", k), f))
+        for j, m in enumerate(sm.get("metrics") or []):
+            holders.append((("semantic_model", i, "metrics", j), m))
+        for loc, obj in holders:
+            for n, entry in enumerate(obj["expression"]["dialects"]):
+                out.append(((*loc, "expression", "dialects", n, "dialect"), entry["dialect"]))
+    return out
+
+
+def _outside_dialects(data: Any, lines: LineIndex) -> list[Diagnostic]:
+    """One `unknown_expression_dialect` warning per dialect name outside the schema's
+    enumeration (at its first entry, with how many entries use it): the model loads, and the
+    compiler uses such an entry when it matches the execution dialect and it can read it."""
+    found: dict[str, list[tuple[Any, ...]]] = {}
+    for loc, name in _dialect_locs(data):
+        if name not in OSI_DIALECTS:
+            found.setdefault(name, []).append(loc)
+    out = []
+    for name, locs in found.items():
+        more = f" (and {len(locs) - 1} more entries)" if len(locs) > 1 else ""
+        out.append(
+            Diagnostic(
+                "unknown_expression_dialect",
+                f"expression dialect `{name}` is not one of the Ossie schema's "
+                f"dialects ({', '.join(OSI_DIALECTS)}){more}; the model loads, and such an "
+                "entry is used when it matches the SQL dialect the model runs on (ANSI_SQL "
+                "otherwise)",
+                "warning",
+                path=object_path(data, locs[0]),
+                line=lines.line_of(locs[0]),
+                hint="add an ANSI_SQL entry to run the expression on every engine, or keep the "
+                "dialect-specific entry for the engine it names",
+            )
+        )
+    return out
 
 
 def _schema_issue(err: Any, data: Any, lines: LineIndex) -> Diagnostic:
@@ -348,10 +415,19 @@ class LineIndex:
                 self._root = None
         return self._root
 
+    def _flat(self, node: Any) -> bool:
+        return (
+            isinstance(node, yaml.MappingNode)
+            and _map_get(node, "semantic_model") is None
+            and _map_get(node, "datasets") is not None
+        )
+
     def line_of(self, loc: Sequence[Any]) -> int | None:
         node = self._compose()
         if node is None:
             return None
+        if self._flat(node) and len(loc) >= 2 and list(loc[:2]) == ["semantic_model", 0]:
+            loc = loc[2:]  # a flat document: its root is the semantic model
         best = node.start_mark.line + 1
         for key in loc:
             nxt = None
@@ -379,10 +455,11 @@ class LineIndex:
         node = self._compose()
         if node is None:
             return None
-        # enter the first semantic model
-        node = _map_get(node, "semantic_model")
-        if isinstance(node, yaml.SequenceNode) and node.value:
-            node = node.value[0]
+        # enter the first semantic model (a flat document's root is the model)
+        if not self._flat(node):
+            node = _map_get(node, "semantic_model")
+            if isinstance(node, yaml.SequenceNode) and node.value:
+                node = node.value[0]
         best = None
         for key, name in path:
             seq = _map_get(node, key)

@@ -1,16 +1,23 @@
 """Pydantic mirror of ossie/osi-schema.json (0.2.0.dev0).
 
 `extra="forbid"` wherever the JSON Schema says `additionalProperties: false`; AIContext objects
-allow extra keys, as the schema does.
+allow extra keys, as the schema does. One deliberate leniency: an expression's `dialect` may be
+a name outside the schema's enumeration (public converters write `DUCKDB`); the loader warns
+about it (`unknown_expression_dialect`) and the compiler uses it only where it is readable.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 OsiDialect = Literal["ANSI_SQL", "SNOWFLAKE", "MDX", "TABLEAU", "DATABRICKS", "MAQL", "BIGQUERY"]
+#: The schema's dialect enumeration, in its order.
+OSI_DIALECTS: tuple[str, ...] = get_args(OsiDialect)
+#: A dialect name outside the enumeration: a word such as DUCKDB or POSTGRESQL.
+_DIALECT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 DataType = Literal[
     "String",
     "Integer",
@@ -46,8 +53,20 @@ class CustomExtension(_Strict):
 
 
 class DialectExpression(_Strict):
-    dialect: OsiDialect
+    dialect: str
     expression: str
+
+    @field_validator("dialect", mode="before")
+    @classmethod
+    def _dialect_name(cls, v: Any) -> Any:
+        """A schema dialect, or another word-like name (kept, warned about by the loader);
+        anything else (a number, an empty or free-text name) is still invalid."""
+        if isinstance(v, str) and (v in OSI_DIALECTS or _DIALECT_NAME.fullmatch(v)):
+            return v
+        raise ValueError(
+            "Input should be one of " + ", ".join(OSI_DIALECTS) + " (or a dialect name such "
+            "as DUCKDB: letters, digits and underscores)"
+        )
 
 
 class Expression(_Strict):

@@ -32,3 +32,8 @@ class PlanDialect(Protocol):
     def spine_series(self) -> str | None:
         """How the dialect generates a time series for a spine (None: it cannot)."""
         ...
+
+    def window_function_since(self, function: str) -> tuple[int, ...] | None:
+        """The first server version with `function` (None: no version has it), for the gate's
+        hint: a version fact lifts it."""
+        ...

@@ -52,13 +52,6 @@ def lod_query_branch(model: ModelIr, graph: JoinGraph, branch: Branch, rq: Resol
                 "window bucketing are different stage stacks",
                 hint="group by a time grain instead, or query the field separately",
             )
-        if getattr(rq.query, "time_ranges", None):  # the query key of D-PARAM / issue 11
-            raise QueryError(
-                "not_implemented",
-                f"multi-range (time_ranges) queries support plain metrics only; "
-                f"`{out.lod.rollups[0].fields[0]}` is a D-LOD field (different stage stacks)",
-                hint="query each range with time_range instead",
-            )
         windowed = [m.name for m in rq.planned_metrics if m.window is not None]
         if windowed:
             raise QueryError(
@@ -69,6 +62,31 @@ def lod_query_branch(model: ModelIr, graph: JoinGraph, branch: Branch, rq: Resol
                 hint="query the window metric and the level-of-detail field separately",
             )
     return out
+
+
+def check_lod_field_shape(model: ModelIr, rq: ResolvedQuery) -> None:
+    """LOD-NI-08 before any join path is resolved (issue 20 point 8): a query that groups or
+    filters by a D-LOD field beside a window metric is `not_implemented` (different stage
+    stacks), whichever dataset the window's metric lives on, so the hint is the restriction,
+    never a relationship that would not help."""
+    info = model_lod_info(model)
+    if info is None:
+        return
+    named = [d.field.qualified for d in rq.dims if d.field is not None]
+    if rq.where is not None:
+        named += [f.qualified for f in rq.where.fields]
+    lod = [n for n in named if n in info.fields]
+    if not lod:
+        return
+    windowed = [m.name for m in rq.planned_metrics if m.window is not None]
+    if windowed:
+        raise QueryError(
+            "not_implemented",
+            f"window metric `{windowed[0]}` in a query that reads the D-LOD field `{lod[0]}`: "
+            "the rollup and the window stage are different stage stacks (D-LOD not-yet table)",
+            metrics=windowed,
+            hint="query the window metric and the level-of-detail field separately",
+        )
 
 
 def _reads_lod(info: ModelLodInfo, branch: Branch, rq: ResolvedQuery) -> bool:

@@ -60,15 +60,6 @@ def check_common(
             metrics=[names[0]],
             hint=f"query `{names[0]}` without `{field}`, or the field's metrics separately",
         )
-    if getattr(rq.query, "time_ranges", None):  # D-PARAM's tagged windows (LOD-NI-06/09)
-        raise QueryError(
-            "not_implemented",
-            f"level-of-detail metric `{names[0]}` under time_ranges: each tagged window would "
-            "need its own inner grouping or side branch, and a LOD stage reads one (D-LOD "
-            "not-yet table)",
-            metrics=[names[0]],
-            hint="query one window at a time with time_range",
-        )
     if any(d.window is not None for d in rq.dims):
         raise QueryError(
             "not_implemented",

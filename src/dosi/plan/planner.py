@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from dosi.errors import QueryError
+from dosi.errors import Diagnostic, QueryError
+from dosi.ir.conform import conformity
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.builder.stream_window import plan_stream
 from dosi.plan.conform import ConformedSpellings
@@ -62,13 +63,19 @@ def time_field_for(
         f = model.field(metric.time_axis)
         if graph.reachable(root, f.dataset):
             return f
+        # CONF-14: a merged conformed series (issue 20 point 3) is one axis in several
+        # spellings; each fact's branch reads its own
+        cls = conformity(model).class_of(f.dataset, f.name)
+        mine = cls.member_on(root) if cls is not None else None
+        if mine is not None:
+            return mine
     own = model.datasets[root].primary_time
     if own is not None and metric.time_axis is None:
         return model.datasets[root].fields[own]
     times = [f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time]
     if for_range:
-        raise QueryError(
-            "time_range_needs_dimension",
+        raise QueryError(  # the code the fallback's cause names (issue 20 point 10)
+            "no_primary_time_dimension",
             f"metric `{metric.name}` has no primary time dimension, so a time_range without "
             "`dimension` has no column to filter",
             metrics=[metric.name],
@@ -131,7 +138,9 @@ class Planner:
                 srcs.append((mname, key))
             sources[m.name] = srcs
         branch_ids = {key: f"m{i}" for i, key in enumerate(drafts)}
+        self._unranged: list[tuple[list[str], str, QueryError]] = []
         branches = tuple(self._branch(branch_ids[k], d, rq) for k, d in drafts.items())
+        warnings = self._range_not_applied(rq, len(branches))
         if rq.context is not None and drafts and self.whole_query:
             self.check_context_readable([d.dataset for d in drafts.values()], rq)
         multi = len(branches) > 1
@@ -162,6 +171,7 @@ class Planner:
             order=order,
             limit=rq.query.limit,
             result_filter=having,
+            warnings=warnings,
         )
         if any(d.window is not None for d in rq.dims):  # window_start / window_end columns
             plan = plan_stream(plan, rq)
@@ -269,11 +279,16 @@ class Planner:
             tf = rq.time_range.field or draft.axis
             if tf is not None:
                 tf = spell.field_in_branch(ds, tf)  # CONF-05: time_range.dimension
-            assert tf is not None  # time_field_for raised time_range_needs_dimension
-            needed.setdefault(tf.dataset, f"time_range on `{tf.qualified}`")
-            tr = rq.time_range.range
-            check_bounds(tf, tr)  # D-FORMAT: an encoded axis takes aligned dates only
-            time_filters.append(time_filter(tf, tr.start, tr.end))
+            assert tf is not None  # time_field_for raised no_primary_time_dimension
+            why = f"time_range on `{tf.qualified}`"
+            unread = self._range_unreadable(ds, tf, why, rq)
+            if unread is not None:  # LOD-FLT-01: a context filter this branch cannot read
+                self._unranged.append((list(draft.metrics), ds, unread))
+            else:
+                needed.setdefault(tf.dataset, why)
+                tr = rq.time_range.range
+                check_bounds(tf, tr)  # D-FORMAT: an encoded axis takes aligned dates only
+                time_filters.append(time_filter(tf, tr.start, tr.end))
         paths = []
         for target, why in needed.items():
             try:
@@ -309,6 +324,49 @@ class Planner:
                 hint="query the level-of-detail field with other metrics",
             )
         return out
+
+    def _range_unreadable(
+        self, ds: str, tf: FieldIr, why: str, rq: ResolvedQuery
+    ) -> QueryError | None:
+        """Why a branch rooted at `ds` cannot read an explicit time_range field (no path, or
+        only through a fan-out); None when it can, or when the range is each branch's own
+        axis. Only the whole query decides (a D-LOD side is one part of it)."""
+        if rq.time_range is None or rq.time_range.field is None or not self.whole_query:
+            return None
+        if tf.dataset == ds or self.graph.reachable(ds, tf.dataset):
+            return None
+        try:
+            self.graph.path(ds, tf.dataset, why)
+        except QueryError as err:
+            return err
+        return None  # pragma: no cover - reachable() and path() agree
+
+    def _range_not_applied(self, rq: ResolvedQuery, n_branches: int) -> tuple[Diagnostic, ...]:
+        """LOD-FLT-01 (time_range is a context filter): branches that cannot read the range's
+        field are computed unfiltered with one warning naming their metrics; the error only
+        when no branch can read it."""
+        if not self._unranged:
+            return ()
+        if len(self._unranged) == n_branches:
+            metrics, ds, err = self._unranged[0]
+            err.metrics = metrics
+            raise self.conformed.unreachable(ds, err) from None
+        assert rq.time_range is not None and rq.time_range.field is not None
+        names = list(dict.fromkeys(n for ms, _, _ in self._unranged for n in ms))
+        field_name = rq.time_range.field.qualified
+        return (
+            Diagnostic(
+                "time_range_not_applied",
+                f"time_range on `{field_name}` does not filter "
+                + ", ".join(f"`{n}`" for n in names)
+                + f": their datasets cannot read `{field_name}` along many-to-one "
+                "relationships, so they are computed over all time",
+                "warning",
+                hint="range on each metric's own time field (omit `dimension` or use "
+                "metric_time), or query these metrics separately",
+                candidates=tuple(names),
+            ),
+        )
 
 
 def _named_fields(rq: ResolvedQuery) -> list[FieldIr]:

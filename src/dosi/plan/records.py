@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
+from dosi.errors import Diagnostic
 from dosi.ext import ConversionWindow, TimeFormat, WindowSpec
 from dosi.ir.conversion import ConversionIr
 from dosi.ir.densify import TimeSpineIr
@@ -287,6 +288,8 @@ class QueryPlan:
     derived: tuple[Any, ...] = ()
     # the query key `densify`: where a time spine fills empty buckets (plan/densify.py)
     densify: DensePlan | None = None
+    # query warnings the plan made (a time_range a branch cannot read: time_range_not_applied)
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 LodMode = Literal["rollup", "detail", "grid"]

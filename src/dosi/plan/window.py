@@ -136,6 +136,7 @@ class _WindowPlanner:
         grain = time_dim.grain if time_dim is not None else None
         self.grain = grain
         self._check_grains(grain)
+        self._check_range_axis(axis)
         self._check_restrictions()
         seconds = self._second_metrics()
         series = tuple(series_metric(m) for m in self.windowed if needs_series(m))
@@ -423,6 +424,28 @@ class _WindowPlanner:
         if tr.range.end is None:
             end = []
         return start, end
+
+    def _check_range_axis(self, axis: str | None) -> None:
+        """WIN-QRY-04: a range on a field that is neither the window's axis nor a conformed
+        spelling of it can neither widen the scan for lookback nor trim the result along the
+        axis, so a window ordered or shifted along time would compare truncated buckets."""
+        tr = self.rq.time_range
+        if tr is None or tr.field is None or axis is None:
+            return
+        if same_dimension(self.model, tr.field.qualified, axis):
+            return
+        needing = [m.name for m in self.all_windows if m.window.needs_time_axis]  # type: ignore[union-attr]
+        raise QueryError(
+            "not_implemented",
+            f"time_range on `{tr.field.qualified}` is not the time axis `{axis}` of window "
+            f"metric{'s' if len(needing) > 1 else ''} "
+            + ", ".join(f"`{n}`" for n in needing)
+            + ": the scan could be neither widened for the window nor trimmed along its axis",
+            metrics=needing,
+            candidates=[axis, METRIC_TIME],
+            hint=f'range on the axis: "dimension": "{axis}" (or "metric_time"), or filter the '
+            "other field in where_sql",
+        )
 
     def _check_restrictions(self) -> None:
         """WM "Restrictions": expansion must never change what another metric sees."""

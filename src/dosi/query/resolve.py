@@ -398,8 +398,14 @@ def _where(model: ModelIr, tree: exp.Expression) -> ResolvedWhere:
 def _time_range(model: ModelIr, query: Query) -> ResolvedTimeRange:
     tr = query.time_range
     assert tr is not None
-    if tr.dimension is None or tr.dimension == METRIC_TIME:
+    if tr.dimension == METRIC_TIME:
         return ResolvedTimeRange(tr, None)
+    if tr.dimension is None:
+        grouped = grouped_time_field(model, query)
+        if grouped is None:
+            return ResolvedTimeRange(tr, None)
+        check_bounds(grouped, tr)
+        return ResolvedTimeRange(tr, grouped)
     f = find_field(model, query, tr.dimension, role="dimension")
     if not f.is_time:
         raise QueryError(
@@ -412,6 +418,34 @@ def _time_range(model: ModelIr, query: Query) -> ResolvedTimeRange:
         )
     check_bounds(f, tr)  # D-FORMAT FMT-GRP-02/03
     return ResolvedTimeRange(tr, f)
+
+
+def grouped_time_field(model: ModelIr, query: Query) -> FieldIr | None:
+    """CORE-Q-07: a range without `dimension` filters the one explicit time field the query
+    groups by (any grain); None when no time item is grouped (each metric's primary time, or
+    metric_time alone); time_range_needs_dimension when two are, or one beside metric_time."""
+    fields: dict[str, FieldIr] = {}
+    metric_time = False
+    for g in query.group_by:
+        if g.field == METRIC_TIME:
+            metric_time = True
+            continue
+        f = find_field(model, query, g.field)
+        if f.is_time:
+            fields.setdefault(f.qualified, f)
+    if not fields:
+        return None
+    if len(fields) > 1 or metric_time:
+        named = [*fields, *([METRIC_TIME] if metric_time else [])]
+        raise QueryError(
+            "time_range_needs_dimension",
+            "the query groups by several time items ("
+            + ", ".join(f"`{n}`" for n in named)
+            + "), so a time range without `dimension` has no single column to filter",
+            candidates=named,
+            hint='name the one to filter: "time_range": {..., "dimension": "dataset.field"}',
+        )
+    return next(iter(fields.values()))
 
 
 def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool, str | None]]:

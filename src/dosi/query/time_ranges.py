@@ -25,10 +25,11 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from dosi.errors import QueryError
+from dosi.ir.lod_field import model_lod_info
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.query.params import Expansion, OutputColumn
-from dosi.query.resolve import ResolvedQuery
-from dosi.query.time_ranges_shape import TaggedRange
+from dosi.query.resolve import ResolvedQuery, find_field, grouped_time_field, resolve_where
+from dosi.query.spec import Query
 
 When = dt.date | dt.datetime
 # (time field, start, end) -> the predicates a range filter on it renders to (the dialect's)
@@ -51,7 +52,8 @@ def expand_time_ranges(
         return expanded, None
     model = expanded.model
     metrics = [_metric(model, name) for name in query.metrics]
-    fields = _gate_fields(model, query.time_ranges, metrics)
+    _refuse_lod(model, query, metrics)
+    fields = _gate_fields(model, query, metrics)
     new_metrics: dict[str, MetricIr] = {}
     new_measures: dict[str, MeasureIr] = {}
     by_metric: dict[str, tuple[exp.Expression, FieldIr]] = {}
@@ -147,13 +149,57 @@ def _metric(model: ModelIr, name: str) -> MetricIr:
     return m
 
 
-def _gate_fields(
-    model: ModelIr, ranges: tuple[TaggedRange, ...], metrics: list[MetricIr]
-) -> dict[str, FieldIr]:
-    """metric -> the time column its tags gate: the ranges' one `dimension`, else each
-    metric's own axis (a fact dataset on its own time axis, as time_range does);
-    time_range_needs_dimension when the tags name different dimensions."""
-    dims = {r.dimension for r in ranges}
+def _refuse_lod(model: ModelIr, query: Query, metrics: list[MetricIr]) -> None:
+    """LOD-NI-06/08/09: a D-LOD metric (include / exclude / fixed, or a compose over one) or a
+    query reading a D-LOD field has no tagged form (each tag would need its own rollup or
+    side stage), decided here, before the tags are folded into the measures."""
+    lods = [m.name for m in metrics if m.lod is not None]
+    if lods:
+        raise QueryError(
+            "not_implemented",
+            f"level-of-detail metric `{lods[0]}` under time_ranges: each tagged range would "
+            "need its own inner grouping or side branch, and a LOD stage reads one (D-LOD "
+            "not-yet table)",
+            metrics=lods,
+            hint="query one range at a time with time_range",
+        )
+    info = model_lod_info(model)
+    if info is None:
+        return
+    read = [m.name for m in metrics if any(x in info.measures for x in m.measures)]
+    fields = [
+        f.qualified
+        for g in query.group_by
+        if g.field != "metric_time"
+        for f in (find_field(model, query, g.field),)
+        if f.qualified in info.fields
+    ]
+    if query.where_sql:
+        try:
+            where = resolve_where(model, query.where_sql)
+        except QueryError:
+            where = None  # resolve_query reports it (a metric condition, a typo, ...)
+        if where is not None:
+            fields += [f.qualified for f in where.fields if f.qualified in info.fields]
+    if read or fields:
+        what = (
+            f"metric `{read[0]}` reads a D-LOD field" if read else f"`{fields[0]}` is a D-LOD field"
+        )
+        raise QueryError(
+            "not_implemented",
+            f"multi-range (time_ranges) queries support plain metrics only; {what} (its "
+            "rollup and the tagged aggregates are different stage stacks)",
+            metrics=read,
+            hint="query each range with time_range instead",
+        )
+
+
+def _gate_fields(model: ModelIr, query: Query, metrics: list[MetricIr]) -> dict[str, FieldIr]:
+    """metric -> the time column its tags gate: the ranges' one `dimension`, else the one time
+    field the query groups by (CORE-Q-07, as time_range), else each metric's own axis (a fact
+    dataset on its own time axis); time_range_needs_dimension when the tags name different
+    dimensions."""
+    dims = {r.dimension for r in query.time_ranges}
     if len(dims) > 1:
         raise QueryError(
             "time_range_needs_dimension",
@@ -175,6 +221,9 @@ def _gate_fields(
                 hint='name a time field as "dataset.field"',
             )
         return {m.name: f for m in metrics}
+    grouped = grouped_time_field(model, query) if dim is None else None
+    if grouped is not None:
+        return {m.name: grouped for m in metrics}
     return {m.name: _axis(model, m) for m in metrics}
 
 
@@ -185,11 +234,13 @@ def _axis(model: ModelIr, m: MetricIr) -> FieldIr:
         ds = model.datasets[model.measures[name].dataset]
         if ds.primary_time is not None:
             return ds.fields[ds.primary_time]
+    times = [x.qualified for d in model.datasets.values() for x in d.fields.values() if x.is_time]
     raise QueryError(
-        "time_range_needs_dimension",
+        "no_primary_time_dimension",
         f"metric `{m.name}` has no primary time dimension, so a tagged range without "
         "`dimension` has no column to gate",
         metrics=[m.name],
+        candidates=times,
         hint='name the time field: {"tag": ..., "dimension": "dataset.field", ...}',
     )
 

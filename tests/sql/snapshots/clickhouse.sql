@@ -1,4 +1,4 @@
--- SQL snapshot: dialect clickhouse (50 queries)
+-- SQL snapshot: dialect clickhouse (51 queries)
 
 -- query plain_by_channel (model shop)
 SELECT orders.channel AS channel, SUM(orders.amount) AS revenue, COUNT(orders.order_id) AS order_count FROM main.orders AS orders GROUP BY orders.channel ORDER BY channel ASC SETTINGS join_use_nulls = 1;
@@ -53,6 +53,9 @@ WITH base AS (SELECT CAST(dateTrunc('MONTH', pre.__t0) AS Nullable(DATE)) AS met
 
 -- query window_rank (model shop)
 WITH base AS (SELECT CAST(dateTrunc('MONTH', pre.__t0) AS Nullable(DATE)) AS metric_time__month, SUM(pre.orders_amount_sum) AS orders_amount_sum FROM (SELECT orders.order_date AS __t0, SUM(orders.amount) AS orders_amount_sum FROM main.orders AS orders GROUP BY orders.order_date) AS pre GROUP BY CAST(dateTrunc('MONTH', pre.__t0) AS Nullable(DATE))), win AS (SELECT c.metric_time__month AS metric_time__month, c.orders_amount_sum AS revenue, DENSE_RANK() OVER (ORDER BY c.orders_amount_sum DESC) AS revenue_rank FROM base AS c) SELECT metric_time__month, revenue, revenue_rank FROM win ORDER BY metric_time__month ASC SETTINGS join_use_nulls = 1;
+
+-- query window_cume_dist (model shop_plus)
+-- error dialect_unsupported_window_function: window metric `revenue_cume_dist` needs CUME_DIST as a window function, which clickhouse servers before 25.11 do not support (the server's version is not known, or older)
 
 -- query window_value (model shop)
 WITH base AS (SELECT CAST(dateTrunc('MONTH', pre.__t0) AS Nullable(DATE)) AS metric_time__month, SUM(pre.orders_amount_sum) AS orders_amount_sum FROM (SELECT orders.order_date AS __t0, SUM(orders.amount) AS orders_amount_sum FROM main.orders AS orders GROUP BY orders.order_date) AS pre GROUP BY CAST(dateTrunc('MONTH', pre.__t0) AS Nullable(DATE))), win AS (SELECT c.metric_time__month AS metric_time__month, FIRST_VALUE(c.orders_amount_sum) OVER (ORDER BY c.metric_time__month ASC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS first_month_revenue FROM base AS c) SELECT metric_time__month, first_month_revenue FROM win ORDER BY metric_time__month ASC SETTINGS join_use_nulls = 1;

@@ -1,4 +1,4 @@
--- SQL snapshot: dialect snowflake (50 queries)
+-- SQL snapshot: dialect snowflake (51 queries)
 
 -- query plain_by_channel (model shop)
 SELECT orders.channel AS channel, SUM(orders.amount) AS revenue, COUNT(orders.order_id) AS order_count FROM main.orders AS orders GROUP BY orders.channel ORDER BY channel ASC;
@@ -53,6 +53,9 @@ WITH base AS (SELECT CAST(DATE_TRUNC('MONTH', pre.__t0) AS DATE) AS metric_time_
 
 -- query window_rank (model shop)
 WITH base AS (SELECT CAST(DATE_TRUNC('MONTH', pre.__t0) AS DATE) AS metric_time__month, SUM(pre.orders_amount_sum) AS orders_amount_sum FROM (SELECT orders.order_date AS __t0, SUM(orders.amount) AS orders_amount_sum FROM main.orders AS orders GROUP BY orders.order_date) AS pre GROUP BY CAST(DATE_TRUNC('MONTH', pre.__t0) AS DATE)), win AS (SELECT c.metric_time__month AS metric_time__month, c.orders_amount_sum AS revenue, DENSE_RANK() OVER (ORDER BY c.orders_amount_sum DESC) AS revenue_rank FROM base AS c) SELECT metric_time__month, revenue, revenue_rank FROM win ORDER BY metric_time__month ASC;
+
+-- query window_cume_dist (model shop_plus)
+WITH base AS (SELECT CAST(DATE_TRUNC('MONTH', pre.__t0) AS DATE) AS metric_time__month, SUM(pre.orders_amount_sum) AS orders_amount_sum FROM (SELECT orders.order_date AS __t0, SUM(orders.amount) AS orders_amount_sum FROM main.orders AS orders GROUP BY orders.order_date) AS pre GROUP BY CAST(DATE_TRUNC('MONTH', pre.__t0) AS DATE)), win AS (SELECT c.metric_time__month AS metric_time__month, CUME_DIST() OVER (ORDER BY c.orders_amount_sum DESC) AS revenue_cume_dist FROM base AS c) SELECT metric_time__month, revenue_cume_dist FROM win ORDER BY metric_time__month ASC;
 
 -- query window_value (model shop)
 WITH base AS (SELECT CAST(DATE_TRUNC('MONTH', pre.__t0) AS DATE) AS metric_time__month, SUM(pre.orders_amount_sum) AS orders_amount_sum FROM (SELECT orders.order_date AS __t0, SUM(orders.amount) AS orders_amount_sum FROM main.orders AS orders GROUP BY orders.order_date) AS pre GROUP BY CAST(DATE_TRUNC('MONTH', pre.__t0) AS DATE)), win AS (SELECT c.metric_time__month AS metric_time__month, FIRST_VALUE(c.orders_amount_sum) OVER (ORDER BY c.metric_time__month ASC) AS first_month_revenue FROM base AS c) SELECT metric_time__month, first_month_revenue FROM win ORDER BY metric_time__month ASC;

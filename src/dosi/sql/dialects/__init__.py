@@ -1,5 +1,7 @@
 """SQL dialects: one class or instance per warehouse (facts and small overrides), looked up by
-the names connections and `compile(dialect=...)` use.
+the names connections and `compile(dialect=...)` use. A name may carry the server's version as
+a fact, `<dialect>@<major>.<minor>[.<patch>...]` (e.g. `clickhouse@25.11`), for the dialects
+whose facts depend on it (`Dialect.at_version`).
 
 Layer: dialect rendering, the only place that knows a warehouse by name: nothing outside this
 package compares dialect names; it asks a dialect for a fact or a builder instead. It may
@@ -60,7 +62,7 @@ ALIASES = {
 def get_dialect(name: str | Dialect | None) -> Dialect:
     if isinstance(name, Dialect):
         return name
-    key = (name or "duckdb").lower()
+    key, _, version = (name or "duckdb").lower().partition("@")
     key = ALIASES.get(key, key)
     d = DIALECTS.get(key)
     if d is None:
@@ -70,7 +72,35 @@ def get_dialect(name: str | Dialect | None) -> Dialect:
             candidates=closest(key, DIALECTS) or sorted(DIALECTS),
             hint="dialects: " + ", ".join(sorted(DIALECTS)),
         )
+    if version:
+        return d.at_version(parse_version(name or "", version))
     return d
+
+
+def parse_version(name: str, text: str) -> tuple[int, ...]:
+    """`25.11` / `24.8.14.10` -> (25, 11) / (24, 8, 14, 10); anything else is
+    `unknown_dialect` (the name as written is not a dialect dosi knows)."""
+    parts = text.strip().split(".")
+    if len(parts) < 2 or not all(p.isdigit() and len(p) <= 6 for p in parts):
+        raise QueryError(
+            "unknown_dialect",
+            f"dialect `{name}` carries the version `{text}`, which is not <major>.<minor>[...]",
+            hint="write the server version as numbers, e.g. clickhouse@25.11",
+        )
+    return tuple(int(p) for p in parts)
+
+
+def execution_dialect(requested: str | Dialect | None, connection: str) -> str | Dialect:
+    """The dialect an execution renders: the connection's (`connection`, with its version
+    facts), unless the caller named another dialect (a mismatch is reported elsewhere) or a
+    version of their own."""
+    if requested is None:
+        return connection
+    if not isinstance(requested, str) or "@" in requested:
+        return requested
+    if get_dialect(requested).key == get_dialect(connection).key:
+        return connection
+    return requested
 
 
 def streaming_dialects() -> tuple[str, ...]:
@@ -78,4 +108,12 @@ def streaming_dialects() -> tuple[str, ...]:
     return tuple(name for name, d in DIALECTS.items() if d.streaming)
 
 
-__all__ = ["ALIASES", "DIALECTS", "Dialect", "get_dialect", "streaming_dialects"]
+__all__ = [
+    "ALIASES",
+    "DIALECTS",
+    "Dialect",
+    "execution_dialect",
+    "get_dialect",
+    "parse_version",
+    "streaming_dialects",
+]

@@ -91,6 +91,16 @@ class Dialect:
     def supports_window_function(self, function: str) -> bool:
         return function not in self.unsupported_window_functions
 
+    def window_function_since(self, function: str) -> tuple[int, ...] | None:
+        """The first server version that has `function` as a window function, when a newer
+        server than the one assumed would lift the gate (None: no version has it)."""
+        return None
+
+    def at_version(self, version: tuple[int, ...]) -> Dialect:
+        """This dialect on a server of `version` (a version fact: `clickhouse@25.11`). Only a
+        dialect whose facts depend on the server version overrides it."""
+        return self
+
     # -- time ----------------------------------------------------------------------------------
     def bucket(
         self,

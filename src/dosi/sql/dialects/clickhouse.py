@@ -1,12 +1,17 @@
 """ClickHouse (a server, or embedded chDB): an outer join fills the missing side with type
 defaults ('' and 1970-01-01) unless `join_use_nulls = 1`, so every statement carries that
 setting. Epochs go through DateTime64(6, 'UTC'), so a DATE is UTC midnight and a DateTime64
-keeps its instant; VALUES cannot name columns, so window offsets are a UNION ALL."""
+keeps its instant; VALUES cannot name columns, so window offsets are a UNION ALL.
+
+`cume_dist` exists as a window function only on ClickHouse 25.11 and later (added in late
+2025): with no version fact it is gated (`dialect_unsupported_window_function`, WIN-RNK-10);
+`at_version` (a `clickhouse@<version>` dialect name, a connection's `server_version`, or the
+version chDB reports) lifts the gate on servers that have it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -55,8 +60,17 @@ def _epoch_day() -> exp.Expression:
     return _fn("toDate", exp.Literal.string("1970-01-01"))
 
 
+#: The first ClickHouse release with the `cume_dist` window function (25.11, November 2025).
+CUME_DIST_SINCE = (25, 11)
+#: Window functions a ClickHouse server of unknown version may lack.
+VERSION_GATED = frozenset({"cume_dist"})
+
+
 @dataclass(frozen=True)
 class ClickHouse(Dialect):
+    #: The server's version when known (None: assume a server without the gated functions).
+    server_version: tuple[int, ...] | None = None
+
     def date_part(self, expr: exp.Expression, part: str) -> exp.Expression:
         return exp.Cast(this=_fn(_PARTS[part], expr), to=exp.DataType.build("BIGINT"))
 
@@ -68,6 +82,16 @@ class ClickHouse(Dialect):
         if datatype == "Date":
             return day
         return _fn("toDateTime64", day, exp.Literal.number(6), exp.Literal.string("UTC"))
+
+    def window_function_since(self, function: str) -> tuple[int, ...] | None:
+        return CUME_DIST_SINCE if function in VERSION_GATED else None
+
+    def at_version(self, version: tuple[int, ...]) -> ClickHouse:
+        lifted = version[:2] >= CUME_DIST_SINCE
+        gated = self.unsupported_window_functions - VERSION_GATED
+        if not lifted:
+            gated = gated | VERSION_GATED
+        return replace(self, server_version=version, unsupported_window_functions=gated)
 
     def epoch_us(self, ts: exp.Expression) -> exp.Expression:
         utc = _fn("toDateTime64", ts, exp.Literal.number(6), exp.Literal.string("UTC"))
@@ -114,6 +138,7 @@ def _window_statistics(node: exp.Expression) -> exp.Expression:
 CLICKHOUSE = ClickHouse(
     "clickhouse",
     null_ordering=sqlglot_null_ordering("clickhouse"),
+    unsupported_window_functions=VERSION_GATED,
     streaming=True,
     time_parser=PARSER,
     spine_series="array_join",

@@ -179,9 +179,7 @@ def decode(
     # a layout that opens with whitespace goes through the canonical text: DuckDB's strptime
     # skips leading input whitespace before it matches the format's own (' %Y' never parses)
     direct = (
-        fn is not None
-        and set(fmt.literal_text) <= parser.literals
-        and not fmt.format[:1].isspace()
+        fn is not None and set(fmt.literal_text) <= parser.literals and not fmt.format[:1].isspace()
     )
     guard = False
     if direct:

@@ -1,0 +1,112 @@
+"""Issue 20 point 1 (DRV-TIER-01, DRV-TIER-02, PARAM-INST-02): the D-DERIVE / D-PARAM
+equivalence gate compares literals by value and compares what each side computes (each
+measure's aggregate and owning dataset), and a flatten-tier metric computes from its
+declaration. Expected values: hand SQL over the shop fixture."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from rightkit import FIX, assert_rows, rows, truth
+
+import dosi
+from dosi.errors import ModelError
+
+
+def with_metric(name: str, sql: str, ext: dict) -> str:
+    doc = yaml.safe_load((FIX / "shop.yaml").read_text())
+    doc["semantic_model"][0]["metrics"].append(
+        {
+            "name": name,
+            "expression": {"dialects": [{"dialect": "ANSI_SQL", "expression": sql}]},
+            "custom_extensions": [{"vendor_name": "DATUS", "data": json.dumps(ext)}],
+        }
+    )
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def param_filter(authored: str, ptype: str, default: float) -> str:
+    return with_metric(
+        "big",
+        f"SUM(CASE WHEN orders.amount > {authored} THEN orders.amount END)",
+        {
+            "v": "1.5",
+            "params": [{"name": "t", "type": ptype, "default": default, "min": 0, "max": 1000}],
+            "derive": {"type": "filter", "base": "revenue", "where": "orders.amount > :t"},
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("authored", "ptype", "default"),
+    [
+        ("100", "float", 100.0),  # the issue's case: `> 10` authored, a float default 10.0
+        ("1e2", "float", 100.0),
+        ("100.0", "int", 100),
+    ],
+)
+def test_drv_tier_01_literals_equal_in_value_load(
+    worlds: dict[str, Path], authored: str, ptype: str, default: float
+) -> None:
+    """DRV-TIER-01 / PARAM-INST-02: a literal equal in value to the default instantiation is
+    the same expression; the model loads and computes the declared filter."""
+    eng = dosi.Engine(model_text=param_filter(authored, ptype, default))
+    want = truth(
+        worlds["shop"], "SELECT SUM(CASE WHEN amount > 100 THEN amount END) FROM main.orders"
+    )
+    assert_rows(rows(eng.execute({"metrics": ["big"]}, db_path=worlds["shop"])), want)
+    bound = eng.execute({"metrics": ["big"], "params": {"t": 150}}, db_path=worlds["shop"])
+    assert "150.0" not in bound["sql"]  # bound values render in their natural form
+    assert_rows(
+        rows(bound),
+        truth(
+            worlds["shop"], "SELECT SUM(CASE WHEN amount > 150 THEN amount END) FROM main.orders"
+        ),
+    )
+
+
+def test_drv_tier_01_a_different_value_is_still_a_mismatch() -> None:
+    text = with_metric(
+        "big",
+        "SUM(CASE WHEN orders.amount > 101 THEN orders.amount END)",
+        {
+            "v": "1.4",
+            "derive": {"type": "filter", "base": "revenue", "where": "orders.amount > 100"},
+        },
+    )
+    with pytest.raises(ModelError) as err:
+        dosi.Engine(model_text=text)
+    assert [i.code for i in err.value.issues] == ["derive_expression_mismatch"]
+
+
+@pytest.mark.parametrize(
+    "sql", ["SUM(orders.amount) + COUNT(*)", "CAST(SUM(orders.amount) AS DOUBLE) / COUNT(*)"]
+)
+def test_drv_tier_01_same_text_other_dataset_is_a_mismatch(sql: str) -> None:
+    """The authored COUNT(*) is pinned to orders by SUM(orders.amount); the member visit_count
+    counts visits (D-DATASET): equal SQL text, different measures -> mismatch (today dosi loads
+    it and answers the authored text's number, 1193 instead of the declaration's 1190)."""
+    op = "+" if "+" in sql else "/"
+    text = with_metric(
+        "x", sql, {"v": "1.4", "derive": {"type": "compose", "expr": f"revenue {op} visit_count"}}
+    )
+    with pytest.raises(ModelError) as err:
+        dosi.Engine(model_text=text)
+    assert [i.code for i in err.value.issues] == ["derive_expression_mismatch"]
+
+
+def test_drv_tier_02_same_dataset_count_star_is_equivalent(worlds: dict[str, Path]) -> None:
+    eng = dosi.Engine(
+        model_text=with_metric(
+            "x",
+            "SUM(orders.amount) + COUNT(*)",
+            {"v": "1.4", "derive": {"type": "compose", "expr": "revenue + order_rows"}},
+        )
+    )
+    assert_rows(
+        rows(eng.execute({"metrics": ["x"]}, db_path=worlds["shop"])),
+        truth(worlds["shop"], "SELECT SUM(amount) + COUNT(*) FROM main.orders"),
+    )
