@@ -6,7 +6,6 @@ normalized query, so a repeated query costs a dictionary lookup.
 
 from __future__ import annotations
 
-import importlib
 import json
 import threading
 from collections import OrderedDict
@@ -28,6 +27,7 @@ from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError, QueryEr
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
 from dosi.execute.engines import open_runner
+from dosi.execute.frames import pandas_frame, polars_frame
 from dosi.execute.options import (
     DEFAULT_QUERY_TIMEOUT,
     ExecOptions,
@@ -37,6 +37,7 @@ from dosi.execute.options import (
 from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
+from dosi.execute.values import json_ready
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
@@ -67,21 +68,24 @@ class QueryResult(dict):  # type: ignore[type-arg]
     def to_arrow(self) -> pa.Table:
         return self._table
 
-    def to_pandas(self) -> Any:
-        """A pandas DataFrame (needs the optional `pandas` package)."""
-        try:
-            return self._table.to_pandas()
-        except ImportError as exc:
-            raise ImportError("to_pandas() needs pandas: pip install 'dosi[pandas]'") from exc
+    def to_json(self, indent: int | None = None) -> str:
+        """The result dict as strict JSON, values in the one JSON rule every surface uses
+        (`dosi.execute.values.json_value`): integers of any size as numbers, a decimal as a
+        number where a double reads it back exactly, else a string of its digits."""
+        return json.dumps(
+            json_ready(dict(self)), indent=indent, ensure_ascii=False, allow_nan=False
+        )
+
+    def to_pandas(self, *, exact: bool = False) -> Any:
+        """A pandas DataFrame (needs the optional `pandas` package): metrics numeric
+        (DECIMAL as float64, or Arrow-backed decimal with `exact=True`), dates and time
+        buckets datetime64 (`dosi.execute.frames`)."""
+        return pandas_frame(self._table, exact=exact)
 
     def to_polars(self) -> Any:
-        """A polars DataFrame (needs the optional `polars` package, imported by this call only,
-        as `execute.runner.require` imports an engine's driver)."""
-        try:
-            polars = importlib.import_module("polars")
-        except ImportError as exc:
-            raise ImportError("to_polars() needs polars: pip install 'dosi[polars]'") from exc
-        return polars.from_arrow(self._table)
+        """A polars DataFrame (needs the optional `polars` package): exact Decimal metrics,
+        Date / Datetime buckets (`dosi.execute.frames`)."""
+        return polars_frame(self._table)
 
 
 class Engine:
