@@ -43,7 +43,8 @@ from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
-from dosi.query.detail import DEFAULT_DETAIL_LIMIT, parse_detail, resolve_detail
+from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
+from dosi.query.dimension_only import dimension_query, is_dimension_only
 from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import get_dialect
 
@@ -192,6 +193,8 @@ class Engine:
     def compile(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
     ) -> dict[str, Any]:
+        if is_dimension_only(query):
+            return self._dimensions(query, dialect, pretty)[0]
         c = self._compiled(query, dialect, pretty)
         return {
             "dialect": c.dialect.name,
@@ -213,6 +216,9 @@ class Engine:
                 candidates=["text", "json"],
                 hint='use format="text" or format="json"',
             )
+        if is_dimension_only(query):
+            rd, _ = self._dimension_detail(query)
+            return explain_detail(self.model, self.graph, rd)
         c = self._compiled(query, None, False)
         return explain_text(c.dag)
 
@@ -237,7 +243,13 @@ class Engine:
         """Run `query` on a connection: the named profile, the default one, `db_path` (a
         DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect; a
         `dialect` that is not the connection's is `dialect_mismatch`. `timeout_secs` overrides
-        the engine's `query_timeout` (None: no limit)."""
+        the engine's `query_timeout` (None: no limit). A query without metrics answers the
+        distinct values of its group_by fields (`dosi.query.dimension_only`)."""
+        if is_dimension_only(query):
+            out, table = self._run_dimensions(
+                query, dialect, connection, timeout_secs, db_path, cancellation
+            )
+            return QueryResult(out, table)
         c, table = self._execute_table(
             query, dialect, connection, timeout_secs, db_path, cancellation
         )
@@ -264,6 +276,10 @@ class Engine:
     ) -> pa.Table:
         """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata): the
         engine's own Arrow result, never converted row by row."""
+        if is_dimension_only(query):
+            return self._run_dimensions(
+                query, None, connection, timeout_secs, db_path, cancellation
+            )[1]
         return self._execute_table(query, None, connection, timeout_secs, db_path, cancellation)[1]
 
     def _execute_table(
@@ -277,6 +293,8 @@ class Engine:
     ) -> tuple[CompiledQuery, pa.Table]:
         """Compile (cached), run, and label the Arrow result: what execute() and
         execute_arrow() share."""
+        if is_dimension_only(query):
+            raise ArgumentError("a dimension-only query has no compiled metric plan")
         timeout = self._timeout(timeout_secs)
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
@@ -305,6 +323,60 @@ class Engine:
             "warnings": [d.to_dict() for d in self.model.warnings],
             "requested_columns": rd.requested_columns(),
         }
+
+    def _dimension_detail(self, query: Any) -> tuple[ResolvedDetail, dict[str, str]]:
+        check_query_bounds(query)
+        dq = dimension_query(self.model, query, self.graph.reachable)
+        return resolve_detail(self.model, dq.detail), dq.renames
+
+    def _dimensions(
+        self, query: Any, dialect: str | None, pretty: bool
+    ) -> tuple[dict[str, Any], dict[str, str], ResolvedDetail]:
+        """The compile answer of a dimension-only query: a distinct detail query, its
+        columns named as a metric query's group-by columns, every row (no default limit)."""
+        rd, renames = self._dimension_detail(query)
+        dia = get_dialect(dialect)
+        tree = render_detail(self.model, self.graph, rd, dia, rd.query.limit)
+        requested = [
+            {"requested": c["requested"], "column": renames.get(c["column"], c["column"])}
+            for c in rd.requested_columns()
+        ]
+        out = {
+            "dialect": dia.name,
+            "sql": tree.sql(dialect=dia.name, pretty=pretty),
+            "outputs": [],
+            "warnings": [d.to_dict() for d in self.model.warnings],
+            "requested_columns": requested,
+        }
+        return out, renames, rd
+
+    def _run_dimensions(
+        self,
+        query: Any,
+        dialect: str | None,
+        connection: str | None,
+        timeout_secs: float | object | None,
+        db_path: str | Path | None,
+        cancellation: CancellationToken | None,
+    ) -> tuple[dict[str, Any], pa.Table]:
+        profile = self._profile(connection, db_path)
+        out, renames, rd = self._dimensions(query, dialect or profile.dialect, False)
+        if dialect is not None:
+            check_dialect(get_dialect(dialect).key, connection, profile.type)
+        table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
+        table = table.rename_columns([renames.get(c, c) for c in table.column_names])
+        dims = [
+            (renames.get(f.output, f.output), f.grain, False, [f.field.datatype]) for f in rd.fields
+        ]
+        table = conform(table, output_types(dims))  # a bucketed Date stays a DATE, as above
+        out.update(
+            {
+                "columns": list(table.column_names),
+                "rows": arrow_rows(table),
+                "row_count": table.num_rows,
+            }
+        )
+        return out, table
 
     def compile_select(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
