@@ -53,7 +53,7 @@ def median_ms(fn: Any, runs: int) -> float:
 
 
 def large_model_load_ms(n: int = 1000) -> float:
-    """The shop model with its plain metrics copied up to `n` metrics (PERFORMANCE.md: < 1 s)."""
+    """The shop model with its plain metrics copied up to `n` metrics (docs/performance.md)."""
     import yaml
 
     doc = yaml.safe_load(MODEL.read_text())

@@ -45,6 +45,9 @@ from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
 from dosi.query.dimension_only import dimension_query, is_dimension_only
+from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_table
+from dosi.query.semantic_sql.result import project
+from dosi.query.semantic_sql.types import probe_types
 from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import get_dialect
 
@@ -105,9 +108,9 @@ class Engine:
         memory_limit: str | None = None,
         allow_extensions: bool = False,
     ) -> None:
-        """`trust_sql=True` lets model SQL read files and settings or write (README, "Running
-        untrusted queries"); `query_timeout` (seconds, None for none) and `memory_limit` bound
-        every execution; `allow_extensions=True` lifts the DuckDB lockdown on extensions and
+        """`trust_sql=True` lets model SQL read files and settings or write
+        (docs/untrusted-queries.md); `query_timeout` (seconds, None for none) and `memory_limit`
+        bound every execution; `allow_extensions=True` lifts the DuckDB lockdown on extensions and
         external access."""
         if mode not in ("datus", "basic"):
             raise ArgumentError(f'mode must be "datus" or "basic", got {bounded(mode)}')
@@ -136,6 +139,8 @@ class Engine:
         self._lock = threading.Lock()
         self._cons: dict[str, Runner] = {}
         self._con_lock = threading.Lock()
+        self._sql_table: VirtualTable | None = None
+        self._sql_types: dict[str, pa.DataType] | None = None
 
     # -- catalog -------------------------------------------------------------------------------
     @property
@@ -175,7 +180,7 @@ class Engine:
             raise QueryError(
                 "query_too_complex",
                 "the query nests too deeply to compile",
-                hint='simplify the query (see the README, "Limits")',
+                hint='simplify the query (see docs/limits.md)',
             ) from None
         except Exception as exc:
             raise QueryError(
@@ -305,6 +310,89 @@ class Engine:
         if not get_dialect(engine_dialect).canonical_result_types:
             table = conform(table, _temporal_types(c))
         return c, _with_metadata(table, c)
+
+    # -- semantic SQL (docs/serving/sql.md) ------------------------------------------------------
+    def sql_table(self) -> VirtualTable:
+        """The model as one virtual table: its dimension and metric columns."""
+        if self._sql_table is None:
+            self._sql_table = virtual_table(self.model)
+        return self._sql_table
+
+    def sql_types(
+        self, connection: str | None = None, db_path: str | Path | None = None
+    ) -> dict[str, pa.DataType]:
+        """Each virtual column's Arrow type as the connection returns it (probed once)."""
+        if self._sql_types is None:
+            self._sql_types = probe_types(
+                self.sql_table(),
+                lambda q: self.execute_arrow(q, connection=connection, db_path=db_path),
+                lambda q: self.select(q, connection=connection, db_path=db_path).arrow,
+            )
+        return self._sql_types
+
+    def sql_plan(self, text: str | Any, params: list[Any] | None = None) -> SqlPlan:
+        """How a SQL statement over the virtual table maps to a dosi query (`plan.query`)."""
+        return translate(self.model, self.sql_table(), text, params)
+
+    def sql(
+        self,
+        text: str | Any,
+        params: list[Any] | None = None,
+        connection: str | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
+        db_path: str | Path | None = None,
+        *,
+        cancellation: CancellationToken | None = None,
+    ) -> QueryResult:
+        """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
+        MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
+        `execute`; `query` in the result is that dosi query."""
+        plan, table, c = self._sql_table_of(text, params, connection, timeout_secs, db_path,
+                                            cancellation)
+        if c is None:
+            data: dict[str, Any] = {"dialect": None, "sql": None, "outputs": [],
+                                    "warnings": self.warnings, "requested_columns": []}
+        else:
+            data = {"dialect": c.dialect.name, "sql": c.sql, "outputs": c.outputs(),
+                    "warnings": self._warnings(c), "requested_columns": c.requested_columns()}
+        data.update({
+            "query": plan.query,
+            "columns": list(table.column_names),
+            "rows": arrow_rows(table),
+            "row_count": table.num_rows,
+        })
+        return QueryResult(data, table)
+
+    def sql_arrow(
+        self,
+        text: str | Any,
+        params: list[Any] | None = None,
+        connection: str | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
+        db_path: str | Path | None = None,
+        *,
+        cancellation: CancellationToken | None = None,
+    ) -> pa.Table:
+        """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
+        return self._sql_table_of(text, params, connection, timeout_secs, db_path,
+                                  cancellation)[1]
+
+    def _sql_table_of(
+        self,
+        text: str | Any,
+        params: list[Any] | None,
+        connection: str | None,
+        timeout_secs: float | object | None,
+        db_path: str | Path | None,
+        cancellation: CancellationToken | None,
+    ) -> tuple[SqlPlan, pa.Table, CompiledQuery | None]:
+        plan = self.sql_plan(text, params)
+        if plan.query is None:  # `SELECT * ... LIMIT 0`: the columns as the catalog types them
+            return plan, project(plan, None, self.sql_types(connection, db_path)), None
+        c, raw = self._execute_table(
+            plan.query, None, connection, timeout_secs, db_path, cancellation
+        )
+        return plan, project(plan, raw), c
 
     # -- detail rows, attribution, lineage -----------------------------------------------------
     def _detail(self, query: Any, dialect: str | None, pretty: bool, run: bool) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Structured errors and diagnostics: every rejection carries a stable `code`.
 
 Agents retry on `code` / `candidates` / `suggested_retry` without parsing prose; people read
-`message` and `hint` (STYLE.md, "Errors that teach").
+`message` and `hint` (docs/errors.md, "The contract").
 """
 
 from __future__ import annotations

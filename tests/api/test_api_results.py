@@ -149,7 +149,7 @@ def test_sql_errors_surface_as_execute_error(mini: Engine, tmp_path: Path) -> No
 
 
 def test_shop_readme_example_1_revenue_by_channel(shop_run: Run, shop_ref: Any) -> None:
-    """README example 1 on the shop data, checked against SQL."""
+    """Shop README example 1 on the shop data, checked against SQL."""
     res = shop_run(
         {
             "metrics": ["revenue", "order_count"],
@@ -165,7 +165,7 @@ def test_shop_readme_example_1_revenue_by_channel(shop_run: Run, shop_ref: Any) 
 
 
 def test_shop_readme_example_2_monthly_series_with_a_gap(shop_run: Run, shop_ref: Any) -> None:
-    """README example 2: 2024 has 11 monthly rows (no orders in 2024-02)."""
+    """Shop README example 2: 2024 has 11 monthly rows (no orders in 2024-02)."""
     res = shop_run(
         {
             "metrics": ["revenue", "order_count", "avg_order_value"],
@@ -186,7 +186,7 @@ def test_shop_readme_example_2_monthly_series_with_a_gap(shop_run: Run, shop_ref
 
 
 def test_shop_readme_example_10_datetime_axis_by_day(shop_run: Run, shop_ref: Any) -> None:
-    """README example 10: a DateTime axis (events.event_ts) by day inside a date range; the
+    """Shop README example 10: a DateTime axis (events.event_ts) by day inside a date range; the
     range bounds are dates, the end exclusive."""
     res = shop_run(
         {

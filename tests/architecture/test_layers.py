@@ -22,7 +22,9 @@ from archkit import PACKAGE, SRC, edges, layer_of, modules, strongly_connected
 # Top to bottom. A module belongs to the layer naming its longest prefix (`dosi` alone names
 # the package's __init__, not every module at the root).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("dosi.frontends", "dosi.__main__"),  # thin transports: CLI, REST, MCP, web
+    ("dosi.frontends", "dosi.__main__"),  # thin transports: CLI, REST, MCP, PostgreSQL, web
+    # authoring: other tools' models in and out, scaffolds, the model's JSON Schema
+    ("dosi.importers", "dosi.exporters", "dosi.scaffold"),
     ("dosi", "dosi.engine"),  # the public facade: the package itself and Engine
     ("dosi.analysis",),  # lineage and attribution
     ("dosi.catalog",),  # catalog views

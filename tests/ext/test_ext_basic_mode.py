@@ -118,8 +118,8 @@ def test_other_vendors_are_silent_in_basic_mode_too() -> None:
 def test_semantic_model_and_unknown_keys_text() -> None:
     d = only_warning(read("semantic_model", {"v": "1.10"}))
     assert "no extension keys" in d.message
-    d = only_warning(read("metric", {"semi_additive": {}}))
-    assert "semi_additive → ignored" in d.message
+    d = only_warning(read("metric", {"distinct_state": {}}))
+    assert "distinct_state → ignored" in d.message
     d = only_warning(read("metric", {"join_type": "inner"}))
     assert "join_type → ignored" in d.message
 

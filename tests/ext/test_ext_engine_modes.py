@@ -257,7 +257,7 @@ def test_env_v_version_gate_errors_raise_model_error(v: Any, code: str) -> None:
 
 def test_env_v_07_newer_minor_is_a_warning(mini_engine: Make) -> None:
     """ENV-V-07: a newer minor loads with `datus_ext_version_ahead`, known keys still apply."""
-    engine, run = mini_engine(metric_ext={"refund_total": {"v": "1.12", "fill_nulls_with": 0}})
+    engine, run = mini_engine(metric_ext={"refund_total": {"v": "1.13", "fill_nulls_with": 0}})
     assert [(w["code"], w["path"]) for w in engine.warnings] == [
         ("datus_ext_version_ahead", "metrics[refund_total]")
     ]
@@ -279,7 +279,7 @@ def test_env_v_08_key_newer_than_declared_is_honoured_with_a_warning(mini_engine
 def test_env_req_02_required_unknown_key_is_an_error() -> None:
     """ENV-REQ-02: a key listed in `requires` that the engine does not implement."""
     with pytest.raises(ModelError) as info:
-        Engine(model_text=mini_yaml(metric_ext={"revenue": {"requires": ["semi_additive"]}}))
+        Engine(model_text=mini_yaml(metric_ext={"revenue": {"requires": ["distinct_state"]}}))
     assert [d.code for d in info.value.issues] == ["datus_ext_key_required"]
 
 
@@ -292,7 +292,7 @@ def test_env_car_09_every_extension_problem_in_one_model_error() -> None:
         metric_ext={
             "revenue": {"v": "2.0"},
             "refund_total": {"fill_nulls_with": "zero"},
-            "units": {"v": "1.12", "fill_nulls_with": 0},
+            "units": {"v": "1.13", "fill_nulls_with": 0},
         },
     )
     with pytest.raises(ModelError) as info:

@@ -120,10 +120,10 @@ def test_env_car_03_second_datus_entry_is_invalid_first_still_read() -> None:
 
 def test_env_car_06_unknown_payload_keys_ignored() -> None:
     """ENV-CAR-06: unknown keys are ignored (forward compatibility), no diagnostics."""
-    res = read("metric", {"fill_nulls_with": 1, "semi_additive": {"x": 1}, "future": [1]})
+    res = read("metric", {"fill_nulls_with": 1, "distinct_state": {"x": 1}, "future": [1]})
     assert res.diagnostics == ()
     assert res.payload == MetricExt(fill_nulls_with=1)
-    assert res.keys == ("fill_nulls_with", "semi_additive", "future")
+    assert res.keys == ("fill_nulls_with", "distinct_state", "future")
 
 
 def test_env_car_04_v_and_requires_are_envelope_keys_not_payload_keys() -> None:

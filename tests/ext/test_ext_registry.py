@@ -10,11 +10,12 @@ from dosi.ext.payloads import PAYLOAD_FIELDS
 from dosi.ext.registry import parse_engine_version, registry_row
 
 
-def test_env_v_11_engine_reports_version_1_10() -> None:
-    """ENV-V-11: the engine implements (and reports) DATUS 1.10."""
-    assert DATUS_EXT_VERSION == "1.10"
-    assert DATUS_EXT["version"] == "1.10"
-    assert ext.DATUS_EXT_VERSION == "1.10"
+def test_env_v_11_engine_reports_version_1_12() -> None:
+    """ENV-V-11: the engine implements (and reports) DATUS 1.12 (1.11 semi_additive, 1.12
+    conversion)."""
+    assert DATUS_EXT_VERSION == "1.12"
+    assert DATUS_EXT["version"] == "1.12"
+    assert ext.DATUS_EXT_VERSION == "1.12"
 
 
 def test_env_reg_03_registry_contents() -> None:
@@ -33,6 +34,8 @@ def test_env_reg_03_registry_contents() -> None:
         "is_dimension": ("D-DIM", "1.7", "documented", ("field",)),
         "cardinality": ("D-CONFORM", "1.8", "silent", ("relationship",)),
         "lod": ("D-LOD", "1.10", "degraded", ("field",)),
+        "semi_additive": ("D-SEMI", "1.11", "silent", ("metric",)),
+        "conversion": ("D-CONVERSION", "1.12", "silent", ("metric",)),
     }
     got = {k: (i.extension, i.since, i.impact, i.carriers) for k, i in REGISTRY.items()}
     assert got == expected
@@ -44,6 +47,8 @@ def test_env_reg_04_silent_keys_are_exactly_measure_time_cardinality() -> None:
         "measure",
         "time",
         "cardinality",
+        "semi_additive",
+        "conversion",
     }
     assert all(i.requires_needed == (i.impact == "silent") for i in REGISTRY.values())
 

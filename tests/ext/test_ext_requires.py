@@ -40,11 +40,11 @@ def test_env_req_01_requires_must_be_array_of_strings(requires: Any) -> None:
 
 def test_env_req_01_string_entries_of_a_malformed_requires_still_count() -> None:
     """Fail closed: a string entry in a malformed `requires` is still enforced."""
-    res = read("metric", {"requires": [1, "semi_additive"]})
+    res = read("metric", {"requires": [1, "distinct_state"]})
     assert codes(res) == [(INVALID, "error"), (REQUIRED, "error")]
 
 
-@pytest.mark.parametrize("key", ["semi_additive", "distinct_state", "made_up"])
+@pytest.mark.parametrize("key", ["distinct_state", "made_up"])
 def test_env_req_02_unknown_required_key_is_an_error(key: str) -> None:
     """ENV-REQ-02 / ENV-ROAD-01: a listed key this engine does not know → key_required, whether
     or not it is present in the payload."""
@@ -56,8 +56,8 @@ def test_env_req_02_unknown_required_key_is_an_error(key: str) -> None:
 
 
 def test_env_road_01_roadmap_keys_ignored_unless_required() -> None:
-    """ENV-ROAD-01: semi_additive / distinct_state are not implemented: ignored when not listed."""
-    res = read("metric", {"semi_additive": {"over": "snapshot_date"}})
+    """ENV-ROAD-01: distinct_state is not implemented: ignored when not listed."""
+    res = read("metric", {"distinct_state": {"over": "snapshot_date"}})
     assert res.diagnostics == ()
     res = read("field", {"distinct_state": True})
     assert res.diagnostics == ()

@@ -132,15 +132,15 @@ def test_env_v_07_minor_ahead_warns_naming_dropped_keys() -> None:
     known key still applies."""
     res = read(
         "metric",
-        {"v": "1.11", "semi_additive": {"over": "d"}, "fill_nulls_with": 0, "zzz": 1},
+        {"v": "1.13", "distinct_state": {"over": "d"}, "fill_nulls_with": 0, "zzz": 1},
     )
     assert codes(res) == [(AHEAD, "warning")]
     d = res.diagnostics[0]
-    assert "semi_additive" in d.message and "zzz" in d.message
+    assert "distinct_state" in d.message and "zzz" in d.message
     assert "fill_nulls_with" not in d.message
-    assert d.candidates == ("semi_additive", "zzz")
+    assert d.candidates == ("distinct_state", "zzz")
     assert res.payload == MetricExt(fill_nulls_with=0)
-    assert res.declared_version == "1.11"
+    assert res.declared_version == "1.13"
 
 
 def test_env_v_07_minor_ahead_without_unknown_keys() -> None:
@@ -153,7 +153,7 @@ def test_env_v_07_minor_ahead_without_unknown_keys() -> None:
 def test_env_v_07_ahead_with_a_number_form() -> None:
     res = read("relationship", '{"v": 1.9}')
     assert res.diagnostics == ()  # 1.9 < 1.10: not ahead
-    assert read("semantic_model", {"v": "1.11"}).diagnostics[0].code == AHEAD
+    assert read("semantic_model", {"v": "1.13"}).diagnostics[0].code == AHEAD
 
 
 @pytest.mark.parametrize(

@@ -281,7 +281,7 @@ def test_generated_yaml_with_many_flat_aliases_loads() -> None:
     "bound", ["2024-02-29T19:00:00+02:00", "2024-02-29T19:00:00Z", "2024-02-29 19:00:00-05:30"]
 )
 def test_time_bounds_with_an_offset_are_rejected(shop: Engine, bound: str) -> None:
-    """As the reference engine does: never silently dropped (README, "Query shape")."""
+    """As the reference engine does: never silently dropped (docs/query.md)."""
     q = {"metrics": ["revenue"], "time_range": {"start": bound}}
     with pytest.raises(QueryError) as info:
         shop.compile(q)
@@ -347,7 +347,7 @@ def test_numbers_past_38_digits_are_unsupported_filter(shop: Engine) -> None:
 
 
 def test_query_size_bounds(shop: Engine) -> None:
-    """README, "Limits": items, characters and nesting of a raw query."""
+    """docs/limits.md: items, characters and nesting of a raw query."""
     many = {"metrics": ["revenue"], "group_by": ["orders.channel"] * 10_001}
     assert _code(lambda: shop.compile(many)) == "invalid_query"
     wide = {"metrics": ["revenue"], "where_sql": "orders.channel = '" + "x" * 1_000_001 + "'"}

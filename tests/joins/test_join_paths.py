@@ -89,7 +89,7 @@ def test_multi_hop_many_to_one_path(shop_run: Run, shop_ref: Any) -> None:
 
 
 def test_shop_completed_revenue_by_region_includes_orphans(shop_run: Run, shop_ref: Any) -> None:
-    """README example 5: LEFT joins keep orphans and NULL-region customers in the NULL group;
+    """Shop README example 5: LEFT joins keep orphans and NULL-region customers in the NULL group;
     the region without customers has no row."""
     res = shop_run(
         {

@@ -98,7 +98,7 @@ def test_join_04_inner_along_a_multi_hop_path(
 
 
 def test_shop_products_join_is_inner(shop_run: Run, shop_ref: Any) -> None:
-    """README example 6: order_items -> products is declared `inner` in the shop model."""
+    """Shop README example 6: order_items -> products is declared `inner` in the shop model."""
     res = shop_run(
         {
             "metrics": ["line_revenue", "items_sold", "order_line_count"],

@@ -6,7 +6,8 @@ elsewhere; these pin the plan shape and the SQL text, so a refactor that changes
 a byte difference. The models are the repository's examples (the shop, its D-LOD metric
 variant, the netbar D-CONFORM example), the D-FORMAT matrix model of fmtkit, and `shop_plus`:
 the shop with two metrics the examples do not carry (a D-DERIVE compose over a window output,
-which plans a DeriveCompute stage, and a D-DERIVE filter with a D-PARAM literal).
+which plans a DeriveCompute stage, and a D-DERIVE filter with a D-PARAM literal). `semi` and
+`conv` are the D-SEMI balances and D-CONVERSION funnel models of semikit / convkit.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import convkit
 import fmtkit
+import semikit
 import yaml
 
 from dosi.engine import Engine
@@ -66,7 +69,7 @@ def shop_plus_text() -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
-MODELS = ("shop", "shop_plus", "shop_lod", "netbar", "fmt")
+MODELS = ("shop", "shop_plus", "shop_lod", "netbar", "fmt", "semi", "conv")
 
 
 @cache
@@ -82,6 +85,10 @@ def engine(model: str) -> Engine:
         return Engine(model_path=NETBAR_MODEL)
     if model == "fmt":
         return Engine(model_text=fmtkit.fmt_model_text())
+    if model == "semi":
+        return Engine(model_text=semikit.semi_model_text())
+    if model == "conv":
+        return Engine(model_text=convkit.conv_model_text())
     raise KeyError(model)
 
 
@@ -300,6 +307,27 @@ SQL_QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
     "conform_window": (
         "netbar",
         {"metrics": ["minutes_mom", "revenue_rolling"], "group_by": MONTH},
+    ),
+    # D-SEMI
+    "semi_additive_last": (
+        "semi",
+        {"metrics": ["balance_by_account", "balance"], "group_by": [*MONTH, "accounts.region"]},
+    ),
+    "semi_additive_by_value": (
+        "semi",
+        {
+            "metrics": ["lowest_by_account"],
+            "time_range": {"start": "2024-01-01", "end": "2024-04-01"},
+        },
+    ),
+    # D-CONVERSION
+    "conversion_rate": (
+        "conv",
+        {"metrics": ["visit_to_buy_rate_7d"], "group_by": ["visits.referrer", "metric_time:day"]},
+    ),
+    "conversion_properties": (
+        "conv",
+        {"metrics": ["spend_same_session"]},
     ),
 }
 

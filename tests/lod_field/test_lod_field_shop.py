@@ -1,4 +1,4 @@
-"""The shop model's cohort example (README "Level of detail"): each customer's first order
+"""The shop model's cohort example (docs/extensions/d-lod.md): each customer's first order
 month as a D-LOD fixed field (orders.first_order_day) and row-level fields over it, against
 hand-written SQL on the generated shop data (CHECKLIST LOD-FLD-03/11, LOD-FLT-01/07)."""
 

@@ -277,7 +277,7 @@ def test_ratio_with_a_null_numerator_is_null(mini_run: Run) -> None:
 
 
 def test_shop_two_fact_tables_on_one_time_axis(shop_run: Run, shop_ref: Any) -> None:
-    """README example 7: revenue by order_date and refunds by refund_date on one month axis;
+    """Shop README example 7: revenue by order_date and refunds by refund_date on one month axis;
     2024-02 has refunds but no orders, 2024-10 orders but no refunds."""
     res = shop_run(
         {

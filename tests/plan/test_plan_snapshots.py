@@ -2,9 +2,9 @@
 as text under tests/plan/snapshots/ so a plan change shows in review. Values are asserted by
 the execution tests; these pin the shape (which nodes, in which order). MODEL_CASES plan the
 node kinds the shop model alone does not (D-FORMAT, a D-DERIVE stage, D-LOD fields and
-metrics) on the models of tests/kit/snapshotkit.py; together the cases plan every node kind,
-listed per case in snapshots/node_kinds.json (tests/architecture checks it against the node
-classes).
+metrics, D-SEMI, D-CONVERSION) on the models of tests/kit/snapshotkit.py; together the cases
+plan every node kind, listed per case in snapshots/node_kinds.json (tests/architecture checks
+it against the node classes).
 
 Regenerate after a deliberate plan change: DOSI_UPDATE_SNAPSHOTS=1 pytest tests/plan
 """
@@ -68,6 +68,8 @@ MODEL_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "lod_include": ("shop_lod", snapshotkit.SQL_QUERIES["lod_metric_include"][1]),
     "lod_attach": ("shop_lod", snapshotkit.SQL_QUERIES["lod_metric_exclude"][1]),
     "conform_merge": ("netbar", snapshotkit.SQL_QUERIES["conform_two_facts"][1]),
+    "semi_additive_join": ("semi", snapshotkit.SQL_QUERIES["semi_additive_last"][1]),
+    "conversion_join": ("conv", snapshotkit.SQL_QUERIES["conversion_rate"][1]),
 }
 KINDS = SNAPSHOTS / "node_kinds.json"
 

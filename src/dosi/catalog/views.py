@@ -69,6 +69,9 @@ class Catalog:
             **(m.derive.catalog() if m.derive is not None else EMPTY_CATALOG),
             "required_dimensions": required_dimensions(self.model, m),
             **lod_summary(m),
+            # D-SEMI / D-CONVERSION declarations as compiled (None on other metrics)
+            "semi_additive": m.semi_additive.catalog() if m.semi_additive is not None else None,
+            "conversion": m.conversion.catalog() if m.conversion is not None else None,
         }
 
     def metrics(self) -> list[dict[str, Any]]:

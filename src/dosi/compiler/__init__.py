@@ -10,6 +10,7 @@ fails with one `ModelError` listing all problems. One module per concern: `datas
 `metric_measures`, `measures`, `measure_names`, `time_axis`, `roles`), and one per extension
 in the spelling it has in every layer: `conform`, `derive` (the pass; `derive_filter`,
 `derive_compose`, `derive_gate`, `derive_window_base`, `derive_expansion`), `lod_field`,
-`lod_metric` (+ `lod_metric_compose`), `params`, `time_format`, `window`. `sqlparse` and
+`lod_metric` (+ `lod_metric_compose`), `params`, `time_format`, `window`, `semi_additive`
+(D-SEMI), `conversion` (D-CONVERSION). `sqlparse` and
 `trusted_sql` bound the SQL a model may hold.
 """

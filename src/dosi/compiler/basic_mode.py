@@ -2,7 +2,8 @@
 
 A metric that only the ignored payload made computable (a COUNT(*) pinned by D-DATASET, a stem
 collision resolved by D-MEASURE) becomes unavailable instead of failing the model; querying it
-says why.
+says why. So does a metric whose payload holds a key without which its expression is a wrong
+number (D-SEMI `semi_additive`, D-CONVERSION `conversion`): basic mode fails closed on it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 from dosi.compiler.context import CompileContext
 from dosi.errors import Diagnostic
 
-_DEFERRABLE = frozenset({"count_star_needs_dataset", "measure_name_collision"})
+_DEFERRABLE = frozenset(
+    {"count_star_needs_dataset", "measure_name_collision", "metric_needs_datus_mode"}
+)
 
 
 def defer_basic_failure(

@@ -207,5 +207,5 @@ def ident(name: str) -> exp.Identifier:
 
 @lru_cache(maxsize=4096)
 def _must_quote(name: str) -> bool:
-    """Names repeat in every query's SQL: the answer is kept (compile time: PERFORMANCE.md)."""
+    """Names repeat in every query's SQL: the answer is kept (compile time: docs/performance.md)."""
     return not name.isidentifier() or name.lower() != name

@@ -16,6 +16,7 @@ from sqlglot import exp
 from dosi.compiler.context import CompileContext, Site
 from dosi.compiler.measures import agg_name, measure_stem
 from dosi.ir.model import MeasureIr, MetricIr
+from dosi.ir.semi_additive import SemiAdditiveIr
 
 
 class MeasureRegistry:
@@ -34,17 +35,22 @@ class MeasureRegistry:
         signature: str,
         explicit: str | None,
         site: Site,
+        semi: tuple[SemiAdditiveIr, str] | None = None,
     ) -> str | None:
-        """The measure name of `node` (registering a new measure); None after a collision."""
+        """The measure name of `node` (registering a new measure); None after a collision.
+        `semi`: a D-SEMI declaration and the stem suffix its measures take (the signature
+        carries it, so the plain aggregate stays a measure of its own)."""
+        if semi is not None:
+            signature = f"{signature}|semi_additive:{semi[0].key}"
         existing = self._by_signature.get(signature)
         if explicit is None:
             if existing is not None:
                 return existing
-            stem = measure_stem(owner, node)
+            stem = measure_stem(owner, node) + (semi[1] if semi is not None else "")
             if stem in self.measures:
                 self._collision(metric, stem, site, other_sig=self.measures[stem].signature)
                 return None
-            self.measures[stem] = _new_measure(stem, node, owner, signature, False)
+            self.measures[stem] = _new_measure(stem, node, owner, signature, False, semi)
             self._by_signature[signature] = stem
             return stem
         if existing == explicit:
@@ -64,10 +70,24 @@ class MeasureRegistry:
             self._renames.append((existing, explicit))
             self.measures[explicit] = replace(old, name=explicit, explicit_name=True)
         else:
-            self.measures[explicit] = _new_measure(explicit, node, owner, signature, True)
+            self.measures[explicit] = _new_measure(explicit, node, owner, signature, True, semi)
         self._by_signature[signature] = explicit
         self._explicit[explicit] = signature
         return explicit
+
+    def add(self, measure: MeasureIr) -> str:
+        """A measure built by a later pass (a D-SEMI filter variant, a D-CONVERSION converted
+        measure): the one already registered under its signature, else this one; a name
+        another signature holds takes a numbered suffix."""
+        existing = self._by_signature.get(measure.signature)
+        if existing is not None:
+            return existing
+        name, n = measure.name, 2
+        while name in self.measures:
+            name, n = f"{measure.name}_{n}", n + 1
+        self.measures[name] = replace(measure, name=name)
+        self._by_signature[measure.signature] = name
+        return name
 
     def apply_renames(self, metrics: dict[str, MetricIr]) -> None:
         """Rewrite the metrics built so far to the names declared since the last call."""
@@ -109,7 +129,12 @@ class MeasureRegistry:
 
 
 def _new_measure(
-    name: str, node: exp.AggFunc, owner: str, signature: str, explicit: bool
+    name: str,
+    node: exp.AggFunc,
+    owner: str,
+    signature: str,
+    explicit: bool,
+    semi: tuple[SemiAdditiveIr, str] | None = None,
 ) -> MeasureIr:
     refs = frozenset({c.table for c in node.find_all(exp.Column) if c.table} | {owner})
     return MeasureIr(
@@ -120,4 +145,5 @@ def _new_measure(
         signature=signature,
         datasets=refs,
         explicit_name=explicit,
+        semi_additive=semi[0] if semi is not None else None,
     )

@@ -15,6 +15,7 @@ from dosi.compiler.context import Site
 from dosi.compiler.measures import safe_division
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.sqlparse import strip_parens
+from dosi.ir.semi_additive import SemiAdditiveIr
 
 
 def split_measures(
@@ -24,8 +25,10 @@ def split_measures(
     pin: str | None,
     mext: ext.MetricExt,
     site: Site,
+    semi: tuple[SemiAdditiveIr, str] | None = None,
 ) -> tuple[exp.Expression | None, list[str], list[str]]:
-    """(formula, measure names, owners), or (None, [], []) after an error."""
+    """(formula, measure names, owners), or (None, [], []) after an error. `semi`: the
+    metric's D-SEMI declaration and its measures' stem suffix."""
     sink, datasets = scope.cx.sink, scope.datasets
     aggs = list(tree.find_all(exp.AggFunc))
     owners: list[str | None] = []
@@ -70,7 +73,7 @@ def split_measures(
     for a, owner in zip(aggs, owners, strict=True):
         assert owner is not None
         signature = f"{owner}:{a.sql()}"
-        name = scope.registry.name_for(metric, a, owner, signature, explicit, site)
+        name = scope.registry.name_for(metric, a, owner, signature, explicit, site, semi)
         if name is None:
             return None, [], []
         names.append(name)
@@ -100,6 +103,9 @@ def _owner(scope: MetricScope, metric: str, node: exp.AggFunc, site: Site) -> st
     """The dataset a measure aggregates: the one every other referenced dataset is
     many-to-one reachable from. None = no column (COUNT(*) or a constant)."""
     refs = {c.table for c in node.find_all(exp.Column) if c.table}
+    # a field whose expression reads no column (dbt's `expr: 1`) still belongs to its dataset
+    refs |= {str(n.meta["dosi_field"]).partition(".")[0] for n in node.walk() if n.meta and
+             "dosi_field" in n.meta}
     if not refs:
         return None
     if len(refs) == 1:

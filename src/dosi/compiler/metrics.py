@@ -20,6 +20,12 @@ from dosi.compiler.metric_columns import note_measured_fields, resolve_metric_co
 from dosi.compiler.metric_measures import split_measures
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.params import check_no_bind_markers
+from dosi.compiler.semi_additive import (
+    check_semi_additive,
+    measure_suffix,
+    refuse_combinations,
+    resolve_semi_additive,
+)
 from dosi.compiler.sqlparse import (
     OSI_READERS,
     SqlSnippetError,
@@ -33,6 +39,8 @@ from dosi.errors import closest
 from dosi.ir.model import MetricIr
 from dosi.model.schema import MetricSpec
 
+NEEDS_DATUS = "metric_needs_datus_mode"
+
 
 def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     """The metric's IR, or None after its errors are reported."""
@@ -44,6 +52,19 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
     dialect, text = pick_expression(m.expression)
     site = Site(mpath, mline)
     if not check_no_bind_markers(cx.sink, m.name, text, mpath, mline):
+        return None
+    if mext.basic_fail_closed:  # D-SEMI / D-CONVERSION in basic mode: refused, not summed
+        keys = ", ".join(mext.basic_fail_closed)
+        cx.sink.error(
+            NEEDS_DATUS,
+            f"metric `{m.name}` carries {keys}, which basic mode does not read: its expression "
+            "alone is a different, wrong number",
+            path=mpath,
+            line=mline,
+            hint="query it in datus mode (the default, --osi-datus)",
+        )
+        return None
+    if not refuse_combinations(scope, m.name, mext, site):
         return None
     if mext.lod is not None:  # D-LOD: compiled once every other metric is (compiler/lod_metric.py)
         scope.lod_pending.append((m, mext.lod, site))
@@ -71,8 +92,18 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
         )
         pin = None
     resolved = tree.copy()  # D-DERIVE's expression gate reads it (split_measures edits tree)
-    formula, measure_names, owners = split_measures(scope, m.name, tree, pin, mext, site)
+    semi = None
+    if mext.semi_additive is not None:  # D-SEMI (compiler/semi_additive.py)
+        semi = resolve_semi_additive(scope, m.name, mext.semi_additive, tree, pin, site)
+        if semi is None:
+            return None
+    variant = (semi, measure_suffix(semi)) if semi is not None else None
+    formula, measure_names, owners = split_measures(
+        scope, m.name, tree, pin, mext, site, variant
+    )
     if formula is None:
+        return None
+    if semi is not None and not check_semi_additive(scope, m.name, semi, kind, owners, site):
         return None
     time_axis = metric_time_axis(cx, scope.datasets, m.name, mext, owners, site)
     window = mext.window
@@ -106,6 +137,8 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
         derive_decl=mext.derive,
         window_base=mext.window_base,
         expr_tree=resolved,
+        semi_additive=semi,
+        conversion_decl=mext.conversion,
     )
 
 

@@ -13,8 +13,10 @@ from types import MappingProxyType
 from dosi.compiler.basic_mode import defer_basic_failure
 from dosi.compiler.conform import compile_conformed
 from dosi.compiler.context import CompileContext
+from dosi.compiler.conversion import compile_conversions
 from dosi.compiler.datasets import compile_dataset
 from dosi.compiler.derive import compile_derives
+from dosi.compiler.derive_variants import compile_variants
 from dosi.compiler.lod_field import check_lod_model
 from dosi.compiler.lod_metric import compile_lod_pending
 from dosi.compiler.measure_names import MeasureRegistry
@@ -52,7 +54,7 @@ def compile_model_text(text: str, mode: str = "datus", trust_sql: bool = False) 
                 Diagnostic(
                     "expression_too_complex",
                     "the model nests too deeply to compile",
-                    hint='simplify the model\'s expressions (README, "Limits")',
+                    hint='simplify the model\'s expressions (docs/limits.md)',
                 )
             ]
         ) from None
@@ -75,7 +77,9 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
     relationships = tuple(r for r in relationships if r.kind != "many_to_many")
     scope = MetricScope(cx, datasets, RelationshipGraph(relationships), MeasureRegistry(cx))
     metrics, unavailable = _metrics(spec, scope)
+    compile_conversions(scope, metrics)  # D-CONVERSION: its base and conversion metrics exist
     compile_derives(scope, metrics)  # D-DERIVE: after every metric exists
+    compile_variants(scope, metrics)  # D-DERIVE over D-SEMI / D-CONVERSION members
     check_window_references(cx, metrics, datasets)
     check_lod_model(cx, datasets, relationships, metrics, scope.registry.measures)
     roles = dimension_roles(datasets, relationships, metrics, scope.measured_fields)

@@ -61,7 +61,7 @@ class SqlTooComplex(SqlSnippetError):
 
 @dataclass(frozen=True)
 class SqlLimits:
-    """Size and nesting bounds for one kind of SQL snippet (README, "Limits")."""
+    """Size and nesting bounds for one kind of SQL snippet (docs/limits.md)."""
 
     max_chars: int
     max_tokens: int
@@ -195,7 +195,7 @@ _POSITIONS = ("line", "col", "start", "end")
 def drop_positions(node: exp.Expression) -> None:
     """Forget the parser's token positions (nothing reads them once parsed): every query
     clones these trees to build its SQL, and copying each node's position dict was a fifth
-    of a compile (PERFORMANCE.md). Other meta (dosi's field tag, sqlglot's own) stays."""
+    of a compile (docs/performance.md). Other meta (dosi's field tag, sqlglot's own) stays."""
     for n in node.walk():
         meta = n._meta
         if meta:

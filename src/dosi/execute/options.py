@@ -1,5 +1,5 @@
 """Execution options an Engine hands to every runner: per-query timeout, memory limit and the
-extension opt-in (README, "Running untrusted queries")."""
+extension opt-in (docs/untrusted-queries.md)."""
 
 from __future__ import annotations
 

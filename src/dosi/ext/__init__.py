@@ -15,10 +15,12 @@ sees the typed payloads of `ExtRead`.
 * `payloads`      – typed payloads per carrier: §3, §4; `key_validators` one per key
 * one module per extension: `conform` (D-CONFORM), `derive` (D-DERIVE), `lod_field` and
   `lod_metric` (D-LOD), `params` / `params_decl` / `params_slots` / `params_naming`
-  (D-PARAM), `time_format` (D-FORMAT), `window/` (D-WINDOW: one module per family and sugar,
-  THE family table `window.families`; window-metrics-extension.md)
+  (D-PARAM), `time_format` (D-FORMAT), `semi_additive` (D-SEMI), `conversion`
+  (D-CONVERSION), `window/` (D-WINDOW: one module per family and sugar, THE family table
+  `window.families`; window-metrics-extension.md)
 """
 
+from dosi.ext.conversion import ConversionSpec, ConversionWindow, FieldPair
 from dosi.ext.history import HISTORY, WINDOW_FEATURES, HistoryEntry
 from dosi.ext.payloads import (
     DatasetExt,
@@ -40,6 +42,7 @@ from dosi.ext.registry import (
     KeyInfo,
     capabilities,
 )
+from dosi.ext.semi_additive import SemiAdditiveSpec
 from dosi.ext.time_format import LayoutPart, TimeFormat, TimeSpec
 from dosi.ext.window import (
     FrameWindow,
@@ -60,9 +63,12 @@ __all__ = [
     "REGISTRY",
     "WINDOW_FEATURES",
     "Carrier",
+    "ConversionSpec",
+    "ConversionWindow",
     "DatasetExt",
     "ExtRead",
     "FieldExt",
+    "FieldPair",
     "FrameWindow",
     "Grain",
     "HistoryEntry",
@@ -78,6 +84,7 @@ __all__ = [
     "Payload",
     "RankWindow",
     "RelationshipExt",
+    "SemiAdditiveSpec",
     "TimeFormat",
     "TimeSpec",
     "ValueWindow",

@@ -12,6 +12,25 @@ from dosi.ext.registry import ENVELOPE_KEYS, REGISTRY, Carrier
 
 IGNORED_VENDOR = "ignored_vendor_extension"
 
+#: Metric keys without which the metric's expression is a wrong number (D-SEMI, D-CONVERSION):
+#: basic mode makes such a metric unavailable instead of computing its plain expression.
+FAIL_CLOSED: frozenset[str] = frozenset({"semi_additive", "conversion"})
+
+
+def fail_closed_keys(carrier: Carrier, entries: list[Entry]) -> tuple[str, ...]:
+    """The FAIL_CLOSED keys a carrying metric's entries hold (decoded only to see which keys
+    appear, as the warning does; a payload that does not decode holds none)."""
+    if carrier != "metric":
+        return ()
+    found: list[str] = []
+    for entry in entries:
+        try:
+            obj = decode_entry(entry)
+        except PayloadDecodeError:
+            continue
+        found.extend(k for k in obj if k in FAIL_CLOSED and obj[k] is not None and k not in found)
+    return tuple(found)
+
 
 def basic_warning(carrier: Carrier, path: str, entries: list[Entry]) -> Diagnostic:
     """The single `ignored_vendor_extension` warning for a carrying element (§5, ENV-MODE-02).

@@ -71,4 +71,12 @@ HISTORY: tuple[HistoryEntry, ...] = (
         "nested windows",
     ),
     HistoryEntry("1.10", "2026-09-23", ("lod",)),
+    HistoryEntry("1.11", "2026-12-02", ("semi_additive",)),
+    HistoryEntry(
+        "1.12",
+        "2026-12-02",
+        ("conversion",),
+        "an engine key the documents do not reserve (conversion metrics); silent, so it "
+        "belongs in requires",
+    ),
 )

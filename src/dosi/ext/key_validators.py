@@ -16,11 +16,13 @@ from typing import Any
 
 from dosi.errors import DiagnosticSink, closest
 from dosi.ext.conform import CARDINALITIES, CARDINALITY_HINT, cardinality_value
+from dosi.ext.conversion import read_conversion
 from dosi.ext.derive import read_derive
 from dosi.ext.envelope import json_type
 from dosi.ext.envelope import show_json as _show
 from dosi.ext.lod_field import validate_field_lod
 from dosi.ext.registry import Carrier
+from dosi.ext.semi_additive import read_semi_additive
 from dosi.ext.time_format import read_time
 from dosi.ext.window import GRAINS, parse_window
 
@@ -210,6 +212,18 @@ def _derive(ctx: _Ctx, value: Any) -> KeyResult:
     return KeyResult(ok, payload)
 
 
+def _semi_additive(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-SEMI: see `semi_additive.py`."""
+    spec = read_semi_additive(value, ctx.path, ctx.sink)
+    return KeyResult(spec is not None, spec)
+
+
+def _conversion(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-CONVERSION: see `conversion.py`."""
+    spec = read_conversion(value, ctx.path, ctx.sink)
+    return KeyResult(spec is not None, spec)
+
+
 _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "derive": _derive,
     "join_type": _join_type,
@@ -223,6 +237,8 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "lod": _lod,
     "cardinality": _cardinality,
     "time": _time,
+    "semi_additive": _semi_additive,
+    "conversion": _conversion,
 }
 
 

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.ext.conform import Cardinality
+from dosi.ext.conversion import ConversionSpec
 from dosi.ext.lod_field import FieldLodPayload
 from dosi.ext.lod_metric import LodSpec
 from dosi.ext.params import MetricParams
 from dosi.ext.registry import Carrier
+from dosi.ext.semi_additive import SemiAdditiveSpec
 from dosi.ext.time_format import TimeSpec
 from dosi.ext.window import Grain, WindowSpec
 
@@ -54,7 +56,8 @@ class RelationshipExt:
 
 @dataclass(frozen=True)
 class MetricExt:
-    """Metric carrier: D-FILL, D-TIME, D-DATASET, D-MEASURE (`measure_name`), D-WINDOW."""
+    """Metric carrier: D-FILL, D-TIME, D-DATASET, D-MEASURE (`measure_name`), D-WINDOW,
+    D-SEMI `semi_additive`, D-CONVERSION `conversion`."""
 
     fill_nulls_with: float | int | None = None
     time_dimension: str | None = None
@@ -66,6 +69,11 @@ class MetricExt:
     lod_invalid: bool = False  # a lod declaration whose grammar was reported invalid
     derive: Any = None  # D-DERIVE: the family's payload (ext/derive.py)
     window_base: str | None = None  # D-DERIVE M2 `window.base`
+    semi_additive: SemiAdditiveSpec | None = None  # D-SEMI (ext/semi_additive.py)
+    conversion: ConversionSpec | None = None  # D-CONVERSION (ext/conversion.py)
+    # basic mode: keys present whose loss would make the metric a wrong number, so the
+    # compiler makes it unavailable instead (the payload itself is not read)
+    basic_fail_closed: tuple[str, ...] = ()
 
 
 Payload = ModelExt | DatasetExt | FieldExt | RelationshipExt | MetricExt
@@ -94,6 +102,8 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "derive"): "derive",
     ("relationship", "cardinality"): "cardinality",
     ("field", "time"): "time",
+    ("metric", "semi_additive"): "semi_additive",
+    ("metric", "conversion"): "conversion",
 }
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dosi.errors import Diagnostic, DiagnosticSink
-from dosi.ext.basic_mode import basic_warning
+from dosi.ext.basic_mode import basic_warning, fail_closed_keys
 from dosi.ext.derive import read_window_base
 from dosi.ext.envelope import Entry, PayloadDecodeError, datus_entries, decode_entry
 from dosi.ext.history import WINDOW_FEATURES
@@ -36,7 +36,13 @@ from dosi.ext.key_warnings import (
 from dosi.ext.lod_metric import is_lod_derive, lod_shape_ok, read_lod_derive
 from dosi.ext.params import MetricParams, read_params
 from dosi.ext.params_naming import warn_opaque
-from dosi.ext.payloads import PAYLOAD_FIELDS, Payload, build_payload, default_payload
+from dosi.ext.payloads import (
+    PAYLOAD_FIELDS,
+    MetricExt,
+    Payload,
+    build_payload,
+    default_payload,
+)
 from dosi.ext.registry import (
     CARRIERS,
     DATUS_EXT_VERSION,
@@ -103,7 +109,11 @@ def read_extensions(
     if not entries:
         return ExtRead(False, default_payload(carrier))
     if mode == "basic":
-        return ExtRead(True, default_payload(carrier), (basic_warning(carrier, path, entries),))
+        payload = default_payload(carrier)
+        closed = fail_closed_keys(carrier, entries)
+        if closed:  # D-SEMI / D-CONVERSION: the metric is refused, never summed plainly
+            payload = MetricExt(basic_fail_closed=closed)
+        return ExtRead(True, payload, (basic_warning(carrier, path, entries),))
     return _read_datus(carrier, path, entries)
 
 

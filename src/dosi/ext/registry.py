@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from dosi.ext.history import HISTORY, WINDOW_FEATURES
 
-DATUS_EXT_VERSION = "1.10"
+DATUS_EXT_VERSION = "1.12"
 """The DATUS extension version this engine implements (datus-extensions header, §2.1)."""
 
 Carrier = Literal["semantic_model", "dataset", "field", "relationship", "metric"]
@@ -193,6 +193,27 @@ _KEYS: tuple[KeyInfo, ...] = (
         "degraded",
         "the field is dropped (aggregate_field_dropped): its expression is a bare aggregate, so "
         "metrics and queries that reference it fail with unknown_field / unknown_column",
+        True,
+    ),
+    KeyInfo(
+        "semi_additive",
+        "D-SEMI",
+        ("metric",),
+        "1.11",
+        "silent",
+        "the metric adds up every snapshot along its time dimension: period-end balances are "
+        "summed across snapshots, a plain wrong number (basic mode refuses the metric)",
+        True,
+    ),
+    KeyInfo(
+        "conversion",
+        "D-CONVERSION",
+        ("metric",),
+        "1.12",
+        "silent",
+        "the metric is its plain expression: the conversion events' aggregate over the base "
+        "events' with no entity link, window or ordering, a wrong rate (basic mode refuses "
+        "the metric)",
         True,
     ),
 )

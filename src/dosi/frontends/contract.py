@@ -37,6 +37,7 @@ ENDPOINTS = (
     "POST /v1/select",
     "POST /v1/attribute",
     "POST /v1/validate",
+    "POST /v1/sql",
 )
 RESULT_FORMATS = ("application/json", "text/csv", "application/vnd.apache.arrow.stream")
 
@@ -116,6 +117,23 @@ def csv_cell(v: Any) -> str:
     if isinstance(v, dict):
         return json.dumps(json_safe(v), ensure_ascii=False, allow_nan=False)
     return str(v)
+
+
+def sql_request(body: Any) -> tuple[str, list[Any] | None]:
+    """`{"sql": "SELECT ...", "params": [...]}` of REST `/v1/sql` and the MCP `sql` tool."""
+    if isinstance(body, str):
+        return body, None
+    if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
+        raise QueryError("invalid_query", 'send {"sql": "SELECT ...", "params": [...]}',
+                         hint="the statement reads the model's virtual table; see "
+                         "docs/serving/sql.md")
+    params = body.get("params")
+    if params is not None and not isinstance(params, list):
+        raise QueryError("invalid_query", "params must be a list (the values of $1, $2, ...)")
+    extra = sorted(set(body) - {"sql", "params"})
+    if extra:
+        raise QueryError("invalid_query", f"unknown keys {extra}", candidates=["sql", "params"])
+    return body["sql"], params
 
 
 def engine_capabilities() -> dict[str, Any]:

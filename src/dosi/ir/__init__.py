@@ -8,5 +8,6 @@ it holds). It may import `dosi.errors`, `dosi.ext` and sqlglot; nothing of `dosi
 * `model`  – `ModelIr`, `DatasetIr`, `FieldIr`, `MetricIr`, `RelationshipIr`;
 * `graph`  – the many-to-one relationship graph;
 * one module per extension: `conform`, `derive`, `lod_field` (+ `lod_field_catalog`),
-  `lod_metric` (+ `lod_metric_catalog`).
+  `lod_metric` (+ `lod_metric_catalog`), `semi_additive` (D-SEMI), `conversion`
+  (D-CONVERSION).
 """

@@ -77,7 +77,7 @@ _INFO: dict[int, tuple[weakref.ref[Any], ModelLodInfo | None]] = {}
 
 def model_lod_info(model: Any) -> ModelLodInfo | None:
     """None for a model without fixed fields, so the planner pays one dict lookup per branch
-    (compile latency: PERFORMANCE.md); else the fields and measures reading one."""
+    (compile time: docs/performance.md); else the fields and measures reading one."""
     hit = _INFO.get(id(model))
     if hit is not None and hit[0]() is model:
         return hit[1]

@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlglot import exp
 
 from dosi.errors import Diagnostic
+from dosi.ir.conversion import ConversionIr
 from dosi.ir.lod_metric import LodMetric
+from dosi.ir.semi_additive import SemiAdditiveIr
 
 if TYPE_CHECKING:
-    from dosi.ext import TimeFormat, WindowSpec
+    from dosi.ext import ConversionSpec, TimeFormat, WindowSpec
     from dosi.ext.params import MetricParams
     from dosi.ir.derive import DeriveIr
     from dosi.ir.lod_field import LodFieldIr
@@ -94,10 +96,26 @@ class MeasureIr:
     signature: str
     datasets: frozenset[str]  # every dataset the argument reads (joins needed)
     explicit_name: bool = False
+    # D-SEMI: one snapshot per period along a time dimension (dosi.ir.semi_additive)
+    semi_additive: SemiAdditiveIr | None = None
+    # D-CONVERSION: the conversion metric's aggregate over the conversion events attributed
+    # to base events (dosi.ir.conversion); `dataset` is then the base events' dataset
+    conversion: ConversionIr | None = None
 
     @property
     def is_count(self) -> bool:
         return self.agg in ("count", "count_distinct", "count_star")
+
+    @property
+    def branch_key(self) -> str | None:
+        """Measures with different keys never share a branch: they read different rows."""
+        if self.semi_additive is not None:
+            # by value (min / max), the measure's own value picks the snapshot
+            own = f":{self.name}" if self.semi_additive.by_value else ""
+            return f"semi_additive:{self.semi_additive.key}{own}"
+        if self.conversion is not None:
+            return f"conversion:{self.name}"
+        return None
 
 
 @dataclass(frozen=True)
@@ -128,6 +146,10 @@ class MetricIr:
     derive: DeriveIr | None = None
     window_base: str | None = None
     expr_tree: exp.Expression | None = None
+    semi_additive: SemiAdditiveIr | None = None  # D-SEMI: the metric's own declaration
+    # D-CONVERSION: the declaration read from the payload, then what it compiled to
+    conversion_decl: ConversionSpec | None = None
+    conversion: ConversionIr | None = None
 
 
 # D-CONFORM conformity classes (datus-extensions §3 D-CONFORM); the functions that read them

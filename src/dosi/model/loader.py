@@ -25,7 +25,7 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader
 
 
-#: Bounds on a model document (README, "Limits"): text size, nesting depth, YAML aliases.
+#: Bounds on a model document (docs/limits.md): text size, nesting depth, YAML aliases.
 MAX_MODEL_CHARS = 16_000_000
 MAX_MODEL_DEPTH = 64
 MAX_YAML_ALIASES = 10_000
@@ -265,6 +265,8 @@ def _schema_issue(err: Any, data: Any, lines: LineIndex) -> Diagnostic:
     if kind == "too_short" and loc and loc[-1] == "datasets":
         code, msg = "empty_datasets", "a semantic model needs at least one dataset"
         return Diagnostic(code, msg, path=object_path(data, loc), line=lines.line_of(loc))
+    if field == "expression" and isinstance(err.get("input"), (str, int, float)):
+        return _plain_expression(err["input"], path, lines.line_of(loc))
     if kind == "extra_forbidden":
         code, msg = "unknown_model_key", f"unknown key `{field}` (the Ossie schema forbids it)"
     elif kind == "missing":
@@ -275,6 +277,20 @@ def _schema_issue(err: Any, data: Any, lines: LineIndex) -> Diagnostic:
         code, msg = "invalid_model_value", f"`{field}`: {err['msg']}"
     parent = object_path(data, loc[:-1]) if kind in ("missing",) else path
     return Diagnostic(code, msg, path=parent or path, line=lines.line_of(loc))
+
+
+def _plain_expression(value: Any, path: str, line: int | None) -> Diagnostic:
+    """`expression: amount` (a plain value): Ossie writes one expression per dialect, so the
+    fix is the same text inside the dialects form, shown with the user's own SQL."""
+    quoted = json.dumps(str(value)) if isinstance(value, str) else str(value)
+    return Diagnostic(
+        "invalid_model_value",
+        f"`expression` is the plain value {bounded(value, 60)}; Ossie writes an expression per "
+        "dialect, as a mapping with a `dialects` list",
+        path=path,
+        line=line,
+        hint=f"write it as expression: {{dialects: [{{dialect: ANSI_SQL, expression: {quoted}}}]}}",
+    )
 
 
 def object_path(data: Any, loc: Sequence[Any]) -> str:

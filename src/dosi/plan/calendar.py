@@ -1,8 +1,8 @@
 """Calendar arithmetic on literal bounds, done in Python so bounds stay DATE literals.
 
-PERFORMANCE.md item 2: a DATE-typed bound lets the warehouse skip row groups; shifting a literal
-by months or years is dialect-independent (end-of-month days clamp, as DATE - INTERVAL does).
-Week truncation is dialect-defined and stays in SQL.
+docs/performance.md, rule 2: a DATE-typed bound lets the warehouse skip row groups; shifting
+a literal by months or years is dialect-independent (end-of-month days clamp, as DATE - INTERVAL
+does). Week truncation is dialect-defined and stays in SQL.
 """
 
 from __future__ import annotations

@@ -38,6 +38,10 @@ class PlanVisitor(ABC, Generic[T]):
         """A `ComputeMetrics` node (plan/nodes/compute_metrics.py)."""
 
     @abstractmethod
+    def visit_conversion_join(self, node: PlanNode) -> T:
+        """A `ConversionJoin` node (plan/nodes/conversion_join.py)."""
+
+    @abstractmethod
     def visit_decode_time(self, node: PlanNode) -> T:
         """A `DecodeTime` node (plan/nodes/decode_time.py)."""
 
@@ -84,6 +88,10 @@ class PlanVisitor(ABC, Generic[T]):
     @abstractmethod
     def visit_scan(self, node: PlanNode) -> T:
         """A `Scan` node (plan/nodes/scan.py)."""
+
+    @abstractmethod
+    def visit_semi_additive_join(self, node: PlanNode) -> T:
+        """A `SemiAdditiveJoin` node (plan/nodes/semi_additive_join.py)."""
 
     @abstractmethod
     def visit_stream_bucket(self, node: PlanNode) -> T:

@@ -16,6 +16,7 @@ from dosi.errors import QueryError
 from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.builder.stream_window import plan_stream
 from dosi.plan.conform import ConformedSpellings
+from dosi.plan.conversion import conversion_plan
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.lod_field import lod_query_branch
 from dosi.plan.records import (
@@ -27,6 +28,7 @@ from dosi.plan.records import (
     QueryPlan,
     TimeFilter,
 )
+from dosi.plan.semi_additive import semi_additive_plan
 from dosi.plan.time_format import branch_dim, time_filter
 from dosi.plan.where_reach import where_context_error
 from dosi.query.resolve import ResolvedQuery
@@ -97,8 +99,10 @@ class Planner:
         needs_axis = rq.uses_metric_time or (
             rq.time_range is not None and rq.time_range.field is None
         )
-        drafts: dict[tuple[str, str | None], _BranchDraft] = {}
-        sources: dict[str, list[tuple[str, tuple[str, str | None]]]] = {}
+        # a branch per fact dataset, time axis and measure variant (D-SEMI snapshot rows,
+        # D-CONVERSION attributed events: MeasureIr.branch_key)
+        drafts: dict[tuple[str, str | None, str | None], _BranchDraft] = {}
+        sources: dict[str, list[tuple[str, tuple[str, str | None, str | None]]]] = {}
         # a stage-tier compose is computed above the window stage (plan/derive_stage.py)
         all_metrics = [
             m
@@ -107,7 +111,7 @@ class Planner:
         ]
         required = self._required_datasets(rq)
         for m in all_metrics:
-            srcs: list[tuple[str, tuple[str, str | None]]] = []
+            srcs: list[tuple[str, tuple[str, str | None, str | None]]] = []
             for mname in m.measures:
                 meas = model.measures[mname]
                 root = self._root(m, meas, required, rq)
@@ -116,7 +120,7 @@ class Planner:
                     if needs_axis
                     else None
                 )
-                key = (root, axis.qualified if axis else None)
+                key = (root, axis.qualified if axis else None, meas.branch_key)
                 draft = drafts.get(key)
                 if draft is None:
                     draft = drafts[key] = _BranchDraft(root, axis)
@@ -240,6 +244,11 @@ class Planner:
             spell.check_grain(f, d.grain, d.spelling)  # CONF-08: each branch's floor
             needed.setdefault(f.dataset, f"group_by `{d.spelling}`")
             dims.append(branch_dim(d.output, f, d.grain, d.window))
+        measures = [model.measures[m] for m in draft.measures]
+        semi = semi_additive_plan(
+            model, measures, list(zip(rq.dims, dims, strict=True)), draft.axis
+        )
+        conversion = conversion_plan(model, measures)
         filters: list[exp.Expression] = []
         where = spell.where_in_branch(ds, rq)  # CONF-05: either spelling in where_sql
         if where is not None:
@@ -286,8 +295,20 @@ class Planner:
             measures=tuple(draft.measures),
             filters=tuple(filters),
             time_filters=tuple(time_filters),
+            semi_additive=semi,
+            conversion=conversion,
         )
-        return lod_query_branch(model, self.graph, branch, rq)  # D-LOD (plan/lod_field.py)
+        out = lod_query_branch(model, self.graph, branch, rq)  # D-LOD (plan/lod_field.py)
+        if out.lod is not None and (semi is not None or conversion is not None):
+            raise QueryError(
+                "not_implemented",
+                "a D-LOD fixed field in the branch of a "
+                + ("semi-additive" if semi is not None else "conversion")
+                + f" metric ({', '.join(draft.metrics)}) is not implemented",
+                metrics=list(draft.metrics),
+                hint="query the level-of-detail field with other metrics",
+            )
+        return out
 
 
 def _named_fields(rq: ResolvedQuery) -> list[FieldIr]:

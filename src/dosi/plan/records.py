@@ -14,8 +14,10 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
-from dosi.ext import TimeFormat, WindowSpec
+from dosi.ext import ConversionWindow, TimeFormat, WindowSpec
+from dosi.ir.conversion import ConversionIr
 from dosi.ir.model import RelationshipIr
+from dosi.ir.semi_additive import SemiAdditiveIr
 from dosi.query.stream_window import StreamWindow
 
 
@@ -66,6 +68,44 @@ class TimeFilter:
 
 
 @dataclass(frozen=True)
+class SemiAdditivePlan:
+    """D-SEMI in one branch of one query: the rows kept are, per period and window grouping,
+    those at the chosen snapshot (plan/semi_additive.py chose the period)."""
+
+    ir: SemiAdditiveIr
+    snapshot: BranchDim  # the snapshot time as compared: at the field's stored grain
+    period: BranchDim | None  # the query's bucket of the dimension (None: the whole range)
+    groupings: tuple[exp.Expression, ...]  # window groupings, over the branch's tables
+    value_measure: str | None = None  # min / max: the measure whose value picks the snapshot
+
+    def describe(self) -> str:
+        period = f"per {self.period.output}" if self.period is not None else "over the range"
+        return f"{self.ir.describe()}, {period}"
+
+
+@dataclass(frozen=True)
+class ConversionPlan:
+    """D-CONVERSION in one branch of one query: each conversion event of the same entity (and
+    constant properties) at or after a base event, within the window, attributed to the
+    latest such base event; the branch groups the attributed events by the base event's
+    dimensions (plan/conversion.py)."""
+
+    ir: ConversionIr
+    measure: str  # the converted measure
+    conversion_dataset: str
+    entity: tuple[exp.Expression, exp.Expression]  # (base side, conversion side)
+    base_time: BranchDim
+    conversion_time: BranchDim
+    window: ConversionWindow | None
+    properties: tuple[tuple[exp.Expression, exp.Expression], ...] = ()
+    base_event: exp.Expression | None = None  # rows the base aggregate reads (non-NULL arg)
+    conversion_event: exp.Expression | None = None  # rows the conversion aggregate reads
+
+    def describe(self) -> str:
+        return self.ir.describe()
+
+
+@dataclass(frozen=True)
 class Branch:
     """One GROUP BY over one fact dataset at the query grain (never across a fan-out)."""
 
@@ -78,6 +118,8 @@ class Branch:
     filters: tuple[exp.Expression, ...]
     time_filters: tuple[TimeFilter, ...] = ()
     lod: LodShape | None = None  # D-LOD fixed fields read in this branch (plan/lod_field.py)
+    semi_additive: SemiAdditivePlan | None = None  # D-SEMI (plan/semi_additive.py)
+    conversion: ConversionPlan | None = None  # D-CONVERSION (plan/conversion.py)
 
     def describe(self) -> str:
         parts = [f"Branch {self.id}: aggregate {self.dataset}"]

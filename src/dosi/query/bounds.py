@@ -1,5 +1,5 @@
 """Size and shape bounds on a raw query (dict or JSON text), checked before anything recurses
-into it: nesting depth, item count, text size, key types and integer sizes (README, "Limits")."""
+into it: nesting depth, item count, text size, key types and integer sizes (docs/limits.md)."""
 
 from __future__ import annotations
 

@@ -158,7 +158,7 @@ _PARAM_METRICS: dict[int, frozenset[str]] = {}
 
 def _param_metrics(model: ModelIr) -> frozenset[str]:
     """The metrics a query can bind params of, once per compiled model (a query without
-    params costs a set lookup per metric: compile latency, PERFORMANCE.md)."""
+    params costs a set lookup per metric: compile time: docs/performance.md)."""
     key = id(model)
     found = _PARAM_METRICS.get(key)
     if found is None:

@@ -5,7 +5,7 @@ A predicate is caller input, so it is checked against an allow-list, never a blo
 references (resolved against the model by a callback), literals, comparison / boolean /
 arithmetic operators, IN (a value list), BETWEEN, LIKE / ILIKE, IS [NOT] NULL, CASE / IF, CAST
 to a plain type, INTERVAL literals and the pure scalar functions in `ALLOWED_FUNCTIONS` (also
-listed in the README, "Filters"). Anything else is `unsupported_filter` naming the construct, so
+listed in docs/filters.md). Anything else is `unsupported_filter` naming the construct, so
 a filter can only filter rows: it cannot read settings, files or variables, sleep, write, load
 an extension, or allocate without bound. Size and nesting limits are checked before parsing
 (`dosi.compiler.sqlparse.PREDICATE_LIMITS`).

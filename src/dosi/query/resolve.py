@@ -361,7 +361,7 @@ def _parse_where(text: str) -> exp.Expression:
         raise QueryError(
             "filter_too_complex",
             f"where_sql: {err}",
-            hint='simplify the filter (see the README, "Limits"); use IN for many values',
+            hint='simplify the filter (see docs/limits.md); use IN for many values',
             detail={"limit": err.limit, "maximum": err.maximum},
         ) from None
     except SqlSnippetError as err:

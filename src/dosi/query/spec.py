@@ -236,7 +236,7 @@ def _group_by_item(item: Any) -> GroupByItem:
 def parse_when(value: Any, key: str) -> dt.date | dt.datetime | None:
     """An ISO date or naive timestamp. A bound with a UTC offset (`+02:00`, `Z`) is rejected,
     as the reference engine does: model timestamps carry no zone, so dropping or converting the
-    offset would silently move the bound (README, "Query shape")."""
+    offset would silently move the bound (docs/query.md)."""
     if value is None:
         return None
     if isinstance(value, dt.datetime):

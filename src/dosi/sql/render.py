@@ -19,8 +19,10 @@ from sqlglot import exp
 from dosi.ir.model import ModelIr
 from dosi.plan.calendar import trunc_when
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
+from dosi.sql.conversion import conversion_grouped
 from dosi.sql.dialects import Dialect
 from dosi.sql.lod_field import lod_grouped
+from dosi.sql.semi_additive import snapshot_join
 from dosi.sql.stream_window import stream_grouped, stream_window_start
 from dosi.sql.util import aliased, and_all, clone, col, cte_name, join, number, table, table_aliased
 
@@ -121,6 +123,8 @@ class Renderer:
                 r.join_type.upper(),
                 on,
             )
+        if branch.semi_additive is not None:  # D-SEMI: only the snapshot rows (sql/semi_additive)
+            select = snapshot_join(self, branch, select)
         preds = [clone(f) for f in branch.filters]
         for tf in branch.time_filters:
             preds.extend(self.time_predicates(tf))
@@ -182,12 +186,14 @@ class Renderer:
     def grouped(self, b: Branch, columns: list[tuple[str, _Build]], mode: str) -> exp.Select:
         """SELECT dims, columns FROM the branch GROUP BY dims; each column builds its value
         from a measure lookup. `mode` is the plan's choice below the aggregate: "plain",
-        "pre_aggregate" (grouped by the raw date first, then rolled up: PERFORMANCE.md item
-        1) or "stream" (streaming windows: dosi.sql.stream_window)."""
+        "pre_aggregate" (grouped by the raw date first, then rolled up: docs/performance.md,
+        rule 1) or "stream" (streaming windows: dosi.sql.stream_window)."""
         if mode == "stream":
             return stream_grouped(self, b, columns)
         if mode == "lod":  # D-LOD fixed fields (dosi.sql.lod_field)
             return lod_grouped(self, b, columns)
+        if mode == "conversion":  # D-CONVERSION attributed events (dosi.sql.conversion)
+            return conversion_grouped(self, b, columns)
         if mode == "pre_aggregate":
             return self._rolled_up(b, columns)
         sel = exp.Select()

@@ -22,6 +22,7 @@ from dosi.plan.node import PlanNode, PlanVisitor
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
+    ConversionJoin,
     DecodeTime,
     DeriveCompute,
     FilterResult,
@@ -34,11 +35,19 @@ from dosi.plan.nodes import (
     OrderLimit,
     PreAggregate,
     Scan,
+    SemiAdditiveJoin,
     StreamBucket,
     Trim,
     Window,
 )
-from dosi.plan.records import Branch, JoinStep, LodShape, QueryPlan
+from dosi.plan.records import (
+    Branch,
+    ConversionPlan,
+    JoinStep,
+    LodShape,
+    QueryPlan,
+    SemiAdditivePlan,
+)
 from dosi.sql.dialects import Dialect
 from dosi.sql.lod_metric import attach_sql, include_sql
 from dosi.sql.render import Renderer
@@ -52,8 +61,10 @@ class _Source:
 
     scan: Scan
     joins: tuple[JoinStep, ...] = ()
-    mode: str = "plain"  # "plain" | "pre_aggregate" | "stream" | "lod"
+    mode: str = "plain"  # "plain" | "pre_aggregate" | "stream" | "lod" | "conversion"
     lod: LodShape | None = None  # D-LOD: the rollups and shape (dosi.sql.lod_field)
+    semi_additive: SemiAdditivePlan | None = None  # D-SEMI (dosi.sql.semi_additive)
+    conversion: ConversionPlan | None = None  # D-CONVERSION (dosi.sql.conversion)
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,14 @@ class ToSql(PlanVisitor[SqlPart]):
     def visit_stream_bucket(self, node: StreamBucket) -> _Source:
         return replace(self._source(node.parent), mode="stream")
 
+    def visit_semi_additive_join(self, node: SemiAdditiveJoin) -> _Source:
+        """D-SEMI: the branch's FROM joins its snapshots (Renderer.from_clause)."""
+        return replace(self._source(node.parent), semi_additive=node.plan)
+
+    def visit_conversion_join(self, node: ConversionJoin) -> _Source:
+        """D-CONVERSION: the branch groups attributed conversion events (sql/conversion.py)."""
+        return replace(self._source(node.parent), mode="conversion", conversion=node.plan)
+
     def visit_lod_rollup(self, node: LodRollup) -> _Source:
         """Two-stage: the view reads only this rollup, its dimension filters on the output."""
         return _Source(Scan(node.spec.dataset, node.output_filters), mode="lod", lod=node.shape)
@@ -150,6 +169,8 @@ class ToSql(PlanVisitor[SqlPart]):
             filters=src.scan.filters,
             time_filters=src.scan.time_filters,
             lod=src.lod,
+            semi_additive=src.semi_additive,
+            conversion=src.conversion,
         )
         return _Grouped(branch, src.mode)
 

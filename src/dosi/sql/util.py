@@ -31,7 +31,7 @@ def number(v: float | int) -> exp.Expression:
 
 
 # join type -> (side, kind), as sqlglot's own parser spells them; built directly, so a render
-# never parses a join type string (compile time: PERFORMANCE.md)
+# never parses a join type string (compile time: docs/performance.md)
 _JOIN_TYPES: dict[str, tuple[str | None, str | None]] = {
     "LEFT": ("LEFT", None),
     "INNER": (None, "INNER"),
@@ -47,7 +47,7 @@ def table(name: str) -> exp.Table:
 
 def aliased(e: exp.Expression, name: str) -> exp.Expression:
     """`e AS name`, as `exp.alias_(e, ident(name), copy=False)` builds it, without alias_'s
-    deep copy of the fresh identifier (compile time: PERFORMANCE.md)."""
+    deep copy of the fresh identifier (compile time: docs/performance.md)."""
     if "alias" in e.arg_types and not isinstance(e, exp.Window):
         e.set("alias", ident(name))
         return e
@@ -62,7 +62,7 @@ def table_aliased(e: exp.Expression, name: str) -> exp.Expression:
 
 def cte_name(name: str) -> exp.TableAlias | str:
     """A CTE name for `Select.with_`, built rather than parsed where the plain name spells
-    the same tree the parser would (compile time: PERFORMANCE.md)."""
+    the same tree the parser would (compile time: docs/performance.md)."""
     if name.isidentifier() and name.isascii():
         return exp.TableAlias(this=exp.Identifier(this=name, quoted=False))
     return name
@@ -92,7 +92,7 @@ def clone(e: E) -> E:
 
     sqlglot's deepcopy also deep-copies each node's `meta` dict (parser positions, dosi's
     field tag) through `copy.deepcopy`, most of a compile's time; their values are scalars,
-    so a dict copy is enough (compile time: PERFORMANCE.md)."""
+    so a dict copy is enough (compile time: docs/performance.md)."""
     root = e.__class__()
     stack: list[tuple[exp.Expression, exp.Expression]] = [(e, root)]
     while stack:

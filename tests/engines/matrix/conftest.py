@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-for _name in ("conformkit", "extkit", "fmtkit"):
+for _name in ("conformkit", "extkit", "fmtkit", "semikit", "convkit"):
     if _name not in sys.modules:
         _spec = importlib.util.spec_from_file_location(
             _name, Path(__file__).resolve().parents[2] / "kit" / f"{_name}.py"
@@ -26,8 +26,10 @@ for _name in ("conformkit", "extkit", "fmtkit"):
         _spec.loader.exec_module(_mod)
 
 import conformkit  # noqa: E402
+import convkit  # noqa: E402
 import extkit  # noqa: E402
 import fmtkit  # noqa: E402
+import semikit  # noqa: E402
 
 import dosi  # noqa: E402
 
@@ -47,10 +49,15 @@ def shop_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     db, parquet = conformkit.build_shop(tmp_path_factory.mktemp("conformance"))
     extkit.build_ext(db, parquet)
     fmtkit.build_fmt(db, parquet)  # D-FORMAT's encoded time columns
+    semikit.build_semi(db, parquet)  # D-SEMI balances
+    convkit.build_conv(db, parquet)  # D-CONVERSION visits and buys
     return db, parquet
 
 
-TABLES = conformkit.TABLES + extkit.EXT_TABLES + fmtkit.FMT_TABLES
+FEATURE_TABLES = (
+    extkit.EXT_TABLES + fmtkit.FMT_TABLES + semikit.SEMI_TABLES + convkit.CONV_TABLES
+)
+TABLES = conformkit.TABLES + FEATURE_TABLES
 
 
 @pytest.fixture(scope="session")
@@ -118,9 +125,7 @@ def _client(kind: str, shop_files: tuple[Path, Path], tmp: Path) -> tuple[Any, A
         dsn = holder.__enter__()
         portkit.load_into_postgres(db, dsn, tmp)
         con = psycopg.connect(dsn, autocommit=True)
-        conformkit.load_postgres_tables(
-            db, con, extkit.EXT_TABLES + fmtkit.FMT_TABLES, portkit.pg_type
-        )
+        conformkit.load_postgres_tables(db, con, FEATURE_TABLES, portkit.pg_type)
 
         def close() -> None:
             con.close()
@@ -213,3 +218,40 @@ def fmt_target(loaded: tuple[str, Any]) -> Iterator[tuple[str, dosi.Engine]]:
         yield kind, eng
     finally:
         eng.close()
+
+
+def _feature_engine(text: str, client: tuple[str, Any] | Path) -> dosi.Engine:
+    if isinstance(client, Path):
+        return dosi.Engine(model_text=text, connections={"duck": {"type": "duckdb", "uri": str(client)}})
+    kind, obj = client
+    return dosi.Engine(model_text=text, connections={kind: {"type": kind, "client": obj}})
+
+
+@pytest.fixture(scope="session")
+def semi_reference(shop_files: tuple[Path, Path]) -> Iterator[dosi.Engine]:
+    """The D-SEMI balances model on DuckDB (the values every other engine is compared with)."""
+    eng = _feature_engine(semikit.semi_model_text(), shop_files[0])
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="session")
+def semi_target(loaded: tuple[str, Any]) -> Iterator[tuple[str, dosi.Engine]]:
+    eng = _feature_engine(semikit.semi_model_text(), loaded)
+    yield loaded[0], eng
+    eng.close()
+
+
+@pytest.fixture(scope="session")
+def conv_reference(shop_files: tuple[Path, Path]) -> Iterator[dosi.Engine]:
+    """The D-CONVERSION funnel model on DuckDB."""
+    eng = _feature_engine(convkit.conv_model_text(), shop_files[0])
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="session")
+def conv_target(loaded: tuple[str, Any]) -> Iterator[tuple[str, dosi.Engine]]:
+    eng = _feature_engine(convkit.conv_model_text(), loaded)
+    yield loaded[0], eng
+    eng.close()

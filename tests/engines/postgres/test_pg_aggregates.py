@@ -34,7 +34,7 @@ def asc(key: str) -> dict[str, Any]:
     return {"key": key, "desc": False}
 
 
-# ------------------------------------------------------------------------------ README examples
+# ------------------------------------------------ examples/shop/README.md examples
 
 README = {
     "1-channel": q(["revenue", "order_count"], ["orders.channel"], order_by=[desc("revenue")]),
@@ -73,7 +73,7 @@ def test_readme_examples(port: Portability, query: dict[str, Any]) -> None:
 
 
 def test_readme_reference_values_on_postgres(port: Portability) -> None:
-    """The README's reference answers hold on PostgreSQL itself (not only 'equal to DuckDB')."""
+    """The shop README's reference answers hold on PostgreSQL itself (not only 'as DuckDB')."""
     rows = {r["channel"]: r for r in port.on_postgres(README["1-channel"])}
     assert float(rows["web"]["revenue"]) == pytest.approx(1_622_086.96)
     assert rows[None]["order_count"] == 285

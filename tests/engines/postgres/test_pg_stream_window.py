@@ -1,7 +1,7 @@
 """Portability of streaming windows (group_by `metric_time:tumble(...)`, `hop`, `cumulate`,
 `session`) on the shop's events (timestamps) and orders (dates): the postgres SQL is plain epoch
 arithmetic (UDF-GEN-01/04) and returns on PostgreSQL the rows DuckDB returns, including the
-README's reference answers (UDF-TUM-02/03, UDF-HOP-02/03, UDF-CUM-01/02, UDF-SES-01)."""
+shop README's reference answers (UDF-TUM-02/03, UDF-HOP-02/03, UDF-CUM-01/02, UDF-SES-01)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def stream(metrics: list[str], *group_by: Any, **kw: Any) -> dict[str, Any]:
 
 
 QUERIES = {
-    # README "Streaming windows" 1-4
+    # examples/shop/README.md, "Streaming windows", 1-4
     "readme-tumble-30s": stream(EVENTS3, "metric_time:tumble(30 seconds)", time_range=FLASH),
     "readme-hop-1m-30s": stream(EVENTS3, "metric_time:hop(1 minute, 30 seconds)", time_range=FLASH),
     "readme-cumulate-object": stream(
@@ -164,7 +164,7 @@ def _span(row: dict[str, Any]) -> tuple[str, str]:
 
 
 def test_readme_streaming_answers_on_postgres(port: Portability) -> None:
-    """The README's reference answers hold on PostgreSQL itself."""
+    """The shop README's reference answers hold on PostgreSQL itself."""
     tumble = port.on_postgres(QUERIES["readme-tumble-30s"])
     assert [(_span(r), r["event_count"], r["active_users"]) for r in tumble] == [
         (("2025-11-28 12:00:00", "2025-11-28 12:00:30"), 15, 8),

@@ -109,7 +109,7 @@ def test_most_window_shapes_compile() -> None:
     assert ok >= 0.75 * total, f"only {ok} of {total} window queries compile"
 
 
-# ------------------------------------------------------------------------------ README examples
+# ------------------------------------------------ examples/shop/README.md examples
 
 README = {
     "3-pop-across-gap": {
@@ -147,7 +147,7 @@ def test_readme_window_examples(port: Portability, query: dict[str, Any]) -> Non
 
 
 def test_readme_example_9_as_written(port: Portability) -> None:
-    """examples/shop/README.md example 9: rolling, first value and a forward offset per channel
+    """Shop README example 9: rolling, first value and a forward offset per channel
     under a start-only range (an end bound would widen the scan for the forward offset, which
     WIN-RES-05 forbids beside the partition-global first value)."""
     port.check(

@@ -30,6 +30,7 @@ TOOLS = {
     "select",
     "attribute",
     "validate",
+    "sql",
 }
 Q = {"metrics": ["revenue", "order_count"], "group_by": ["orders.channel"]}
 SELECT = {"from": "orders", "fields": ["orders.order_id", "customers.segment"], "limit": 3}
@@ -96,6 +97,11 @@ async def _exercise(client: Client, engine: Engine, db: Path) -> None:
     att = await ok("attribute", {"request": ATTR})
     assert att == json.loads(json.dumps(engine.attribute(ATTR, db_path=db)))
     assert (await ok("validate", {"model": SHOP_MODEL.read_text()}))["valid"] is True
+    sql = "SELECT orders__channel, MEASURE(revenue), MEASURE(order_count) AS n FROM shop GROUP BY 1"
+    assert (await ok("sql", {"sql": sql}))["rows"] == engine.sql(sql, db_path=db)["rows"]
+    assert (await err("sql", {"sql": "SELECT AVG(revenue) FROM shop"}))["code"] == (
+        "sql_aggregate_mismatch"
+    )
 
     body = await err("query", {"query": {"metrics": ["revenu"]}})
     assert body["code"] == "unknown_metric" and body["suggested_retry"] == {"metrics": ["revenue"]}

@@ -28,7 +28,7 @@ def test_base_builders_run_on_duckdb() -> None:
 
 
 def test_day_pre_aggregation_keeps_a_count_beside_a_lone_sum() -> None:
-    """PERFORMANCE.md item 5: DuckDB's pre-aggregation by the raw date alone carries a no-op
+    """docs/performance.md, rule 4: DuckDB's pre-aggregation by the raw date alone carries a no-op
     HAVING COUNT(*) > 0 (a perfect-hash GROUP BY on a DATE key with a lone SUM ran 2x slower
     without it); it keeps every group, so the rows equal a hand-written monthly sum. Other
     dialects, and pre-aggregations grouped by more than the date, do without it."""

@@ -19,10 +19,13 @@ import click
 import dosi
 from dosi.errors import OsiError
 from dosi.frontends.cli.commands.analysis import attribute, lineage, select
+from dosi.frontends.cli.commands.authoring import export_group, import_group
 from dosi.frontends.cli.commands.catalog import info, list_, validate
 from dosi.frontends.cli.commands.demo import demo
+from dosi.frontends.cli.commands.init import init, schema
 from dosi.frontends.cli.commands.query import compile_, explain, query
 from dosi.frontends.cli.commands.serve import mcp, serve
+from dosi.frontends.cli.commands.sql import pg, sql
 from dosi.frontends.cli.epilog import EPILOG
 from dosi.frontends.cli.options import CliState, model_options
 from dosi.frontends.cli.output import report_error, report_internal
@@ -99,11 +102,17 @@ COMMANDS: tuple[click.Command, ...] = (
     compile_,
     explain,
     query,
+    sql,
     select,
     lineage,
     attribute,
     serve,
     mcp,
+    pg,
+    import_group,
+    export_group,
+    init,
+    schema,
     demo,
 )
 for _command in COMMANDS:

@@ -63,7 +63,7 @@ def model_options(f: F) -> F:
         expose_value=False,
         callback=_set_state("trust_sql"),
         help="Trust the model's SQL: let sources and expressions read files or settings or "
-        'write (off by default; see the README, "Running untrusted queries").',
+        'write (off by default; see docs/untrusted-queries.md).',
     )(f)
     f = click.option(
         "--osi-datus",

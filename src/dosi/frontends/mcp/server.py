@@ -1,6 +1,6 @@
 """MCP server over the Engine (the official `mcp` SDK): `dosi mcp -m MODEL`.
 
-Tools: list_metrics, describe_metric, list_dimensions, query, compile, explain, select,
+Tools: list_metrics, describe_metric, list_dimensions, query, sql, compile, explain, select,
 attribute, validate. Each answers JSON (text content plus structured content); a failure is an
 `is_error` result whose JSON is the same error contract as REST (`code`, `message`,
 `candidates`, `hint`, `suggested_retry`).
@@ -14,7 +14,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
-from dosi.frontends.contract import EngineHolder, validate_body
+from dosi.frontends.contract import EngineHolder, sql_request, validate_body
 from dosi.frontends.mcp.arguments import (
     drop_none,
     optional_string,
@@ -107,6 +107,24 @@ def build_server(
                     holder,
                     "execute",
                     required(q, "query"),
+                    db_path=holder.db_path,
+                    timeout_secs=timeout,
+                )
+            )
+        )
+
+    @server.tool()
+    def sql(sql: Any = None, params: Any = None) -> CallToolResult:
+        """Answer a SQL SELECT over the model's virtual table (one table named after the
+        model; columns: dimensions such as orders__channel, metric_time__month, and metrics):
+        "SELECT orders__channel, MEASURE(revenue) FROM shop GROUP BY 1"."""
+        body = {"sql": sql, **({"params": params} if params is not None else {})}
+        return guarded(
+            lambda: dict(
+                _leased(
+                    holder,
+                    "sql",
+                    *sql_request(body),
                     db_path=holder.db_path,
                     timeout_secs=timeout,
                 )

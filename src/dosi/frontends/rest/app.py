@@ -2,7 +2,8 @@
 
 Every POST body is JSON: `/v1/query`, `/v1/compile` and `/v1/explain` take the query object
 itself (the same JSON as `Engine.execute`); `/v1/select` the detail query; `/v1/attribute`
-`{"metric", "current", "baseline", "dimensions"}`; `/v1/validate` `{"model": "<yaml text>"}`.
+`{"metric", "current", "baseline", "dimensions"}`; `/v1/validate` `{"model": "<yaml text>"}`;
+`/v1/sql` `{"sql": "SELECT ...", "params": [...]}` (semantic SQL, docs/serving/sql.md).
 Errors are the engine's structured errors as JSON (`dosi.frontends.contract`), 4xx for caller
 mistakes. Results are JSON by default, CSV or an Arrow IPC stream by `Accept`.
 
@@ -35,6 +36,7 @@ from dosi.frontends.contract import (
     http_status,
     json_safe,
     osi_error_body,
+    sql_request,
     validate_body,
 )
 from dosi.frontends.rest.guard import Guard
@@ -43,6 +45,7 @@ from dosi.frontends.rest.schemas import (
     ATTRIBUTE_SCHEMA,
     QUERY_SCHEMA,
     SELECT_SCHEMA,
+    SQL_SCHEMA,
     VALIDATE_SCHEMA,
     body_doc,
 )
@@ -214,6 +217,17 @@ def create_app(
             request,
             lambda e, c, b: e.execute(
                 b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c
+            ),
+            result=True,
+        )
+
+    @app.post("/v1/sql", tags=["query"], openapi_extra=body_doc(SQL_SCHEMA))
+    async def post_sql(request: Request) -> Response:
+        """Semantic SQL over the model's virtual table: `{"sql": "SELECT ...", "params"}`."""
+        return await handle(
+            request,
+            lambda e, c, b: e.sql(
+                *sql_request(b), db_path=holder.db_path, timeout_secs=timeout, cancellation=c
             ),
             result=True,
         )

@@ -27,6 +27,11 @@ QUERY_SCHEMA = {
     },
     "required": ["metrics"],
 }
+SQL_SCHEMA = {
+    "type": "object",
+    "properties": {"sql": {"type": "string"}, "params": {"type": "array", "items": {}}},
+    "required": ["sql"],
+}
 SELECT_SCHEMA = {
     "type": "object",
     "properties": {

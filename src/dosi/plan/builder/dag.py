@@ -13,6 +13,7 @@ from dosi.plan.node import PlanNode
 from dosi.plan.nodes import (
     Aggregate,
     ComputeMetrics,
+    ConversionJoin,
     DecodeTime,
     DeriveCompute,
     FilterResult,
@@ -22,6 +23,7 @@ from dosi.plan.nodes import (
     OrderLimit,
     PreAggregate,
     Scan,
+    SemiAdditiveJoin,
     StreamBucket,
     Trim,
     Window,
@@ -33,8 +35,11 @@ ROLLUP_AGGS = frozenset({"sum", "count", "count_star", "min", "max"})
 
 
 def pre_aggregable(model: ModelIr, b: Branch) -> bool:
-    """A DATE bucket coarser than a day over measures that roll up (PERFORMANCE.md item 1)."""
-    if any(d.window is not None for d in b.dims):
+    """A DATE bucket coarser than a day over measures that roll up (docs/performance.md, rule 1).
+    A semi-additive branch pre-aggregates its snapshot rows (the SemiAdditiveJoin is below:
+    never a day's partial sum across snapshots); a conversion branch groups attributed events
+    of its own shape."""
+    if any(d.window is not None for d in b.dims) or b.conversion is not None:
         return False
     if not any(d.grain not in (None, "day") and d.datatype == "Date" for d in b.dims):
         return False
@@ -55,6 +60,12 @@ def aggregate_node(model: ModelIr, b: Branch) -> Aggregate:
     node: PlanNode = Scan(b.dataset, b.filters, b.time_filters)
     for step in b.joins:
         node = Join(node, step.relationship)
+    if b.semi_additive is not None:  # D-SEMI: the period's snapshot rows, before any rollup
+        node = SemiAdditiveJoin(node, b.semi_additive)
+    if b.conversion is not None:  # D-CONVERSION: attributed conversion events
+        c = b.conversion
+        node = ConversionJoin(node, Scan(c.conversion_dataset), c)
+        return Aggregate(node, b.id, b.dataset, b.axis, b.dims, b.measures)
     stream = next((d for d in b.dims if d.window is not None), None)
     if stream is not None:
         assert stream.window is not None

@@ -6,6 +6,7 @@ plan (`dosi.plan`); a node holds IR values and plan records, never SQL under con
 from dosi.plan.node import PlanNode, PlanVisitor
 from dosi.plan.nodes.aggregate import Aggregate
 from dosi.plan.nodes.compute_metrics import ComputeMetrics
+from dosi.plan.nodes.conversion_join import ConversionJoin
 from dosi.plan.nodes.decode_time import DecodeTime
 from dosi.plan.nodes.derive_compute import DeriveCompute
 from dosi.plan.nodes.filter_result import FilterResult
@@ -18,6 +19,7 @@ from dosi.plan.nodes.merge import Merge, MergeStrategy
 from dosi.plan.nodes.order_limit import OrderLimit
 from dosi.plan.nodes.pre_aggregate import PreAggregate
 from dosi.plan.nodes.scan import Scan
+from dosi.plan.nodes.semi_additive_join import SemiAdditiveJoin
 from dosi.plan.nodes.stream_bucket import StreamBucket
 from dosi.plan.nodes.trim import Trim
 from dosi.plan.nodes.window import Window
@@ -25,6 +27,7 @@ from dosi.plan.nodes.window import Window
 NODE_KINDS: tuple[type[PlanNode], ...] = (
     Aggregate,
     ComputeMetrics,
+    ConversionJoin,
     DecodeTime,
     DeriveCompute,
     FilterResult,
@@ -37,6 +40,7 @@ NODE_KINDS: tuple[type[PlanNode], ...] = (
     OrderLimit,
     PreAggregate,
     Scan,
+    SemiAdditiveJoin,
     StreamBucket,
     Trim,
     Window,
@@ -50,6 +54,7 @@ __all__ = [
     "NODE_KINDS",
     "Aggregate",
     "ComputeMetrics",
+    "ConversionJoin",
     "DecodeTime",
     "DeriveCompute",
     "FilterResult",
@@ -65,6 +70,7 @@ __all__ = [
     "OrderLimit",
     "PreAggregate",
     "Scan",
+    "SemiAdditiveJoin",
     "StreamBucket",
     "Trim",
     "Window",

@@ -1,5 +1,5 @@
 """PreAggregate: rows first grouped by the raw date, then rolled up to the bucket
-(PERFORMANCE.md item 1: a DATE bucket coarser than a day over re-aggregatable measures)."""
+(docs/performance.md, rule 1: a DATE bucket coarser than a day over re-aggregatable measures)."""
 
 from __future__ import annotations
 

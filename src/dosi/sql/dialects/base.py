@@ -1,6 +1,6 @@
-"""The dialect base class: facts plus the builders the renderer asks for (STYLE.md: sqlglot's
-dialect classes). A subclass per warehouse overrides only what differs; nothing outside this
-package branches on a dialect's name.
+"""The dialect base class: facts plus the builders the renderer asks for (docs/architecture.md,
+"Design rules", as sqlglot's dialect classes). A subclass per warehouse overrides only what
+differs; nothing outside this package branches on a dialect's name.
 
 Facts a dialect states (each checked against sqlglot or an engine in tests/sql/dialects/):
 - `null_ordering`: sqlglot's vocabulary, read from sqlglot's own dialect class;
@@ -15,7 +15,7 @@ Facts a dialect states (each checked against sqlglot or an engine in tests/sql/d
 - `time_parser`: how a D-FORMAT stored time value is parsed (dosi.sql.dialects.time_format);
 - `pre_aggregate_count_guard`: the day pre-aggregation grouped by the date alone carries a
   no-op `HAVING COUNT(*) > 0` (DuckDB 2.0 runs a perfect-hash GROUP BY on a DATE key with a
-  lone SUM about 2x slower without a COUNT(*) beside it: PERFORMANCE.md item 5).
+  lone SUM about 2x slower without a COUNT(*) beside it: docs/performance.md, rule 4).
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ class Dialect:
     def render(self, tree: exp.Expression, pretty: bool = False) -> str:
         """The statement's text. `tree` must be built for this one render (every IR piece in
         it cloned): sqlglot's generator may rewrite it in place, and skipping its defensive
-        deep copy of the whole statement is a third of a compile (PERFORMANCE.md)."""
+        deep copy of the whole statement is a third of a compile (docs/performance.md)."""
         return _sqlglot_dialect(self.name).generate(tree, copy=False, pretty=pretty)
 
 

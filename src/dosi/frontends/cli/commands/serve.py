@@ -2,7 +2,8 @@
 
 Their servers need optional extras (fastapi and uvicorn; the MCP SDK), so they are loaded
 through `dosi.frontends.extras` only when the command runs: the `dosi` command starts, and
-`dosi serve --help` works, without them."""
+`dosi serve --help` works, without them. `dosi serve --pg-port` also starts the PostgreSQL
+wire server (`dosi.frontends.pg`, no extra needed) beside REST."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from dosi.frontends.cli.engine_input import (
 from dosi.frontends.cli.epilog import COMMAND_EPILOG
 from dosi.frontends.cli.options import db_options, model_options
 from dosi.frontends.cli.output import CliError
+from dosi.frontends.contract import EngineHolder
 from dosi.frontends.extras import load_extra
+from dosi.frontends.pg import PgOptions, authenticator, start_background
 
 REST_SERVER = "dosi.frontends.rest.server"
 MCP_SERVER = "dosi.frontends.mcp.server"
@@ -36,6 +39,13 @@ MCP_SERVER = "dosi.frontends.mcp.server"
 )
 @click.option("--max-body", type=int, default=1_000_000, show_default=True, metavar="BYTES")
 @click.option(
+    "--pg-port",
+    type=int,
+    default=None,
+    metavar="PORT",
+    help="Also serve the PostgreSQL protocol on this port (see `dosi pg`).",
+)
+@click.option(
     "--timeout",
     type=float,
     default=30.0,
@@ -50,6 +60,7 @@ def serve(
     port: int,
     token: str | None,
     max_body: int,
+    pg_port: int | None,
     timeout: float,
     db: str | None,
     connections_file: str | None,
@@ -71,6 +82,17 @@ def serve(
     if path == "-":
         raise CliError("model_from_stdin", "dosi serve reloads the model file: pass a path")
     conns = load_connections(connections_file)
+    if pg_port is not None:  # the PostgreSQL frontend beside REST, same token
+        holder = EngineHolder(path, conns, resolve_db(db), resolve_mode(mode))
+        start_background(
+            holder,
+            PgOptions(
+                host=host,
+                port=pg_port,
+                query_timeout=timeout,
+                auth=authenticator(token or os.environ.get("DOSI_TOKEN") or None),
+            ),
+        )
     rest.serve(
         path,
         host=host,
@@ -109,7 +131,7 @@ def mcp(
     mode: str | None,
 ) -> None:
     """Serve the model to AI agents over MCP: list_metrics, describe_metric,
-    list_dimensions, query, compile, explain, select, attribute, validate."""
+    list_dimensions, query, sql, compile, explain, select, attribute, validate."""
     try:
         mcp_server = load_extra(MCP_SERVER)
     except ImportError as exc:

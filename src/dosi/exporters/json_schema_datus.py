@@ -1,0 +1,409 @@
+"""The DATUS half of the model's JSON Schema: every payload key per carrier, the window
+families and sugars, derive families, params, lod and time formats, with each key's ignore
+impact in its description. Every enum comes from the engine's own tables in `dosi.ext`, and
+building it asserts that every registered key is described (`dosi.exporters.json_schema` puts
+the pieces together)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dosi.ext.conform import CARDINALITIES
+from dosi.ext.key_validators import JOIN_TYPES
+from dosi.ext.lod_metric import KEYWORDS, OUTER_AGGS
+from dosi.ext.params import DECL_KEYS, PARAM_TYPES
+from dosi.ext.registry import DATUS_EXT_VERSION, REGISTRY
+from dosi.ext.time_format import NATIVE_FORMATS, STORAGES, TIME_KEYS
+from dosi.ext.window.frame import UNITS
+from dosi.ext.window.functions import (
+    FRAME_FUNCTIONS,
+    FRAME_W1,
+    FRAME_W2,
+    RANK_FUNCTIONS,
+    VALUE_FUNCTIONS,
+)
+from dosi.ext.window.offset import CALCULATIONS, DIRECTIONS, OFFSET_KEYS
+from dosi.ext.window.spec import (
+    GRAINS,
+    NULLS,
+    ORDER_BY,
+    ORDER_DIRECTIONS,
+    PARTITION_MODES,
+    RESET_GRAINS,
+)
+
+_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
+_QUALIFIED = "^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def ref(name: str) -> dict[str, Any]:
+    """A reference to one of the schema's $defs."""
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def enum(values: Any, description: str) -> dict[str, Any]:
+    """A string enum with its description."""
+    return {"type": "string", "enum": list(values), "description": description}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """A payload key's value, or null (null reads as absent, datus-extensions §2)."""
+    return {
+        "anyOf": [schema, {"type": "null"}],
+        **({"description": schema["description"]} if "description" in schema else {}),
+    }
+
+
+def _key_doc(key: str) -> str:
+    info = REGISTRY[key]
+    return (
+        f"{info.extension} (DATUS {info.since}; ignore impact {info.impact}"
+        f"{', list it in requires' if info.requires_needed else ''}). Without it: {info.fallback}."
+    )
+
+
+def _slot(minimum: int, description: str) -> dict[str, Any]:
+    """An integer slot a D-PARAM parameter may fill (`{"param": name}`)."""
+    return {
+        "description": description,
+        "oneOf": [{"type": "integer", "minimum": minimum}, ref("ParamRef")],
+    }
+
+
+def window_defs() -> dict[str, Any]:
+    order = {
+        "type": "object",
+        "properties": {
+            "by": enum(ORDER_BY, "Order rows by the time axis or by the metric value."),
+            "direction": enum(ORDER_DIRECTIONS, "asc by time, desc by value by default."),
+            "nulls": enum(NULLS, "Where NULL values sort (1.9)."),
+        },
+        "additionalProperties": False,
+    }
+    partition = {
+        "type": "object",
+        "properties": {
+            "mode": enum(PARTITION_MODES, "What the window restarts over."),
+            "exclude": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": "string", "pattern": _QUALIFIED},
+                "description": "dataset.field dimensions left out (query_dimensions_except).",
+            },
+        },
+        "required": ["mode"],
+        "additionalProperties": False,
+        "if": {"properties": {"mode": {"const": "query_dimensions_except"}}},
+        "then": {"required": ["exclude"]},
+        "else": {"properties": {"exclude": False}},
+    }
+    offset = {
+        "description": '"<count> <granularity>" (e.g. "1 month") or {count, granularity, '
+        "direction}.",
+        "oneOf": [
+            {"type": "string", "pattern": f"^[0-9]+ ({'|'.join(GRAINS)})s?$"},
+            {
+                "type": "object",
+                "properties": {
+                    "count": _slot(1, "Buckets to shift by."),
+                    "granularity": enum(GRAINS, "The calendar unit."),
+                    "direction": enum(DIRECTIONS, "back (default) or forward."),
+                },
+                "required": [k for k in OFFSET_KEYS if k != "direction"],
+                "additionalProperties": False,
+            },
+        ],
+    }
+    frame = {
+        "type": "object",
+        "description": "An ordered re-aggregation of the metric's buckets.",
+        "properties": {
+            "function": enum(FRAME_FUNCTIONS, "How the frame's values combine."),
+            "preceding": {
+                "description": 'Buckets before the current one, or "unbounded".',
+                "oneOf": [
+                    {"type": "integer", "minimum": 0},
+                    {"const": "unbounded"},
+                    ref("ParamRef"),
+                ],
+            },
+            "reset": enum(RESET_GRAINS, "Restart the frame each period."),
+            "require_full_window": {"type": "boolean"},
+            "order": ref("WindowOrder"),
+            "partition": ref("WindowPartition"),
+            "units": enum(UNITS, "rows, or range (value-ordered cumulative frames)."),
+            "second": {"type": "string", "description": "The second series of covar / corr."},
+            "scope": {"const": "partition", "description": "The whole partition (1.9)."},
+        },
+        "required": ["function"],
+        "anyOf": [{"required": ["preceding"]}, {"required": ["scope"]}],
+        "additionalProperties": False,
+    }
+
+    def ordered(functions: Any, arg: str, arg_fn: str, description: str) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "description": description,
+            "properties": {
+                "function": enum(functions, "The window function."),
+                arg: _slot(1, f"The argument of {arg_fn}."),
+                "order": ref("WindowOrder"),
+                "partition": ref("WindowPartition"),
+            },
+            "required": ["function"],
+            "additionalProperties": False,
+            "if": {"properties": {"function": {"const": arg_fn}}},
+            "then": {"required": [arg]},
+            "else": {"properties": {arg: False}},
+        }
+
+    sugar_fns = [*FRAME_W1, *FRAME_W2]
+    common = {"base": {"type": "string", "description": "Window another metric (D-DERIVE)."}}
+    forbid = dict.fromkeys(
+        ("offset", "calculation", "frame", "rank", "value", "function", "periods", "reset",
+         "require_full_window"),
+        False,
+    )  # fmt: skip
+
+    def shape(kind: str | None, allowed: dict[str, Any], required: list[str]) -> dict[str, Any]:
+        props = {**forbid, **common, **allowed}
+        if kind is not None:
+            props["type"] = {"const": kind}
+        out: dict[str, Any] = {"type": "object", "properties": props, "required": required}
+        if kind is None:
+            out["not"] = {"required": ["type"]}
+        return out
+
+    general = shape(
+        None,
+        {
+            "offset": ref("WindowOffset"),
+            "calculation": enum(CALCULATIONS, "Compare with the shifted bucket."),
+            "frame": ref("WindowFrame"),
+            "rank": ref("WindowRank"),
+            "value": ref("WindowValue"),
+        },
+        [],
+    )
+    general["oneOf"] = [
+        {"required": ["offset", "calculation"]},
+        {"required": ["frame"], "properties": {"calculation": False}},
+        {"required": ["rank"], "properties": {"calculation": False}},
+        {"required": ["value"], "properties": {"calculation": False}},
+    ]
+    window = {
+        "description": _key_doc("window"),
+        "oneOf": [
+            shape(
+                "pop",
+                {"offset": ref("WindowOffset"), "calculation": enum(CALCULATIONS, "")},
+                ["type", "offset"],
+            ),
+            shape(
+                "rolling",
+                {
+                    "function": enum(sugar_fns, "How the buckets combine."),
+                    "periods": _slot(1, "Buckets in the window, the current one included."),
+                    "require_full_window": {"type": "boolean"},
+                },
+                ["type", "function", "periods"],
+            ),
+            shape(
+                "cumulative",
+                {
+                    "function": enum(sugar_fns, "How the buckets combine."),
+                    "reset": enum(RESET_GRAINS, "Restart each period."),
+                },
+                ["type", "function"],
+            ),
+            general,
+        ],
+    }
+    return {
+        "Window": window,
+        "WindowOffset": offset,
+        "WindowFrame": frame,
+        "WindowRank": ordered(RANK_FUNCTIONS, "buckets", "ntile", "Rank the metric's rows."),
+        "WindowValue": ordered(VALUE_FUNCTIONS, "n", "nth_value", "A value of another row."),
+        "WindowOrder": order,
+        "WindowPartition": partition,
+        "ParamRef": {
+            "type": "object",
+            "description": "A slot filled by the metric's parameter of this name (D-PARAM).",
+            "properties": {"param": {"type": "string"}},
+            "required": ["param"],
+            "additionalProperties": False,
+        },
+    }
+
+
+def payload_defs() -> dict[str, Any]:
+    envelope = {
+        "v": {
+            "description": "The DATUS version this entry is written for (MAJOR.MINOR; the "
+            f"engine implements {DATUS_EXT_VERSION}).",
+            "oneOf": [
+                {"type": "string", "pattern": "^(0|[1-9][0-9]*)(\\.(0|[1-9][0-9]*))?$"},
+                {"type": "number"},
+                {"type": "null"},
+            ],
+        },
+        "requires": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Keys a consumer must not ignore (list every silent-impact key).",
+        },
+    }
+    lod_metric = (
+        f"^\\s*(({'|'.join(OUTER_AGGS)})\\s*\\(\\s*)?({'|'.join(KEYWORDS)})\\s*\\(.*\\)\\s*$"
+    )
+    param = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
+            "type": enum(PARAM_TYPES, "int for window slots."),
+            "default": {"type": ["integer", "number", "string"]},
+            "allowed": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": ["integer", "number", "string"]},
+            },
+            "min": {"type": "number"},
+            "max": {"type": "number"},
+            "description": {"type": "string"},
+        },
+        "required": ["name", "type", "default"],
+        "additionalProperties": False,
+    }
+    assert set(param["properties"]) == set(DECL_KEYS)
+    derive = {
+        "description": _key_doc("derive"),
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {
+                    "type": {"const": "filter"},
+                    "base": {"type": "string", "minLength": 1},
+                    "where": {"type": "string", "minLength": 1},
+                },
+                "required": ["type", "base", "where"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {
+                    "type": {"const": "compose"},
+                    "expr": {"type": "string", "minLength": 1},
+                    "fill": {"type": "number"},
+                },
+                "required": ["type", "expr"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "description": "D-LOD on a metric: agg(include(...)), exclude(...), fixed(...).",
+                "properties": {
+                    "type": {"const": "lod"},
+                    "expr": {"type": "string", "pattern": lod_metric},
+                },
+                "required": ["type", "expr"],
+                "additionalProperties": False,
+            },
+        ],
+    }
+    time = {
+        "type": "object",
+        "description": _key_doc("time"),
+        "properties": {
+            "format": {
+                "type": "string",
+                "description": f"A native type ({', '.join(NATIVE_FORMATS)}) or a layout such "
+                "as %Y%m%d.",
+                "anyOf": [{"enum": list(NATIVE_FORMATS)}, {"pattern": "%[YmdHMS]"}],
+            },
+            "storage": enum(STORAGES, "How a layout is stored."),
+            "granularity": enum(GRAINS, "The stored grain."),
+        },
+        "additionalProperties": False,
+    }
+    assert set(time["properties"]) == set(TIME_KEYS)
+
+    def payload(description: str, keys: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "description": description + " Unknown keys are allowed (newer DATUS versions).",
+            "properties": {**envelope, **{k: _nullable(v) for k, v in keys.items()}},
+            "additionalProperties": True,
+        }
+
+    defs = {
+        "ModelPayload": payload("DATUS payload of a semantic model (no keys yet).", {}),
+        "DatasetPayload": payload(
+            "DATUS payload of a dataset.",
+            {
+                "time_dimension": {
+                    "type": "string",
+                    "pattern": "^\\S(.*\\S)?$",
+                    "description": _key_doc("time_dimension"),
+                }
+            },
+        ),
+        "FieldPayload": payload(
+            "DATUS payload of a field.",
+            {
+                "time_granularity": enum(GRAINS, _key_doc("time_granularity")),
+                "is_dimension": {"type": "boolean", "description": _key_doc("is_dimension")},
+                "lod": {
+                    "type": "object",
+                    "description": _key_doc("lod"),
+                    "properties": {
+                        "expr": {
+                            "type": "string",
+                            "pattern": "^\\s*[Ff][Ii][Xx][Ee][Dd]\\s*\\(.*\\)\\s*$",
+                        }
+                    },
+                    "required": ["expr"],
+                    "additionalProperties": False,
+                },
+                "time": time,
+            },
+        ),
+        "RelationshipPayload": payload(
+            "DATUS payload of a relationship.",
+            {
+                "join_type": enum(JOIN_TYPES, _key_doc("join_type")),
+                "cardinality": enum(CARDINALITIES, _key_doc("cardinality")),
+            },
+        ),
+        "MetricPayload": payload(
+            "DATUS payload of a metric.",
+            {
+                "fill_nulls_with": {"type": "number", "description": _key_doc("fill_nulls_with")},
+                "time_dimension": {
+                    "type": "string",
+                    "pattern": "^[^.\\s]([^.]*[^.\\s])?(\\.[^.\\s]([^.]*[^.\\s])?)?$",
+                    "description": _key_doc("time_dimension"),
+                },
+                "dataset": {"type": "string", "minLength": 1, "description": _key_doc("dataset")},
+                "measure": {
+                    "type": "object",
+                    "description": _key_doc("measure"),
+                    "properties": {"name": {"type": "string", "pattern": _NAME}},
+                    "required": ["name"],
+                    "additionalProperties": False,
+                },
+                "window": ref("Window"),
+                "params": {
+                    "type": "array",
+                    "items": ref("ParamDecl"),
+                    "description": _key_doc("params"),
+                },
+                "derive": derive,
+            },
+        ),
+        "ParamDecl": param,
+    }
+    listed = {k for d in defs.values() for k in d.get("properties", {})} - set(envelope)
+    missing = set(REGISTRY) - listed
+    assert not missing, f"JSON Schema lacks DATUS keys {sorted(missing)}"
+    return defs

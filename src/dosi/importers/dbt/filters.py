@@ -1,0 +1,253 @@
+"""dbt's Jinja filters and group-by items (`{{ Dimension('listing__is_lux') }}`) as SQL.
+
+dbt writes filters as SQL with Jinja calls standing for columns: `Dimension(name,
+entity_path=[...])` (with `.grain(g)` / `.date_part(p)`), `TimeDimension(name, grain,
+entity_path, date_part_name)`, `Entity(name, entity_path)` and `Metric(name, group_by)`. Each
+call is rendered as the qualified Ossie field it resolves to (`listings_latest.is_lux_latest`,
+`DATE_TRUNC('month', bookings_source.ds)`), in a sandboxed Jinja environment, so a filter
+becomes a predicate dosi checks like any other. `metric_time` is rendered by the caller's
+rule (the metric's own agg time dimension); a `Metric(...)` call (a metric used as a filter)
+has no row-level form and is reported, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import sqlglot
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+from sqlglot import exp
+
+from dosi.importers.dbt.names import (
+    ALL_GRAINS,
+    DUNDER,
+    GRAINS,
+    DbtNameError,
+    DbtNames,
+    Element,
+    Resolved,
+)
+
+MetricTimeSql = Callable[[str | None], str | None]
+"""Renders `metric_time` at a grain (None: its native grain); None when it has no column."""
+
+_EXTRACT = {"dow": "dayofweek", "doy": "dayofyear"}
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One Jinja call: a resolved element (or metric_time, or a metric), with modifiers."""
+
+    resolved: Resolved | None
+    metric: str | None = None
+    metric_group_by: tuple[str, ...] = ()
+    desc: bool = False
+    sink: list[Ref] = field(default_factory=list, compare=False, repr=False)
+    render: Callable[[Ref], str] | None = field(default=None, compare=False, repr=False)
+
+    def grain(self, g: str) -> Ref:
+        assert self.resolved is not None
+        return self._again(resolved=replace(self.resolved, grain=str(g).lower()))
+
+    def date_part(self, p: str) -> Ref:
+        assert self.resolved is not None
+        return self._again(resolved=replace(self.resolved, date_part=str(p).lower()))
+
+    def descending(self, flag: bool = True) -> Ref:
+        return self._again(desc=bool(flag))
+
+    def _again(self, **kw: Any) -> Ref:
+        out = replace(self, **kw)
+        self.sink.append(out)
+        return out
+
+    def __str__(self) -> str:
+        assert self.render is not None
+        return self.render(self)
+
+
+@dataclass
+class Rendered:
+    """A rendered filter: its SQL, the datasets it reads, and what could not be rendered."""
+
+    sql: str
+    datasets: set[str] = field(default_factory=set)
+    metric_time: bool = False
+    problems: list[str] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)  # one need code per problem (queries.NEEDS)
+
+    def problem(self, code: str, message: str) -> None:
+        self.codes.append(code)
+        self.problems.append(message)
+
+
+class FilterRenderer:
+    """Renders dbt filter templates and group-by / order-by items for one context."""
+
+    def __init__(
+        self,
+        names: DbtNames,
+        near: Sequence[str] = (),
+        metric_time: MetricTimeSql | None = None,
+    ) -> None:
+        self.names = names
+        self.near = list(near)
+        self.metric_time = metric_time
+        self._env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+
+    # -- calls -------------------------------------------------------------------------------
+    def _globals(self, sink: list[Ref], out: Rendered | None) -> dict[str, Any]:
+        def render(ref: Ref) -> str:
+            return self._sql(ref, out)
+
+        def make(resolved: Resolved | None, **kw: Any) -> Ref:
+            ref = Ref(resolved, sink=sink, render=render, **kw)
+            sink.append(ref)
+            return ref
+
+        def dimension(name: str, entity_path: Sequence[str] = ()) -> Ref:
+            return make(self.names.resolve(str(name), _path(entity_path), near=self.near))
+
+        def time_dimension(
+            name: str,
+            time_granularity_name: str | None = None,
+            entity_path: Sequence[str] = (),
+            descending: bool | None = None,
+            date_part_name: str | None = None,
+        ) -> Ref:
+            grain = str(time_granularity_name).lower() if time_granularity_name else None
+            part = str(date_part_name).lower() if date_part_name else None
+            r = self.names.resolve(
+                str(name), _path(entity_path), grain=grain, date_part=part, near=self.near
+            )
+            return make(r, desc=bool(descending))
+
+        def entity(name: str, entity_path: Sequence[str] = ()) -> Ref:
+            r = self.names.resolve(str(name), _path(entity_path), kind="entity", near=self.near)
+            return make(r)
+
+        def metric(name: str, group_by: Sequence[str] = ()) -> Ref:
+            return make(None, metric=str(name), metric_group_by=_path(group_by))
+
+        return {
+            "Dimension": dimension,
+            "TimeDimension": time_dimension,
+            "Entity": entity,
+            "Metric": metric,
+        }
+
+    def render(self, template: str, bare_names: bool = False) -> Rendered:
+        """A where-filter template as SQL over `dataset.field` names. With `bare_names`, an
+        unqualified dbt name written as plain SQL (`metric_time__day`, `booking__is_instant`)
+        is resolved too, as MetricFlow resolves it in a query's where."""
+        out = Rendered("")
+        sink: list[Ref] = []
+        try:
+            tpl = self._env.from_string(template)
+            out.sql = tpl.render(**self._globals(sink, out)).strip()
+        except DbtNameError as err:
+            out.problem("unknown_name", err.message)
+        except TemplateError as err:
+            out.problem("unknown_name", f"the filter is not a dbt Jinja template: {err}")
+        if bare_names and out.sql and not out.problems:
+            out.sql = self._bare(out.sql, out)
+        return out
+
+    def _bare(self, sql: str, out: Rendered) -> str:
+        try:
+            tree = sqlglot.parse_one(sql, read="duckdb")
+        except sqlglot.errors.ParseError:
+            return sql
+        changed = False
+
+        def sub(n: exp.Expression) -> exp.Expression:
+            nonlocal changed
+            if not isinstance(n, exp.Column) or n.table:
+                return n
+            if n.name != "metric_time" and DUNDER not in n.name:
+                return n
+            try:
+                r = self.names.resolve(n.name, near=self.near)
+            except DbtNameError as err:
+                out.problem("unknown_name", err.message)
+                return n
+            changed = True
+            return sqlglot.parse_one(self._sql(Ref(r), out), read="duckdb")
+
+        new = tree.transform(sub)
+        return new.sql(dialect="duckdb") if changed else sql
+
+    def item(self, text: str) -> Ref:
+        """A saved query's group-by / order-by item (`TimeDimension('metric_time', 'day')`,
+        `Metric('bookings').descending(True)`) as a Ref."""
+        sink: list[Ref] = []
+        value = self._env.compile_expression(text, undefined_to_none=False)(
+            **self._globals(sink, None)
+        )
+        if not isinstance(value, Ref):
+            raise DbtNameError("unknown_dbt_name", f"`{text}` is not a dbt group-by item")
+        return value
+
+    # -- SQL ---------------------------------------------------------------------------------
+    def _sql(self, ref: Ref, out: Rendered | None) -> str:
+        if ref.metric is not None:
+            if out is not None:
+                out.problem(
+                    "metric_filter",
+                    f"`Metric('{ref.metric}')` filters by a metric's value per "
+                    f"{', '.join(ref.metric_group_by) or 'row'}; dosi metric filters apply "
+                    "to the query's result rows, not to a metric's input rows",
+                )
+            return "NULL"
+        r = ref.resolved
+        assert r is not None
+        if r.is_metric_time:
+            sql = self.metric_time(r.grain) if self.metric_time is not None else None
+            if out is not None:
+                out.metric_time = True
+            if sql is None:
+                if out is not None:
+                    out.problem(
+                        "metric_time_in_where", "`metric_time` has no single column in this context"
+                    )
+                return "NULL"
+            if r.grain is not None and r.grain not in GRAINS and out is not None:
+                _bad_grain(out, r.grain, "metric_time")
+            return _part(sql, r.date_part)
+        assert r.element is not None
+        if out is not None:
+            out.datasets.add(r.element.model)
+        return field_sql(r.element, r.grain, r.date_part, out)
+
+
+def field_sql(
+    el: Element, grain: str | None, date_part: str | None, out: Rendered | None = None
+) -> str:
+    """The SQL of `dataset.field` at a grain / date part."""
+    sql = el.qualified
+    if grain and grain != el.grain:
+        if grain in GRAINS:
+            sql = f"DATE_TRUNC('{grain}', {sql})"
+        elif out is not None:
+            _bad_grain(out, grain, el.name)
+    return _part(sql, date_part)
+
+
+def _bad_grain(out: Rendered, grain: str, name: str) -> None:
+    code = "sub_day_grain" if grain in ALL_GRAINS else "custom_granularity"
+    out.problem(code, f"grain `{grain}` of `{name}`: dosi grains are day .. year")
+
+
+def _part(sql: str, date_part: str | None) -> str:
+    if not date_part:
+        return sql
+    return f"EXTRACT({_EXTRACT.get(date_part, date_part)} FROM {sql})"
+
+
+def _path(value: Sequence[str] | str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,) if value else ()
+    return tuple(str(v) for v in value)

@@ -1,0 +1,564 @@
+"""dbt metrics as Ossie metrics with DATUS payloads.
+
+| dbt | Ossie / DATUS |
+|---|---|
+| simple over a measure | the aggregate over the measure's field (`SUM(bookings_source.booking_value)`), D-TIME when the measure's agg time dimension is not its model's, D-FILL for `fill_nulls_with` |
+| simple with a filter | D-DERIVE `filter` over the measure's plain metric when the filter reads only the measure's own model; else the aggregate of a CASE (dosi joins the model it reads) |
+| ratio | D-DERIVE `compose` `numerator / denominator` (dosi divides as a non-integer, NULL on 0, as MetricFlow) |
+| derived | D-DERIVE `compose` over the inputs; an input with a filter or an `offset_window` becomes a helper metric (`<metric>__<alias>`) |
+| `offset_window` | D-WINDOW offset, `calculation: value` |
+| cumulative | D-WINDOW `cumulative` (all time, or reset at `grain_to_date`), `rolling` for a `window` |
+
+The expression written for a derived metric is the expansion dosi checks it against
+(D-DERIVE's flatten-tier gate), so basic mode computes the same number. What has no DATUS form
+yet (conversion metrics, semi-additive measures, `offset_to_grain`, approximate and non-median
+percentiles, metric-valued filters) is skipped with a structured warning naming the metric and
+the reason, and so is every metric that depends on a skipped one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from dbt_semantic_interfaces.implementations.metric import PydanticMetric, PydanticMetricInput
+from dbt_semantic_interfaces.implementations.semantic_manifest import PydanticSemanticManifest
+from dbt_semantic_interfaces.type_enums.aggregation_type import AggregationType
+from dbt_semantic_interfaces.type_enums.metric_type import MetricType
+from dbt_semantic_interfaces.type_enums.period_agg import PeriodAggregation
+from sqlglot import exp
+
+from dosi.importers.common import Notes, datus_entry, metric_obj
+from dosi.importers.dbt.filters import FilterRenderer, field_sql
+from dosi.importers.dbt.names import GRAINS, DbtNames, Element
+
+DBT_VENDOR = "DBT"
+_SQL = "duckdb"  # sqlglot dialect used to read dbt expressions (warehouse SQL, liberal)
+
+
+class Skip(Exception):
+    """A metric that cannot be carried: `code` and the reason."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass
+class Out:
+    """One Ossie metric being written."""
+
+    name: str
+    sql: str  # the Ossie expression (for derived metrics: the expansion)
+    payload: dict[str, Any] = field(default_factory=dict)
+    plain: bool = False  # a plain aggregate (a filter base, a window's own expression)
+    stage: bool = False  # a window, or a compose over one: no flat expression
+    window: bool = False
+    description: str | None = None
+    label: str | None = None
+    dbt: dict[str, Any] = field(default_factory=dict)
+    helper: bool = False
+
+
+@dataclass(frozen=True)
+class Agg:
+    """An aggregate over a measure field."""
+
+    func: str  # SQL aggregate name
+    distinct: bool
+    col: str  # qualified field
+    measure: Element
+
+    def sql(self, arg: str | None = None) -> str:
+        inner = arg if arg is not None else self.col
+        return f"{self.func}({'DISTINCT ' if self.distinct else ''}{inner})"
+
+
+class MetricConverter:
+    """Converts every metric of a manifest; `outputs` in emission order."""
+
+    def __init__(
+        self,
+        manifest: PydanticSemanticManifest,
+        names: DbtNames,
+        notes: Notes,
+        edges: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        self.names = names
+        self.edges: dict[str, set[str]] = {}
+        for a, b in edges:
+            self.edges.setdefault(a, set()).add(b)
+        self.notes = notes
+        self.dbt = {m.name: m for m in manifest.metrics}
+        self.outputs: dict[str, Out] = {}
+        self.done: dict[str, Out | None] = {}
+        self.signatures: dict[tuple[Any, ...], str] = {}
+        self.measure_metrics: dict[str, str] = {}
+        self._stack: list[str] = []
+
+    def run(self) -> list[dict[str, Any]]:
+        for name in self.dbt:
+            self.metric(name)
+        return [self._ossie(o) for o in self.outputs.values()]
+
+    # -- one dbt metric ------------------------------------------------------------------------
+    def metric(self, name: str) -> Out | None:
+        """The Ossie metric a dbt metric becomes under its own name (None: skipped)."""
+        if name in self.done:
+            return self.done[name]
+        if name in self._stack:
+            raise Skip("metric_cycle", f"metric `{name}` reaches itself through its inputs")
+        m = self.dbt.get(name)
+        if m is None:
+            raise Skip("unknown_metric", f"no metric `{name}` in the project")
+        self._stack.append(name)
+        try:
+            out: Out | None = self.build(m, (), name)
+        except Skip as s:
+            self.notes.warn(
+                s.code, f"metric `{name}` is not imported: {s.reason}", path=f"metric:{name}"
+            )
+            out = None
+        finally:
+            self._stack.pop()
+        self.done[name] = out
+        if out is not None:
+            out.description = out.description or m.description
+            out.label = m.label
+            out.dbt = _dbt_block(m)
+            self._emit(out)
+            if m.time_granularity:
+                self.notes.warn(
+                    "default_grain_not_carried",
+                    f"metric `{name}` declares the default grain `{m.time_granularity}`; "
+                    "dosi queries name their grain (metric_time:<grain>)",
+                    path=f"metric:{name}",
+                )
+        return out
+
+    def build(self, m: PydanticMetric, extra: Sequence[str], name: str) -> Out:
+        filters = list(dict.fromkeys([*_templates(m.filter), *extra]))  # AND is idempotent
+        if m.type is MetricType.SIMPLE:
+            return self.simple(m, filters, name)
+        if m.type is MetricType.RATIO:
+            tp = m.type_params
+            assert tp.numerator is not None and tp.denominator is not None
+            num = self.input(tp.numerator, name, filters)
+            den = self.input(tp.denominator, name, filters)
+            return self.compose(name, f"{num.name} / {den.name}", {num.name: num, den.name: den})
+        if m.type is MetricType.DERIVED:
+            return self.derived(m, filters, name)
+        if m.type is MetricType.CUMULATIVE:
+            return self.cumulative(m, filters, name)
+        if m.type is MetricType.CONVERSION:
+            raise Skip(
+                "conversion_not_supported",
+                "conversion metrics (a funnel from a base to a conversion event per entity "
+                "within a window) have no DATUS form yet",
+            )
+        raise Skip("unsupported_metric_type", f"metric type `{m.type.value}` is not known")
+
+    # -- simple --------------------------------------------------------------------------------
+    def agg_of(self, m: PydanticMetric) -> Agg:
+        tp = m.type_params
+        if tp.measure is None:
+            raise Skip(
+                "metric_without_measure",
+                "a simple metric without a measure (dbt's newer inline `agg` form) is not read yet",
+            )
+        el = self.names.measure(tp.measure.name)
+        sm = self.names.models[el.model].sm
+        measure = next(x for x in sm.measures if x.name == el.name)
+        if measure.non_additive_dimension is not None:
+            nad = measure.non_additive_dimension
+            raise Skip(
+                "semi_additive_not_supported",
+                f"measure `{el.name}` is semi-additive (non_additive_dimension "
+                f"`{nad.name}`, window_choice {nad.window_choice.value}"
+                + (
+                    f", grouped by {', '.join(nad.window_groupings)}"
+                    if nad.window_groupings
+                    else ""
+                )
+                + "); summing it over that dimension would be a wrong number",
+            )
+        a = measure.agg
+        params = measure.agg_params
+        col = el.qualified
+        if a in (AggregationType.SUM, AggregationType.SUM_BOOLEAN):
+            return Agg("SUM", False, col, el)
+        if a is AggregationType.COUNT:
+            return Agg("COUNT", False, col, el)
+        if a is AggregationType.COUNT_DISTINCT:
+            return Agg("COUNT", True, col, el)
+        if a is AggregationType.AVERAGE:
+            return Agg("AVG", False, col, el)
+        if a in (AggregationType.MIN, AggregationType.MAX):
+            return Agg(a.value.upper(), False, col, el)
+        p = params.percentile if params is not None else None
+        discrete = params is not None and params.use_discrete_percentile
+        approx = params is not None and params.use_approximate_percentile
+        if a is AggregationType.MEDIAN or (
+            a is AggregationType.PERCENTILE and p == 0.5 and not discrete and not approx
+        ):
+            return Agg("MEDIAN", False, col, el)
+        raise Skip(
+            "percentile_not_supported",
+            f"measure `{el.name}` is a {'discrete ' if discrete else ''}"
+            f"{'approximate ' if approx else ''}percentile ({p}); dosi aggregates have no "
+            "percentile other than the exact continuous median",
+        )
+
+    def time_of(self, el: Element) -> Element | None:
+        return self.names.agg_time(el)
+
+    def simple(self, m: PydanticMetric, filters: Sequence[str], name: str) -> Out:
+        agg = self.agg_of(m)
+        tp = m.type_params
+        if tp.measure is not None:
+            filters = list(dict.fromkeys([*filters, *_templates(tp.measure.filter)]))
+        payload = self._time_payload(agg.measure)
+        fill = tp.fill_nulls_with
+        if tp.join_to_timespine:
+            self.notes.warn(
+                "time_spine_not_carried",
+                f"metric `{name}` joins to the time spine (a row for every time bucket); dosi "
+                "returns the buckets that have data",
+                path=f"metric:{name}",
+            )
+        if not filters:
+            if fill is not None:
+                payload["fill_nulls_with"] = fill
+            return Out(name, agg.sql(), payload, plain=fill is None)
+        pred, datasets = self.predicate(filters, agg.measure, name)
+        if fill is not None:
+            payload["fill_nulls_with"] = fill
+        own = datasets <= {agg.measure.model}
+        if (own and agg.func != "COUNT") or (own and agg.distinct):
+            base = self.measure_metric(agg)
+            payload = {"derive": {"type": "filter", "base": base, "where": pred}, **payload}
+            return Out(name, agg.sql(f"CASE WHEN {pred} THEN {agg.col} END"), payload)
+        far = sorted(
+            d for d in datasets - {agg.measure.model} if not self.reaches(agg.measure.model, d)
+        )
+        if far:
+            far_sm = self.names.models[far[0]].sm
+            scd = any(e.type.value == "natural" for e in far_sm.entities)
+            raise Skip(
+                "scd_join_not_carried" if scd else "filter_not_reachable",
+                f"its filter reads `{far[0]}`, which `{agg.measure.model}` does not reach through "
+                "the imported (many-to-one) relationships",
+            )
+        # a predicate on another model (or a COUNT of a column): the aggregate of a CASE,
+        # which dosi evaluates through the join, counting only non-NULL values
+        return Out(name, agg.sql(f"CASE WHEN {pred} THEN {agg.col} END"), payload, plain=True)
+
+    def reaches(self, src: str, dst: str) -> bool:
+        seen, todo = {src}, [src]
+        while todo:
+            for nxt in self.edges.get(todo.pop(), ()):
+                if nxt == dst:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False
+
+    def predicate(
+        self, filters: Sequence[str], measure: Element, name: str
+    ) -> tuple[str, set[str]]:
+        time_el = self.time_of(measure)
+
+        def metric_time(grain: str | None) -> str | None:
+            return None if time_el is None else field_sql(time_el, grain, None)
+
+        r = FilterRenderer(self.names, [measure.model], metric_time)
+        parts, datasets = [], set()
+        for f in filters:
+            out = r.render(f)
+            if out.problems:
+                raise Skip("filter_not_carried", f"its filter `{f.strip()}`: {out.problems[0]}")
+            parts.append(out.sql)
+            datasets |= out.datasets
+            if out.metric_time and time_el is not None:
+                datasets.add(time_el.model)
+        pred = parts[0] if len(parts) == 1 else " AND ".join(f"({p})" for p in parts)
+        return _boolean(pred), datasets
+
+    def measure_metric(self, agg: Agg) -> str:
+        """A plain metric over the measure (a dbt metric if one is exactly that, else a
+        helper) for D-DERIVE filters and windows to derive from."""
+        el = agg.measure
+        key = (el.model, el.name, agg.sql())
+        hit = self.measure_metrics.get(str(key))
+        if hit is not None:
+            return hit
+        for m in self.dbt.values():
+            tp = m.type_params
+            if (
+                m.type is MetricType.SIMPLE
+                and tp.measure is not None
+                and tp.measure.name == el.name
+                and not _templates(m.filter)
+                and tp.fill_nulls_with is None
+                and m.name not in self._stack
+            ):
+                out = self.metric(m.name)
+                if out is not None and out.plain:
+                    self.measure_metrics[str(key)] = m.name
+                    return m.name
+        name = self._free(el.name if el.name not in self.dbt else f"{el.name}__measure")
+        out = Out(name, agg.sql(), self._time_payload(el), plain=True, helper=True)
+        out.description = (
+            f"Measure `{el.name}` of `{el.model}` ({agg.sql()}): a helper metric the dbt import "
+            "adds for filtered and window metrics to derive from."
+        )
+        self._emit(out)
+        self.measure_metrics[str(key)] = name
+        return name
+
+    def _time_payload(self, el: Element) -> dict[str, Any]:
+        t = self.time_of(el)
+        sm = self.names.models[el.model].sm
+        default = sm.defaults.agg_time_dimension if sm.defaults is not None else None
+        if t is not None and t.name != default:
+            return {"time_dimension": t.qualified}
+        return {}
+
+    # -- inputs, composes ----------------------------------------------------------------------
+    def input(self, inp: PydanticMetricInput, parent: str, extra: Sequence[str]) -> Out:
+        filters = tuple([*_templates(inp.filter), *extra])
+        if inp.offset_to_grain:
+            raise Skip(
+                "offset_to_grain_not_supported",
+                f"input `{inp.alias or inp.name}` is offset to the start of its "
+                f"{inp.offset_to_grain} (`offset_to_grain`), which D-WINDOW cannot say yet",
+            )
+        base = self.metric(inp.name) if not filters else self.variant(inp, parent, filters)
+        if base is None:
+            raise Skip("input_not_imported", f"its input `{inp.name}` is not imported")
+        if inp.offset_window is None:
+            return base
+        w = inp.offset_window
+        grain = str(w.granularity).lower().rstrip("s")
+        if grain not in GRAINS:
+            raise Skip(
+                "custom_granularity_not_supported",
+                f"input `{inp.alias or inp.name}` is offset by {w.count} {w.granularity}, "
+                "a custom granularity",
+            )
+        window: dict[str, Any] = {
+            "offset": {"count": int(w.count), "granularity": grain},
+            "calculation": "value",
+        }
+        return self.window(f"{parent}__{inp.alias or inp.name}", base, window)
+
+    def variant(self, inp: PydanticMetricInput, parent: str, filters: tuple[str, ...]) -> Out:
+        key = ("variant", inp.name, filters)
+        hit = self.signatures.get(key)
+        if hit is not None:
+            return self.outputs[hit]
+        m = self.dbt.get(inp.name)
+        if m is None:
+            raise Skip("unknown_metric", f"no metric `{inp.name}` in the project")
+        name = self._free(f"{parent}__{inp.alias or inp.name}")
+        self._stack.append(name)
+        try:
+            out = self.build(m, filters, name)
+        finally:
+            self._stack.pop()
+        out.helper = True
+        out.description = (
+            f"`{inp.name}` filtered by {' and '.join(f.strip() for f in filters)} "
+            f"(a helper metric of the dbt import, an input of `{parent}`)."
+        )
+        self._emit(out)
+        self.signatures[key] = name
+        return out
+
+    def window(self, name: str, base: Out, window: dict[str, Any]) -> Out:
+        key = ("window", base.name, json.dumps(window, sort_keys=True))
+        hit = self.signatures.get(key)
+        if hit is not None:
+            return self.outputs[hit]
+        if base.window:  # a window over a window output: through a compose (D-DERIVE 1.9)
+            base = self.compose(self._free(f"{base.name}__series"), base.name, {base.name: base})
+            base.helper = True
+            base.description = f"`{base.name}` as a series a window can read (dbt import helper)."
+            self._emit(base)
+        name = self._free(name)
+        payload: dict[str, Any] = {}
+        if base.plain:
+            payload["window"] = window
+            payload.update({k: v for k, v in base.payload.items() if k == "time_dimension"})
+        else:
+            payload["window"] = {"base": base.name, **window}
+        out = Out(name, base.sql, payload, stage=True, window=True, helper=True)
+        out.description = f"`{base.name}` with the window {json.dumps(window)} (dbt import helper)."
+        self._emit(out)
+        self.signatures[key] = name
+        return out
+
+    def compose(self, name: str, expr: str, members: dict[str, Out]) -> Out:
+        tree = sqlglot.parse_one(expr, read=_SQL)
+
+        def sub(n: exp.Expression) -> exp.Expression:
+            if isinstance(n, exp.Column) and not n.table and n.name in members:
+                return exp.Paren(this=sqlglot.parse_one(members[n.name].sql, read=_SQL))
+            return n
+
+        expansion = tree.transform(sub).sql(dialect=_SQL)
+        stage = any(o.stage for o in members.values())
+        payload = {"derive": {"type": "compose", "expr": tree.sql(dialect=_SQL)}}
+        return Out(name, expansion, payload, stage=stage)
+
+    def derived(self, m: PydanticMetric, filters: Sequence[str], name: str) -> Out:
+        tp = m.type_params
+        if not tp.expr or not tp.metrics:
+            raise Skip("invalid_derived_metric", "a derived metric needs `expr` and `metrics`")
+        members: dict[str, Out] = {}
+        rename: dict[str, str] = {}
+        for inp in tp.metrics:
+            out = self.input(inp, name, filters)
+            rename[inp.alias or inp.name] = out.name
+            members[out.name] = out
+        try:
+            tree = sqlglot.parse_one(tp.expr, read=_SQL)
+        except sqlglot.errors.ParseError as err:
+            raise Skip("invalid_derived_metric", f"its expr is not SQL: {err}") from None
+        for col in tree.find_all(exp.Column):
+            if col.table or col.name not in rename:
+                raise Skip(
+                    "invalid_derived_metric",
+                    f"its expr names `{col.sql()}`, which is none of its inputs",
+                )
+
+        def sub(n: exp.Expression) -> exp.Expression:
+            return exp.column(rename[n.name]) if isinstance(n, exp.Column) else n
+
+        return self.compose(name, tree.transform(sub).sql(dialect=_SQL), members)
+
+    # -- cumulative ----------------------------------------------------------------------------
+    def cumulative(self, m: PydanticMetric, filters: Sequence[str], name: str) -> Out:
+        tp = m.type_params
+        ctp = tp.cumulative_type_params
+        window = (ctp.window if ctp is not None else None) or tp.window
+        to_date = (ctp.grain_to_date if ctp is not None else None) or tp.grain_to_date
+        period = ctp.period_agg if ctp is not None else PeriodAggregation.FIRST
+        agg = self.agg_of(m)
+        func = {"SUM": "sum", "MIN": "min", "MAX": "max"}.get(agg.func)
+        if agg.func == "COUNT" and not agg.distinct:
+            func = "sum"
+        if func is None or agg.distinct:
+            raise Skip(
+                "cumulative_not_additive",
+                f"it accumulates `{agg.sql()}`; D-WINDOW frames re-aggregate per-bucket "
+                "values, which for this aggregate is not the aggregate over the window's rows",
+            )
+        base = self.simple(m, filters, f"{name}__base") if filters else None
+        spec: dict[str, Any]
+        if window is not None:
+            grain = str(window.granularity).lower().rstrip("s")
+            if grain not in GRAINS:
+                raise Skip(
+                    "custom_granularity_not_supported",
+                    f"its window is {window.count} {window.granularity}, a custom granularity",
+                )
+            spec = {"type": "rolling", "function": func, "periods": int(window.count)}
+            self.notes.warn(
+                "cumulative_window_in_buckets",
+                f"metric `{name}` sums a trailing {window.count} {grain} window; D-WINDOW's "
+                f"rolling frame spans {window.count} buckets of the queried grain, which equals "
+                f"it when queried by {grain} over a series without gaps",
+                path=f"metric:{name}",
+            )
+        elif to_date is not None:
+            g = str(to_date).lower()
+            if g not in GRAINS[1:]:
+                raise Skip("grain_to_date_not_supported", f"grain_to_date `{g}`")
+            spec = {"type": "cumulative", "function": func, "reset": g}
+        else:
+            spec = {"type": "cumulative", "function": func}
+        if period is not PeriodAggregation.LAST:
+            self.notes.warn(
+                "period_agg_not_carried",
+                f"metric `{name}` reports the `{period.value}` value of each coarser bucket "
+                "(period_agg); dosi reports the running value at the bucket's end (`last`), "
+                "equal at the day grain",
+                path=f"metric:{name}",
+            )
+        if base is None:
+            plain = Out(f"{name}__base", agg.sql(), self._time_payload(agg.measure), plain=True)
+        else:
+            plain = base
+            if not base.plain:
+                base.name = self._free(base.name)
+                base.helper = True
+                self._emit(base)
+        payload: dict[str, Any] = {}
+        if plain.plain:
+            payload["window"] = spec
+            payload.update({k: v for k, v in plain.payload.items() if k == "time_dimension"})
+        else:
+            payload["window"] = {"base": plain.name, **spec}
+        return Out(name, plain.sql, payload, stage=True, window=True)
+
+    # -- output --------------------------------------------------------------------------------
+    def _free(self, name: str) -> str:
+        taken = set(self.outputs) | set(self.dbt)
+        if name not in taken:
+            return name
+        n = 2
+        while f"{name}_{n}" in taken:
+            n += 1
+        return f"{name}_{n}"
+
+    def _emit(self, out: Out) -> None:
+        self.outputs[out.name] = out
+
+    def _ossie(self, o: Out) -> dict[str, Any]:
+        exts = []
+        if o.payload:
+            exts.append(datus_entry(o.payload))
+        dbt = dict(o.dbt)
+        if o.helper:
+            dbt["helper"] = True  # not a dbt metric: `dosi export dbt` leaves it out
+        if dbt:
+            exts.append({"vendor_name": DBT_VENDOR, "data": json.dumps(dbt)})
+        obj = metric_obj(
+            o.name,
+            o.sql,
+            description=o.description,
+            synonyms=[o.label] if o.label else (),
+        )
+        if exts:
+            obj["custom_extensions"] = exts
+        return obj
+
+
+def _boolean(pred: str) -> str:
+    """A predicate that is one bare column (dbt's `{{ Dimension('x__is_lux') }}`) as an
+    explicit comparison: dosi's D-DERIVE filter does not inline a field standing alone."""
+    try:
+        tree = sqlglot.parse_one(pred, read=_SQL)
+    except sqlglot.errors.ParseError:
+        return pred
+    return f"{pred} = TRUE" if isinstance(tree, exp.Column) else pred
+
+
+def _templates(where: Any) -> list[str]:
+    if where is None:
+        return []
+    return [w.where_sql_template for w in where.where_filters]
+
+
+def _dbt_block(m: PydanticMetric) -> dict[str, Any]:
+    """The dbt definition, kept so `dosi export dbt` can write the metric back as it was."""
+    data = json.loads(m.json(exclude={"metadata"}, exclude_none=True))
+    data.get("type_params", {}).pop("input_measures", None)
+    data.get("type_params", {}).pop("metric_aggregation_params", None)
+    return {"metric": data}

@@ -1,0 +1,178 @@
+"""Regenerate tests/fixtures/metricflow/cases.yaml from a run of every MetricFlow case.
+
+    .venv/bin/python tests/metricflow/build_cases.py
+
+Each case gets `status` (what this run measured: pass / fail / needs), `needs` (the dosi
+features the question needs; empty for a passing case) and, when it does not pass, `why`.
+`needs` comes from the translation and the import when they can tell (a conversion metric, a
+date part, a boolean filter ...); a case that translates and runs but answers differently is
+classified by hand in `CLASSIFIED` below, after reading its check query, so the file says which
+missing feature explains the difference. An unclassified difference is `needs: [unclassified]`
+and this script exits 1. The `met` list is kept as it is: a feature that lands adds its name
+there, and test_metricflow_bed.py then runs (and requires) every case it unlocks.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+from mfbed import CASES, build_database, run_all
+
+from dosi.importers.dbt.queries import NEEDS
+
+_SPINE = ["time_spine"]
+#: case id -> (needs, why): the value differences, read case by case
+CLASSIFIED: dict[str, tuple[list[str], str]] = {
+    **{
+        f"itest_cumulative_metric/{n}": (
+            _SPINE,
+            "MetricFlow answers a cumulative metric on "
+            "every time-spine day; dosi on the days with data",
+        )
+        for n in (
+            "windowed_cumulative_metric",
+            "windowed_cumulative_metric_with_joined_dim",
+            "cumulative_metric_by_ds",
+            "multiple_cumulative_metrics",
+            "windowed_cumulative_metric_by_time_dimension_with_granularity",
+            "cumulative_metric_by_ds_and_limited_time",
+            "grain_to_date_cumulative_metric",
+            "cumulative_metric_by_ds_with_granularity",
+            "cumulative_metric_with_agg_time_dimension",
+        )
+    },
+    **{
+        f"itest_cumulative_metric/{n}": (
+            ["time_spine", "period_agg"],
+            "cumulative values at week / month grains over the time spine, reported by "
+            "period_agg (first / last / average of the days)",
+        )
+        for n in (
+            "all_time_metric_with_non_default_grains",
+            "window_metric_with_non_default_grains",
+            "derived_cumulative_metric_with_non_default_grains",
+        )
+    },
+    **{
+        f"itest_metrics/{n}": (
+            _SPINE,
+            "the offset / filled metric has a row for every "
+            "time-spine bucket (offset rows where only the shifted bucket "
+            "has data, 0-filled empty buckets); dosi has rows where data is",
+        )
+        for n in (
+            "derived_metric_with_offset_window",
+            "derived_metric_offset_with_one_metric_input",
+            "nested_derived_metric_outer_offset",
+            "nested_derived_metric_offset_with_where_constraint",
+            "nested_derived_metric_offset_with_time_constraint",
+            "time_offset_metric_with_time_constraint",
+            "offset_window_with_agg_time_dim",
+            "nested_derived_metric_outer_offset_with_agg_time_dimension",
+            "simple_fill_nulls_with_0_metric_time",
+            "simple_fill_nulls_with_0_month",
+            "simple_fill_nulls_with_0_agg_time_dim",
+            "simple_join_to_time_spine",
+            "derived_fill_nulls_for_one_input_metric",
+            "fill_nulls_with_0_multi_metric_query",
+            "fill_nulls_with_0_multi_metric_query_with_nesting",
+        )
+    },
+    "itest_join_to_timespine/test_constraint_on_measure_selected_in_group_by": (
+        _SPINE,
+        "join_to_timespine: a row for every spine day",
+    ),
+    **{
+        n: (
+            ["partition_join"],
+            "MetricFlow joins two models on their shared `is_partition` "
+            "dimension as well as the entity; dosi joins on the entity",
+        )
+        for n in (
+            "itest_dimensions/local_partition_dimension_with_other_dims",
+            "itest_partitions/partitioned_join",
+            "itest_partitions/partitioned_join_groupby_partition",
+            "itest_partitions/constraint_with_partitions",
+            "itest_multi_hop_join/multihop_join_partitioned",
+        )
+    },
+    **{
+        n: (
+            ["separate_join_paths"],
+            "MetricFlow joins each dimension's path separately, so "
+            "the bridge table's repeated account_id fans the rows out; dosi joins the bridge "
+            "once",
+        )
+        for n in (
+            "itest_multi_hop_join/multihop_join_two_dims_different_sources",
+            "itest_multi_hop_join/mixed_length_joins",
+        )
+    },
+    **{
+        n: (
+            ["filtered_metric_buckets"],
+            "a metric whose input filter matches no row of a "
+            "bucket: MetricFlow drops the bucket, dosi's D-DERIVE filter keeps it as NULL",
+        )
+        for n in (
+            "itest_measure_constraints/expr_with_single_constrained_and_aliased_measure",
+            "itest_metrics/constrained_metric_with_non_constrained_metric_diff_source",
+        )
+    },
+    "itest_granularity/metrics_with_different_time_granularities_and_no_metric_time": (
+        ["mixed_grain_metric_time"],
+        "the time constraint snaps to each metric's own grain (month for the monthly metric)",
+    ),
+}
+EXTRA_NEEDS = {
+    "partition_join": "joins on shared is_partition dimensions",
+    "separate_join_paths": "MetricFlow's per-dimension joins through a bridge",
+    "filtered_metric_buckets": "dropping the buckets a filtered metric has no row in",
+    "unclassified": "a difference nobody has explained yet",
+}
+
+
+def main() -> int:
+    old = yaml.safe_load(CASES.read_text()) if CASES.exists() else {}
+    met = list(old.get("met") or [])
+    with tempfile.TemporaryDirectory() as tmp:
+        db = build_database(Path(tmp) / "mf.duckdb")
+        outcomes = list(run_all(db))
+    cases: dict[str, dict[str, object]] = {}
+    bad = 0
+    for o in outcomes:
+        entry: dict[str, object] = {"status": o.status}
+        needs = list(o.needs)
+        why = o.detail
+        if o.status in ("fail", "error"):
+            needs, why = CLASSIFIED.get(o.case.id, (["unclassified"], o.detail))
+            bad += needs == ["unclassified"]
+        entry["needs"] = needs
+        if why and o.status != "pass":
+            entry["why"] = why[:400]
+        cases[o.case.id] = entry
+    known = {**NEEDS, **EXTRA_NEEDS}
+    used = sorted({n for e in cases.values() for n in e["needs"]})  # type: ignore[attr-defined]
+    doc = {
+        "met": met,
+        "needs": {n: known.get(n, "?") for n in used},
+        "cases": cases,
+    }
+    header = (
+        "# MetricFlow's integration test cases (test_cases/) as dosi questions: what each needs.\n"
+        "# Generated by tests/metricflow/build_cases.py; `met` lists features dosi has gained\n"
+        "# since (test_metricflow_bed.py runs every case whose needs are all met).\n"
+    )
+    CASES.write_text(header + yaml.safe_dump(doc, sort_keys=False, width=100))
+    counts: dict[str, int] = {}
+    for e in cases.values():
+        counts[str(e["status"])] = counts.get(str(e["status"]), 0) + 1
+    print(counts, f"{bad} unclassified")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
