@@ -98,7 +98,7 @@ async def _exercise(client: Client, engine: Engine, db: Path) -> None:
     assert att == json.loads(json.dumps(engine.attribute(ATTR, db_path=db)))
     assert (await ok("validate", {"model": SHOP_MODEL.read_text()}))["valid"] is True
     sql = "SELECT orders__channel, MEASURE(revenue), MEASURE(order_count) AS n FROM shop GROUP BY 1"
-    assert (await ok("sql", {"sql": sql}))["rows"] == engine.sql(sql, db_path=db)["rows"]
+    assert (await ok("sql", {"sql": sql}))["rows"] == json_rows(engine.sql(sql, db_path=db))
     assert (await err("sql", {"sql": "SELECT AVG(revenue) FROM shop"}))["code"] == (
         "sql_aggregate_mismatch"
     )
