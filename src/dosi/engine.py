@@ -6,7 +6,6 @@ normalized query, so a repeated query costs a dictionary lookup.
 
 from __future__ import annotations
 
-import importlib
 import json
 import threading
 from collections import OrderedDict
@@ -28,6 +27,7 @@ from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError, QueryEr
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
 from dosi.execute.engines import open_runner
+from dosi.execute.frames import pandas_frame, polars_frame
 from dosi.execute.options import (
     DEFAULT_QUERY_TIMEOUT,
     ExecOptions,
@@ -37,12 +37,14 @@ from dosi.execute.options import (
 from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
+from dosi.execute.values import json_ready
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
-from dosi.query.detail import DEFAULT_DETAIL_LIMIT, parse_detail, resolve_detail
+from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
+from dosi.query.dimension_only import dimension_query, is_dimension_only
 from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_table
 from dosi.query.semantic_sql.result import project
 from dosi.query.semantic_sql.types import probe_types
@@ -70,21 +72,24 @@ class QueryResult(dict):  # type: ignore[type-arg]
     def to_arrow(self) -> pa.Table:
         return self._table
 
-    def to_pandas(self) -> Any:
-        """A pandas DataFrame (needs the optional `pandas` package)."""
-        try:
-            return self._table.to_pandas()
-        except ImportError as exc:
-            raise ImportError("to_pandas() needs pandas: pip install 'dosi[pandas]'") from exc
+    def to_json(self, indent: int | None = None) -> str:
+        """The result dict as strict JSON, values in the one JSON rule every surface uses
+        (`dosi.execute.values.json_value`): integers of any size as numbers, a decimal as a
+        number where a double reads it back exactly, else a string of its digits."""
+        return json.dumps(
+            json_ready(dict(self)), indent=indent, ensure_ascii=False, allow_nan=False
+        )
+
+    def to_pandas(self, *, exact: bool = False) -> Any:
+        """A pandas DataFrame (needs the optional `pandas` package): metrics numeric
+        (DECIMAL as float64, or Arrow-backed decimal with `exact=True`), dates and time
+        buckets datetime64 (`dosi.execute.frames`)."""
+        return pandas_frame(self._table, exact=exact)
 
     def to_polars(self) -> Any:
-        """A polars DataFrame (needs the optional `polars` package, imported by this call only,
-        as `execute.runner.require` imports an engine's driver)."""
-        try:
-            polars = importlib.import_module("polars")
-        except ImportError as exc:
-            raise ImportError("to_polars() needs polars: pip install 'dosi[polars]'") from exc
-        return polars.from_arrow(self._table)
+        """A polars DataFrame (needs the optional `polars` package): exact Decimal metrics,
+        Date / Datetime buckets (`dosi.execute.frames`)."""
+        return polars_frame(self._table)
 
 
 class Engine:
@@ -199,6 +204,8 @@ class Engine:
     def compile(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
     ) -> dict[str, Any]:
+        if is_dimension_only(query):
+            return self._dimensions(query, dialect, pretty)[0]
         c = self._compiled(query, dialect, pretty)
         return {
             "dialect": c.dialect.name,
@@ -220,6 +227,9 @@ class Engine:
                 candidates=["text", "json"],
                 hint='use format="text" or format="json"',
             )
+        if is_dimension_only(query):
+            rd, _ = self._dimension_detail(query)
+            return explain_detail(self.model, self.graph, rd)
         c = self._compiled(query, None, False)
         return explain_text(c.dag)
 
@@ -244,7 +254,13 @@ class Engine:
         """Run `query` on a connection: the named profile, the default one, `db_path` (a
         DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect; a
         `dialect` that is not the connection's is `dialect_mismatch`. `timeout_secs` overrides
-        the engine's `query_timeout` (None: no limit)."""
+        the engine's `query_timeout` (None: no limit). A query without metrics answers the
+        distinct values of its group_by fields (`dosi.query.dimension_only`)."""
+        if is_dimension_only(query):
+            out, table = self._run_dimensions(
+                query, dialect, connection, timeout_secs, db_path, cancellation
+            )
+            return QueryResult(out, table)
         c, table = self._execute_table(
             query, dialect, connection, timeout_secs, db_path, cancellation
         )
@@ -271,6 +287,10 @@ class Engine:
     ) -> pa.Table:
         """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata): the
         engine's own Arrow result, never converted row by row."""
+        if is_dimension_only(query):
+            return self._run_dimensions(
+                query, None, connection, timeout_secs, db_path, cancellation
+            )[1]
         return self._execute_table(query, None, connection, timeout_secs, db_path, cancellation)[1]
 
     def _execute_table(
@@ -284,6 +304,8 @@ class Engine:
     ) -> tuple[CompiledQuery, pa.Table]:
         """Compile (cached), run, and label the Arrow result: what execute() and
         execute_arrow() share."""
+        if is_dimension_only(query):
+            raise ArgumentError("a dimension-only query has no compiled metric plan")
         timeout = self._timeout(timeout_secs)
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
@@ -395,6 +417,60 @@ class Engine:
             "warnings": [d.to_dict() for d in self.model.warnings],
             "requested_columns": rd.requested_columns(),
         }
+
+    def _dimension_detail(self, query: Any) -> tuple[ResolvedDetail, dict[str, str]]:
+        check_query_bounds(query)
+        dq = dimension_query(self.model, query, self.graph.reachable)
+        return resolve_detail(self.model, dq.detail), dq.renames
+
+    def _dimensions(
+        self, query: Any, dialect: str | None, pretty: bool
+    ) -> tuple[dict[str, Any], dict[str, str], ResolvedDetail]:
+        """The compile answer of a dimension-only query: a distinct detail query, its
+        columns named as a metric query's group-by columns, every row (no default limit)."""
+        rd, renames = self._dimension_detail(query)
+        dia = get_dialect(dialect)
+        tree = render_detail(self.model, self.graph, rd, dia, rd.query.limit)
+        requested = [
+            {"requested": c["requested"], "column": renames.get(c["column"], c["column"])}
+            for c in rd.requested_columns()
+        ]
+        out = {
+            "dialect": dia.name,
+            "sql": tree.sql(dialect=dia.name, pretty=pretty),
+            "outputs": [],
+            "warnings": [d.to_dict() for d in self.model.warnings],
+            "requested_columns": requested,
+        }
+        return out, renames, rd
+
+    def _run_dimensions(
+        self,
+        query: Any,
+        dialect: str | None,
+        connection: str | None,
+        timeout_secs: float | object | None,
+        db_path: str | Path | None,
+        cancellation: CancellationToken | None,
+    ) -> tuple[dict[str, Any], pa.Table]:
+        profile = self._profile(connection, db_path)
+        out, renames, rd = self._dimensions(query, dialect or profile.dialect, False)
+        if dialect is not None:
+            check_dialect(get_dialect(dialect).key, connection, profile.type)
+        table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
+        table = table.rename_columns([renames.get(c, c) for c in table.column_names])
+        dims = [
+            (renames.get(f.output, f.output), f.grain, False, [f.field.datatype]) for f in rd.fields
+        ]
+        table = conform(table, output_types(dims))  # a bucketed Date stays a DATE, as above
+        out.update(
+            {
+                "columns": list(table.column_names),
+                "rows": arrow_rows(table),
+                "row_count": table.num_rows,
+            }
+        )
+        return out, table
 
     def compile_select(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False

@@ -24,7 +24,10 @@ def test_to_pandas_and_to_polars_keep_values(shop: Any, shop_db: Path) -> None:
     df = r.to_pandas()
     assert isinstance(df, pd.DataFrame)
     assert list(df.columns) == r["columns"]
-    assert [float(v) for v in df["revenue"]] == [x["revenue"] for x in r["rows"]]
+    assert list(df["revenue"]) == [float(x["revenue"]) for x in r["rows"]]
+    assert str(df["revenue"].dtype) == "float64" and str(df["order_count"].dtype) == "int64"
+    exact = r.to_pandas(exact=True)
+    assert list(exact["revenue"]) == [x["revenue"] for x in r["rows"]]  # Decimal, exact
     pf = r.to_polars()
     assert isinstance(pf, pl.DataFrame)
     assert pf["order_count"].to_list() == [x["order_count"] for x in r["rows"]]

@@ -7,6 +7,7 @@ SURF-ARROW-01 (Arrow field metadata), reference §1.6.
 
 from __future__ import annotations
 
+import decimal
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -38,7 +39,7 @@ def test_execute_result_keys(mini_run: Run) -> None:
     assert isinstance(res["sql"], str) and res["sql"].upper().startswith(("SELECT", "WITH"))
     assert res["warnings"] == []
     assert res["row_count"] == len(res["rows"])
-    json.dumps({k: res[k] for k in res})  # JSON-able as is
+    assert json.loads(res.to_json()).keys() == res.keys()  # strict JSON in the one rule
 
 
 def test_columns_are_group_by_then_metrics_in_query_order(mini_run: Run) -> None:
@@ -91,7 +92,8 @@ def test_surf_arrow_01_metric_columns_carry_field_metadata(mini_run: Run) -> Non
 
 def test_row_value_types(mini_run: Run) -> None:
     """Reference §1.6: dates as ISO strings (a grained Date stays a date, issue 8 item 7), SUM
-    over DECIMAL as float, COUNT as int, ratio as float, NULL as None."""
+    over DECIMAL as the exact `decimal.Decimal` at the column's scale (issue 21 item 1), COUNT
+    as int, ratio as float, NULL as None."""
     res = mini_run(
         {
             "metrics": ["revenue", "order_count", "avg_order"],
@@ -103,11 +105,12 @@ def test_row_value_types(mini_run: Run) -> None:
     assert first == {
         "order_date": "2024-01-05",
         "order_date__month": "2024-01-01",
-        "revenue": 100.0,
+        "revenue": decimal.Decimal("100.00"),
         "order_count": 1,
         "avg_order": 100.0,
     }
-    assert isinstance(first["revenue"], float) and isinstance(first["order_count"], int)
+    assert type(first["revenue"]) is decimal.Decimal and str(first["revenue"]) == "100.00"
+    assert isinstance(first["order_count"], int)
     assert seventh["revenue"] is None and seventh["avg_order"] is None
 
 
@@ -154,11 +157,11 @@ def test_shop_readme_example_1_revenue_by_channel(shop_run: Run, shop_ref: Any) 
             "order_by": [{"key": "revenue", "desc": True}],
         }
     )
-    expected = shop_ref.rows(
+    expected = shop_ref.con.execute(  # DuckDB's own exact DECIMAL sums
         "SELECT channel, SUM(amount), COUNT(order_id) FROM main.orders GROUP BY 1 ORDER BY 2 DESC"
-    )
+    ).fetchall()
     assert [tuple(r.values()) for r in res["rows"]] == expected
-    assert expected[0] == ("web", 1622086.96, 2050)
+    assert expected[0] == ("web", decimal.Decimal("1622086.96"), 2050)
 
 
 def test_shop_readme_example_2_monthly_series_with_a_gap(shop_run: Run, shop_ref: Any) -> None:

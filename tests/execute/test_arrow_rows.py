@@ -3,7 +3,7 @@
 The vectorised builder (dosi.execute.rows.arrow_rows) must give exactly the values and Python
 types the per-value conversion gives (`to_python`, the one definition: dates 'YYYY-MM-DD',
 timestamps 'YYYY-MM-DD HH:MM:SS[.ffffff]', decimals int when they have no fraction digits else
-float); `execute_arrow` answers the engine's table without building rows at all.
+the exact `decimal.Decimal`); `execute_arrow` answers the engine's table without building rows at all.
 Requirement IDs: SURF-PY-04 (Python results are dicts), SURF-ARROW-01 (Arrow results).
 """
 
@@ -129,7 +129,8 @@ def test_vectorised_rows_equal_per_value_rows(table: pa.Table) -> None:
 
 
 def test_known_values_and_types() -> None:
-    """The documented forms, independently of to_python: ISO dates/timestamps, int/float."""
+    """The documented forms, independently of to_python: ISO dates/timestamps, int / exact
+    Decimal."""
     table = pa.table(
         {
             "d": pa.array([dt.date(2024, 3, 5)]),
@@ -147,11 +148,12 @@ def test_known_values_and_types() -> None:
         "ts": "2024-03-05 06:07:08",
         "ts_frac": "2024-03-05 06:07:08.000090",
         "int_dec": 12,
-        "frac_dec": 2.5,
-        "whole_frac_dec": 2.0,
+        "frac_dec": decimal.Decimal("2.50"),
+        "whole_frac_dec": decimal.Decimal("2.00"),
         "big_int_dec": 10**30,
     }
-    assert type(row["int_dec"]) is int and type(row["whole_frac_dec"]) is float
+    assert type(row["int_dec"]) is int and type(row["whole_frac_dec"]) is decimal.Decimal
+    assert str(row["frac_dec"]) == "2.50"  # the column's scale, digit for digit
     assert type(row["big_int_dec"]) is int
 
 

@@ -6,6 +6,7 @@ Requirement IDs: JOIN-01/03 (default LEFT; orphans land in the NULL group), CORE
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable
 from typing import Any
 
@@ -98,7 +99,7 @@ def test_shop_completed_revenue_by_region_includes_orphans(shop_run: Run, shop_r
             "order_by": [{"key": "revenue", "desc": True}],
         }
     )
-    expected = shop_ref.rows(
+    expected = shop_ref.exact(
         """
         SELECT r.region_name, SUM(o.amount), COUNT(o.order_id)
         FROM main.orders o
@@ -153,15 +154,15 @@ def test_revenue_does_not_double_next_to_an_order_items_metric(
     )
     assert_rows_equal(result_rows(res), expected)
     total = sum(r["revenue"] for r in res["rows"])
-    assert total == pytest.approx(3_125_505.68)  # README: the un-doubled revenue
+    assert total == decimal.Decimal("3125505.68")  # README: the un-doubled revenue, exact
 
 
 def test_revenue_total_next_to_line_revenue_is_not_doubled(shop_run: Run) -> None:
     """Fan-out invariant from the shop README: revenue == line_revenue in total."""
     res = shop_run({"metrics": ["revenue", "line_revenue", "order_count", "order_line_count"]})
     row = res["rows"][0]
-    assert row["revenue"] == pytest.approx(3_125_505.68)
-    assert row["line_revenue"] == pytest.approx(row["revenue"])
+    assert row["revenue"] == decimal.Decimal("3125505.68")  # exact, to the cent
+    assert row["line_revenue"] == row["revenue"]
     assert (row["order_count"], row["order_line_count"]) == (3980, 7958)
 
 

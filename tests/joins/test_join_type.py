@@ -106,7 +106,7 @@ def test_shop_products_join_is_inner(shop_run: Run, shop_ref: Any) -> None:
             "order_by": [{"key": "line_revenue", "desc": True}],
         }
     )
-    expected = shop_ref.rows(
+    expected = shop_ref.exact(
         """
         SELECT p.category, SUM(i.quantity * i.unit_price), SUM(i.quantity), COUNT(*)
         FROM main.order_items i INNER JOIN main.products p ON i.product_id = p.product_id

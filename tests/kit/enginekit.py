@@ -19,6 +19,8 @@ import duckdb
 import pytest
 import yaml
 
+from dosi.execute.values import json_ready
+
 REPO = Path(__file__).resolve().parents[2]
 SHOP_MODEL = REPO / "examples" / "shop" / "model.yaml"
 SHOP_GENERATOR = REPO / "examples" / "shop" / "generate.py"
@@ -64,6 +66,13 @@ def _sort_key(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple((v is None, str(type(v).__name__), v if v is not None else 0) for v in row)
 
 
+def json_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """A result's rows as every JSON surface (CLI, REST, MCP) writes them: the one rule of
+    `dosi.execute.values.json_value` (decimals a number where a double reads them back, else
+    a string of their digits), read back by a standard JSON reader."""
+    return json.loads(json.dumps(json_ready(result["rows"]), allow_nan=False))
+
+
 def result_rows(result: dict[str, Any], columns: Sequence[str] | None = None) -> list[tuple]:
     cols = list(columns) if columns is not None else result["columns"]
     return [tuple(r[c] for c in cols) for r in result["rows"]]
@@ -92,6 +101,11 @@ class Ref:
 
     def rows(self, sql: str) -> list[tuple]:
         return [tuple(norm(v) for v in r) for r in self.con.execute(sql).fetchall()]
+
+    def exact(self, sql: str) -> list[tuple]:
+        """DuckDB's own values (DECIMAL as the exact `decimal.Decimal`, as dosi's rows hold it),
+        for comparisons digit for digit."""
+        return [tuple(r) for r in self.con.execute(sql).fetchall()]
 
     def scalar(self, sql: str) -> Any:
         rows = self.rows(sql)

@@ -121,7 +121,7 @@ def test_fill_04_shop_refund_total_in_months_without_refunds(
     rows = by_key(res, "metric_time__month")
     for month in ("2023-05-01", "2024-10-01"):
         assert rows[month]["refund_total"] == 0
-        assert rows[month]["revenue"] == shop_ref.scalar(
+        assert [(rows[month]["revenue"],)] == shop_ref.exact(
             "SELECT SUM(amount) FROM main.orders "
             f"WHERE DATE_TRUNC('month', order_date) = DATE '{month[:10]}'"
         )

@@ -1,8 +1,8 @@
 """Result rows from an Arrow table, converted a column at a time (issue 10, "Arrow all the way").
 
-`execute()` answers JSON-friendly rows, as the reference engine does: dates and timestamps as
-ISO strings, decimals as int (scale <= 0) or float, times as ISO strings, everything else as
-Arrow's own Python value. Converting value by value cost more than the SQL itself on large
+`execute()` answers rows as the reference engine does: dates and timestamps as ISO strings,
+times as ISO strings, decimals exact (`int` at scale <= 0, else `decimal.Decimal`: see
+`dosi.execute.values`), everything else as Arrow's own Python value. Converting value by value cost more than the SQL itself on large
 results, so each column is cast once with pyarrow.compute and the rows are zipped from the
 converted columns. `to_python` stays the one definition of the conversion (per value): a
 column whose type the vectorised casts cannot reproduce exactly falls back to it.
@@ -41,8 +41,7 @@ def _python_column(col: pa.ChunkedArray) -> list[Any]:
         if t.scale <= 0 and t.precision - t.scale <= _INT64_DIGITS:
             return pc.cast(col, pa.int64()).to_pylist()
         if t.scale > 0:
-            # decimal -> text is exact, text -> double is correctly rounded, as float(Decimal)
-            return pc.cast(pc.cast(col, pa.string()), pa.float64()).to_pylist()
+            return col.to_pylist()  # decimal.Decimal, exact, at the column's scale
     if _needs_python(t):
         return [to_python(v) for v in col.to_pylist()]
     return col.to_pylist()

@@ -7,6 +7,7 @@ An error body is `{"code", "message", "candidates", "hint", "suggested_retry", .
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import queue
 import threading
@@ -18,6 +19,7 @@ from typing import Any
 from dosi import DATUS_EXT_VERSION, SPEC_VERSION, __version__
 from dosi.engine import Engine, validate
 from dosi.errors import ExecuteError, ModelError, OsiError, QueryError
+from dosi.execute.values import json_ready, text_value
 from dosi.ext import IMPACTS, capabilities
 from dosi.model.loader import read_model_text
 
@@ -90,14 +92,31 @@ def http_status(err: OsiError, *, lookup: bool = False) -> int:
 
 
 def json_safe(value: Any) -> Any:
-    """NaN and infinities are not JSON: they become null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
+    """A value as strict JSON in the one rule of `dosi.execute.values.json_value`: NaN and
+    infinities are null; a decimal is a number where a double reads it back exactly, else a
+    string of its digits; integers of any size are numbers."""
+    return json_ready(value)
+
+
+def csv_cell(v: Any) -> str:
+    """One CSV value: empty for NULL, exact digits for numbers (a DECIMAL at its scale),
+    true / false, lists joined with commas, objects as JSON."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and not math.isfinite(v):
+        return ""
+    number = text_value(v)
+    if number is not None:
+        return number
+    if isinstance(v, (list, tuple)):
+        if all(not isinstance(x, (dict, list, tuple)) for x in v):
+            return ",".join(csv_cell(x) for x in v)
+        return json.dumps(json_safe(v), ensure_ascii=False, allow_nan=False)
+    if isinstance(v, dict):
+        return json.dumps(json_safe(v), ensure_ascii=False, allow_nan=False)
+    return str(v)
 
 
 def sql_request(body: Any) -> tuple[str, list[Any] | None]:

@@ -34,7 +34,7 @@ from dosi.query.filters import (
 from dosi.query.lod_metric import lod_metric_as_dimension
 from dosi.query.params_shape import check_no_bind_marker
 from dosi.query.predicate_allowlist import check_predicate
-from dosi.query.predicate_types import ANY, DATATYPE_FAMILY, NUM, check_types
+from dosi.query.predicate_types import ANY, BOOL, DATATYPE_FAMILY, NUM, check_types
 from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
 from dosi.query.stream_window import StreamWindow, check_stream_query
 from dosi.query.time_format import check_bounds, reject_in_where
@@ -266,7 +266,7 @@ def _filters(
     filter rows before aggregation, conjuncts naming a metric filter the result rows."""
     tree = _parse_where(text)
     _check_where(tree, text)
-    _check_predicate(tree, text)
+    _check_not_literal(tree, text)  # a bare Boolean field is a predicate (_where checks it)
     check_predicate(tree, lambda _col: None)  # the allow-list, on both levels
     rows: list[exp.Expression] = []
     metric_level: list[exp.Expression] = []
@@ -363,6 +363,40 @@ def _check_predicate(part: exp.Expression, text: str) -> None:
         )
 
 
+def _check_not_literal(part: exp.Expression, text: str) -> None:
+    if isinstance(part, exp.Literal):
+        _check_predicate(part, text)
+
+
+def _bare_columns(node: exp.Expression) -> list[exp.Column]:
+    """Columns standing where a condition stands: the whole filter, or an operand of AND /
+    OR / NOT (`orders.is_gift`, `NOT orders.is_gift AND ...`)."""
+    if isinstance(node, exp.Column):
+        return [node]
+    if isinstance(node, (exp.And, exp.Or)):
+        return [*_bare_columns(node.this), *_bare_columns(node.expression)]
+    if isinstance(node, (exp.Not, exp.Paren)):
+        return _bare_columns(node.this)
+    return []
+
+
+def _check_bare_booleans(model: ModelIr, tree: exp.Expression) -> None:
+    """A field alone is a condition when it is declared Boolean (issue 21 item 2); any other
+    field (or one without a datatype) would be a number or a string the database refuses or
+    reads by its own casting rules."""
+    for col in _bare_columns(tree):
+        f = _where_field(model, column_name(col))
+        if DATATYPE_FAMILY.get(f.datatype or "") != BOOL:
+            kind = f"a {f.datatype} field" if f.datatype else "a field without a datatype"
+            raise QueryError(
+                "unsupported_filter",
+                f"where_sql: `{f.qualified}` alone is not a predicate: it is {kind}, and only "
+                "a Boolean field is a condition by itself",
+                hint=f"compare it (e.g. {f.qualified} = 'x'), or declare `datatype: Boolean` "
+                "on the field",
+            )
+
+
 def _where_field(model: ModelIr, name: str) -> FieldIr:
     if name == METRIC_TIME:
         raise QueryError(
@@ -379,6 +413,7 @@ def _where(model: ModelIr, tree: exp.Expression) -> ResolvedWhere:
     """The row-level conjuncts with every column replaced by its field's expression."""
     fields: list[FieldIr] = []
     families: dict[int, str] = {}
+    _check_bare_booleans(model, tree)
 
     def resolve_column(col: exp.Column) -> exp.Expression:
         f = _where_field(model, column_name(col))
@@ -482,7 +517,7 @@ def resolve_where(model: ModelIr, text: str) -> ResolvedWhere:
     a condition on a metric has nothing to filter."""
     tree = _parse_where(text)
     _check_where(tree, text)
-    _check_predicate(tree, text)
+    _check_not_literal(tree, text)
     if any(names_metric(model, part) for part in conjuncts(tree)):
         raise QueryError(
             "aggregate_in_where",

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from enginekit import SHOP_MODEL
+from enginekit import SHOP_MODEL, json_rows
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from servekit import free_port
@@ -70,11 +70,11 @@ async def _exercise(client: Client, engine: Engine, db: Path) -> None:
     assert dims == engine.dimensions("revenue")
     assert any(d["is_dimension"] is False and d["source"] for d in dims)
     result = await ok("query", {"query": Q})
-    assert result["rows"] == engine.execute(Q, db_path=db)["rows"]
+    assert result["rows"] == json_rows(engine.execute(Q, db_path=db))
     flat = await ok("query", Q)  # the query's keys as tool arguments
     assert flat["rows"] == result["rows"]
     ctx = {**Q, "context_filter": "orders.status = 'completed'"}  # CORE-Q-10 on MCP
-    assert (await ok("query", ctx))["rows"] == engine.execute(ctx, db_path=db)["rows"]
+    assert (await ok("query", ctx))["rows"] == json_rows(engine.execute(ctx, db_path=db))
     assert (await ok("query", {"query": ctx}))["rows"] != result["rows"]
     dense = {  # the query key `densify` as a tool argument (issue 22)
         "metrics": ["order_count"],
@@ -99,14 +99,14 @@ async def _exercise(client: Client, engine: Engine, db: Path) -> None:
         Q, "postgres"
     )
     assert (await ok("explain", {"query": Q}))["plan"] == engine.explain(Q)
-    assert (await ok("select", {"query": SELECT}))["rows"] == engine.select(SELECT, db_path=db)[
-        "rows"
-    ]
+    assert (await ok("select", {"query": SELECT}))["rows"] == json_rows(
+        engine.select(SELECT, db_path=db)
+    )
     att = await ok("attribute", {"request": ATTR})
     assert att == json.loads(json.dumps(engine.attribute(ATTR, db_path=db)))
     assert (await ok("validate", {"model": SHOP_MODEL.read_text()}))["valid"] is True
     sql = "SELECT orders__channel, MEASURE(revenue), MEASURE(order_count) AS n FROM shop GROUP BY 1"
-    assert (await ok("sql", {"sql": sql}))["rows"] == engine.sql(sql, db_path=db)["rows"]
+    assert (await ok("sql", {"sql": sql}))["rows"] == json_rows(engine.sql(sql, db_path=db))
     assert (await err("sql", {"sql": "SELECT AVG(revenue) FROM shop"}))["code"] == (
         "sql_aggregate_mismatch"
     )

@@ -5,6 +5,7 @@ contract, formats, token, size limit, concurrency, reload and the access log (SU
 from __future__ import annotations
 
 import csv
+import decimal
 import io
 import json
 import time
@@ -15,7 +16,16 @@ from typing import Any
 import httpx
 import pyarrow as pa
 import pytest
-from enginekit import SHOP_MODEL, SLOW_MODEL, dataset, field, metric, model_doc, to_yaml
+from enginekit import (
+    SHOP_MODEL,
+    SLOW_MODEL,
+    dataset,
+    field,
+    json_rows,
+    metric,
+    model_doc,
+    to_yaml,
+)
 from servekit import Server
 
 from dosi import Engine
@@ -82,14 +92,16 @@ def test_query_json_csv_and_arrow(server: Server, engine: Engine, shop_db: Path)
         r = c.post("/v1/query", json=Q)
         assert r.status_code == 200
         body = r.json()
-        assert body["rows"] == expected["rows"]
+        assert body["rows"] == json_rows(expected)
         assert body["columns"] == expected["columns"]
         assert body["outputs"] == expected["outputs"]
         assert isinstance(body["rows"][0]["revenue"], float)
         r = c.post("/v1/query", json=Q, headers={"Accept": "text/csv"})
         assert r.headers["content-type"].startswith("text/csv")
         rows = list(csv.DictReader(io.StringIO(r.text)))
-        assert [float(x["revenue"]) for x in rows] == [x["revenue"] for x in expected["rows"]]
+        assert [decimal.Decimal(x["revenue"]) for x in rows] == [
+            x["revenue"] for x in expected["rows"]
+        ]  # CSV carries the exact digits
         r = c.post("/v1/query", json=Q, headers={"Accept": "application/vnd.apache.arrow.stream"})
         table = pa.ipc.open_stream(r.content).read_all()
     assert table.equals(expected.arrow)
@@ -107,7 +119,7 @@ def test_compile_explain_select_attribute_validate(
         ex = c.post("/v1/explain", json=Q).json()
         assert ex["plan"] == engine.explain(Q) and ex["outputs"] == engine.compile(Q)["outputs"]
         sel = c.post("/v1/select", json=SELECT).json()
-        assert sel["rows"] == engine.select(SELECT, db_path=shop_db)["rows"]
+        assert sel["rows"] == json_rows(engine.select(SELECT, db_path=shop_db))
         att = c.post("/v1/attribute", json=ATTR).json()
         assert att == json.loads(json.dumps(engine.attribute(ATTR, db_path=shop_db)))
         assert att["total_change"]["current_value"] > 0
@@ -201,7 +213,7 @@ def test_concurrent_clients_get_the_same_answers(
         {"metrics": ["order_count", "refund_total"], "group_by": ["metric_time:quarter"]},
         {"metrics": ["avg_order_value"], "group_by": ["customers.segment"]},
     ]
-    expected = [engine.execute(q, db_path=shop_db)["rows"] for q in queries]
+    expected = [json_rows(engine.execute(q, db_path=shop_db)) for q in queries]
 
     def one(i: int) -> bool:
         with server.client() as c:
@@ -320,7 +332,7 @@ def test_connections_file_names_the_database(
     with s.client() as c:
         r = c.post("/v1/query", json=q)
     assert r.status_code == 200, r.text
-    assert r.json()["rows"] == engine.execute(q, db_path=shop_db)["rows"]
+    assert r.json()["rows"] == json_rows(engine.execute(q, db_path=shop_db))
 
 
 def test_reload_drops_no_request(launch: Any, model_copy: Path) -> None:
@@ -407,4 +419,4 @@ def test_query_accepts_context_filter(server: Server, engine: Engine, shop_db: P
     with server.client() as c:
         r = c.post("/v1/query", json=q)
     assert r.status_code == 200, r.text
-    assert r.json()["rows"] == engine.execute(q, db_path=shop_db)["rows"]
+    assert r.json()["rows"] == json_rows(engine.execute(q, db_path=shop_db))

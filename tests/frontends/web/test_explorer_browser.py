@@ -3,6 +3,7 @@ catalog, press Run, read the table, see the chart (a line for time series, bars 
 
 from __future__ import annotations
 
+import decimal
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,7 +79,7 @@ def test_explorer_runs_a_time_series_and_a_bar_chart(
         db_path=shop_db,
     )
     assert head == expected["columns"]
-    assert [float(r[1]) for r in rows] == [x["revenue"] for x in expected["rows"]]
+    assert [decimal.Decimal(r[1]) for r in rows] == [x["revenue"] for x in expected["rows"]]
     assert [int(r[2]) for r in rows] == [x["order_count"] for x in expected["rows"]]
     assert page.locator("#chart svg[data-kind=line] path.series").count() == 2
     assert "SUM(orders.amount)" in page.inner_text("#sql")
@@ -113,7 +114,7 @@ def test_explorer_runs_a_time_series_and_a_bar_chart(
         },
         db_path=shop_db,
     )
-    assert sorted((r[0], float(r[1])) for r in rows) == sorted(
+    assert sorted((r[0], decimal.Decimal(r[1])) for r in rows) == sorted(
         (x["channel"], x["revenue"]) for x in filtered["rows"]
     )
 

@@ -5,6 +5,7 @@ bars. Shared by every drawing (SVG, PNG, sparklines)."""
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,8 +31,9 @@ class ChartData:
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or v is None:
         return None
-    if isinstance(v, (int, float)):
-        return None if isinstance(v, float) and not math.isfinite(v) else float(v)
+    if isinstance(v, (int, float, decimal.Decimal)):  # a chart draws doubles, rows stay exact
+        f = float(v)
+        return f if math.isfinite(f) else None
     return None
 
 

@@ -24,6 +24,8 @@ from rich.table import Table
 from rich.text import Text
 
 from dosi.errors import ArgumentError, ExecuteError, ModelError, OsiError, QueryError
+from dosi.execute.values import decimal_text, json_decimal
+from dosi.frontends.contract import csv_cell
 
 # Exit codes (documented in the `dosi --help` epilog).
 EXIT_OK = 0
@@ -64,7 +66,7 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in value]
     if isinstance(value, decimal.Decimal):
-        return jsonable(float(value))
+        return json_decimal(value)
     if isinstance(value, dt.datetime):
         return value.isoformat(sep=" ")
     if isinstance(value, (dt.date, dt.time)):
@@ -92,8 +94,8 @@ def _is_number(v: Any) -> bool:
 def cell_text(v: Any, scale: int | None = None) -> str:
     """Display text of one value in a table (JSON and CSV keep full precision).
 
-    `scale` is the column's DECIMAL scale: decimals (which rows carry as floats) show that many
-    digits, so money reads 135697.40 rather than 135697.4."""
+    Decimals (`decimal.Decimal` in rows) print their exact digits at their scale, so money
+    reads 135697.40; `scale` gives a float column read from a DECIMAL that many digits."""
     if v is None:
         return NULL_TEXT
     if isinstance(v, bool):
@@ -108,6 +110,8 @@ def cell_text(v: Any, scale: int | None = None) -> str:
         if abs(v) < 1e15:
             return repr(round(v, 6))
         return repr(v)
+    if isinstance(v, decimal.Decimal):
+        return decimal_text(v) if v.is_finite() else str(v)
     if isinstance(v, (list, tuple)):
         if all(not isinstance(x, (dict, list, tuple)) for x in v):
             return ", ".join(cell_text(x) for x in v)
@@ -118,20 +122,8 @@ def cell_text(v: Any, scale: int | None = None) -> str:
 
 
 def csv_text(v: Any) -> str:
-    """CSV value: empty for NULL, full precision, lists joined with commas, objects as JSON."""
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v) if math.isfinite(v) else ""
-    if isinstance(v, (list, tuple)):
-        if all(not isinstance(x, (dict, list, tuple)) for x in v):
-            return ",".join(csv_text(x) for x in v)
-        return dumps(v, indent=None)
-    if isinstance(v, dict):
-        return dumps(v, indent=None)
-    return str(v)
+    """CSV value: empty for NULL, exact digits, lists joined with commas, objects as JSON."""
+    return csv_cell(v)
 
 
 # -- tables -------------------------------------------------------------------------------------

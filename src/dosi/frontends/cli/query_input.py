@@ -88,15 +88,16 @@ def flags_query(
 ) -> dict[str, Any]:
     """The JSON query the flags describe (keys only when given)."""
     names = _items(metrics)
-    if not names:
+    groups = _items(group_by)
+    if not names and not groups:
         raise CliError(
             "missing_query",
-            "no metrics: the query flags need at least one --metric/-M",
-            hint="e.g. dosi query -M revenue -g metric_time:month "
-            "(or pass --query JSON / --query-file FILE)",
+            "no metrics: the query flags need at least one --metric/-M (or only --group-by/-g "
+            "for the distinct values of fields)",
+            hint="e.g. dosi query -M revenue -g metric_time:month, or dosi query -g "
+            "orders.channel (or pass --query JSON / --query-file FILE)",
         )
     query: dict[str, Any] = {"metrics": names}
-    groups = _items(group_by)
     if groups:
         query["group_by"] = groups
     preds = [w.strip() for w in where if w and w.strip()]

@@ -35,10 +35,11 @@ def drop_none(d: dict[str, Any]) -> dict[str, Any]:
 
 def query_argument(query: Any, metrics: Any, *rest: Any) -> Any:
     """The query object, or one built from the query's keys given as tool arguments."""
-    if query is not None or metrics is None:
+    if query is not None or (metrics is None and all(v is None for v in rest)):
         return query
     keys = QUERY_KEYS[1:]  # the tool arguments after `metrics`, in the query's key order
-    return drop_none({"metrics": metrics, **dict(zip(keys, rest, strict=True))})
+    # no `metrics` with a group_by: a dimension-only query (distinct values)
+    return drop_none({"metrics": metrics or [], **dict(zip(keys, rest, strict=True))})
 
 
 def param_schema(metric: dict[str, Any]) -> dict[str, Any]:

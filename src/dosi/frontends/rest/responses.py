@@ -11,7 +11,7 @@ import pyarrow as pa
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
-from dosi.frontends.contract import error_body, json_safe
+from dosi.frontends.contract import csv_cell, error_body, json_safe
 
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
 
@@ -40,7 +40,7 @@ def result_response(request: Request, result: Any) -> Response:
         cols = result["columns"]
         w.writerow(cols)
         for row in result["rows"]:
-            w.writerow(["" if row.get(c) is None else row.get(c) for c in cols])
+            w.writerow([csv_cell(row.get(c)) for c in cols])
         return Response(buf.getvalue(), media_type="text/csv; charset=utf-8")
     if fmt == "arrow":
         table: pa.Table = result.arrow

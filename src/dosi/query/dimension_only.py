@@ -1,0 +1,158 @@
+"""Dimension-only queries (issue 21 item 6): `{"metrics": [], "group_by": [...]}` answers the
+distinct combinations of the grouped fields, the question every BI tool asks to fill a filter
+list (docs/dimension-only-queries.md).
+
+Such a query is a distinct detail query (`dosi.query.detail`) read from one dataset that
+reaches every grouped and filtered field along many-to-one relationships: the dataset of the
+first group_by item that reaches all of them, else of a filtered field, else the one other
+dataset that does (a fact table joining two dimension tables; of several, the one all the
+others join to, so the coarsest rows: orders rather than order lines). The output columns are named
+as a metric query names its group-by columns (`channel`, `order_date__month`), and `order_by`
+keys are those names, as in a metric query. `metric_time` needs a metric (it is each metric's
+own time axis): without one it is `metric_time_needs_metric`, naming the time fields instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dosi.errors import QueryError, QueryShapeError
+from dosi.ir.model import ModelIr
+from dosi.query.detail import DetailQuery, parse_detail
+from dosi.query.resolve import find_field, resolve_where
+
+METRIC_TIME = "metric_time"
+_PASSED = ("where_sql", "context_filter", "time_range", "limit")
+_KEYS = ("metrics", "group_by", "order_by", *_PASSED)
+
+
+def is_dimension_only(raw: Any) -> bool:
+    """A query object that names no metric but groups by something."""
+    return (
+        isinstance(raw, dict)
+        and raw.get("metrics") in (None, [])
+        and bool(raw.get("group_by"))
+        and isinstance(raw.get("group_by"), (list, str))
+    )
+
+
+@dataclass(frozen=True)
+class DimensionQuery:
+    detail: DetailQuery
+    renames: dict[str, str]  # the detail query's column -> the metric-query column name
+
+
+def _items(value: Any) -> list[str]:
+    items = [value] if isinstance(value, str) else list(value)
+    if not all(isinstance(g, str) and g.strip() for g in items):
+        raise QueryShapeError(
+            "invalid_query",
+            "a dimension-only query groups by field names (`dataset.field[:grain]`)",
+            hint='e.g. {"metrics": [], "group_by": ["orders.channel"]}',
+        )
+    return [g.strip() for g in items]
+
+
+def dimension_query(
+    model: ModelIr, raw: dict[str, Any], reaches: Callable[[str, str], bool]
+) -> DimensionQuery:
+    """The distinct detail query a dimension-only query means; `reaches(src, dst)`: `dst` is
+    reachable from `src` along many-to-one relationships (the join graph)."""
+    for key in raw:
+        if key not in _KEYS:
+            raise QueryShapeError(
+                "unsupported_in_dimension_query",
+                f"query key `{key}` needs a metric; a dimension-only query takes "
+                + ", ".join(f"`{k}`" for k in _KEYS[1:]),
+                hint="add a metric, or drop the key",
+            )
+    group_by = _items(raw["group_by"])
+    fields = []
+    for spelling in group_by:
+        name, _, grain = spelling.partition(":")
+        if name == METRIC_TIME:
+            times = [
+                f.qualified
+                for ds in model.datasets.values()
+                for f in ds.fields.values()
+                if f.is_time
+            ]
+            raise QueryError(
+                "metric_time_needs_metric",
+                "`metric_time` is each metric's own time axis, so a query without metrics has "
+                "none: group by a time field instead",
+                candidates=times,
+                hint="e.g. " + (f"`{times[0]}:{grain or 'day'}`" if times else "a time field"),
+            )
+        fields.append((spelling, find_field(model, None, name, role="dimension"), grain or None))
+    named = [f.dataset for _, f, _ in fields]
+    filtered = []
+    for key in ("where_sql", "context_filter"):
+        text = raw.get(key)
+        if isinstance(text, str) and text.strip():
+            filtered += [f.dataset for f in resolve_where(model, text).fields]
+    needed = list(dict.fromkeys(named + filtered))
+    source = _source(model, needed, reaches)
+    renames: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for spelling, f, grain in fields:
+        base = f.name if f.dataset == source else f"{f.dataset}__{f.name}"
+        out = f.name if grain is None else f"{f.name}__{grain}"
+        if out in seen:
+            raise QueryError(
+                "duplicate_output_name",
+                f"group_by items `{seen[out]}` and `{spelling}` both produce the output column "
+                f"`{out}`",
+                hint="group by one of them, or rename a field in the model",
+            )
+        seen[out] = spelling
+        renames[base if grain is None else f"{base}__{grain}"] = out
+    order_by = []
+    for item in raw.get("order_by") or []:
+        o = dict(item) if isinstance(item, dict) else {"key": item}
+        key = o.get("key")
+        if isinstance(key, str) and key in seen:
+            o["key"] = seen[key]  # the column name -> its group_by spelling
+        order_by.append(o)
+    detail: dict[str, Any] = {"from": source, "fields": group_by, "distinct": True}
+    detail.update({k: raw[k] for k in _PASSED if raw.get(k) is not None})
+    if order_by:
+        detail["order_by"] = order_by
+    return DimensionQuery(parse_detail(detail), renames)
+
+
+def _source(model: ModelIr, needed: list[str], reaches: Callable[[str, str], bool]) -> str:
+    """The dataset the distinct rows are read from (see the module docstring)."""
+
+    def covers(src: str) -> bool:
+        return all(dst == src or reaches(src, dst) for dst in needed)
+
+    for ds in needed:
+        if covers(ds):
+            return ds
+    others = [ds for ds in model.datasets if ds not in needed and covers(ds)]
+    coarsest = [c for c in others if all(reaches(o, c) for o in others)]
+    if len(coarsest) == 1:  # one of them (or the only one) every other one joins to
+        return coarsest[0]
+    if not others:
+        raise QueryError(
+            "no_join_path",
+            "no dataset reaches every grouped and filtered field ("
+            + ", ".join(f"`{d}`" for d in needed)
+            + ") along many-to-one relationships",
+            hint="group by fields of datasets joined many-to-one, or add a metric whose "
+            "dataset reaches them",
+        )
+    raise QueryError(
+        "ambiguous_dimension_source",
+        "several datasets reach every grouped field ("
+        + ", ".join(f"`{d}`" for d in others)
+        + "), and each would list the combinations its own rows hold",
+        candidates=others,
+        hint="add a metric of the dataset whose rows you mean, or group by one of its fields",
+    )
+
+
+__all__ = ["DimensionQuery", "dimension_query", "is_dimension_only"]
