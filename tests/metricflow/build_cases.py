@@ -85,6 +85,15 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
         _SPINE,
         "join_to_timespine: a row for every spine day",
     ),
+    "itest_metrics/simple_join_to_time_spine_with_filter": (
+        _SPINE,
+        "join_to_timespine: a row for every spine day, the filter applied before the spine join",
+    ),
+    "itest_metrics/nested_derived_metric_offset_with_joined_where_constraint_not_selected": (
+        _SPINE,
+        "MetricFlow's offset joins the time spine, so it answers on the days the offset value "
+        "exists; dosi on the days the filtered rows exist",
+    ),
     **{
         n: (
             ["partition_join"],
@@ -120,6 +129,7 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
         for n in (
             "itest_measure_constraints/expr_with_single_constrained_and_aliased_measure",
             "itest_metrics/constrained_metric_with_non_constrained_metric_diff_source",
+            "itest_metrics/constrained_metric_with_user_input_constraint",
         )
     },
     "itest_granularity/metrics_with_different_time_granularities_and_no_metric_time": (

@@ -154,6 +154,8 @@ class FilterRenderer:
             out.problem("unknown_name", f"the filter is not a dbt Jinja template: {err}")
         if bare_names and out.sql and not out.problems:
             out.sql = self._bare(out.sql, out)
+        if out.sql and not out.problems:
+            out.sql = explicit_booleans(out.sql)
         return out
 
     def _bare(self, sql: str, out: Rendered) -> str:
@@ -251,3 +253,30 @@ def _path(value: Sequence[str] | str) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,) if value else ()
     return tuple(str(v) for v in value)
+
+
+def explicit_booleans(sql: str) -> str:
+    """A column standing as a condition (the whole filter, an AND / OR operand, under NOT or
+    parentheses: dbt's `{{ Dimension('listing__is_lux') }}`) written as `col = TRUE`. dbt
+    hands the SQL to the warehouse, which knows the column is boolean; the imported model
+    declares no datatype, so dosi would refuse the bare field. Same truth table, NULL too."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.ParseError:
+        return sql
+    changed = False
+
+    def cond(n: exp.Expression) -> exp.Expression:
+        nonlocal changed
+        if isinstance(n, exp.Column):
+            changed = True
+            return exp.EQ(this=n, expression=exp.true())
+        if isinstance(n, (exp.And, exp.Or)):
+            n.set("this", cond(n.this))
+            n.set("expression", cond(n.expression))
+        elif isinstance(n, (exp.Not, exp.Paren)):
+            n.set("this", cond(n.this))
+        return n
+
+    new = cond(tree)
+    return new.sql(dialect="duckdb") if changed else sql
