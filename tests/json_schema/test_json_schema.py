@@ -136,7 +136,7 @@ BAD = [
     ("metric", {"derive": {"type": "compose", "expr": "revenue", "fill": "zero"}}),
     ("metric", {"params": [{"name": "N", "type": "int", "default": 3}]}),
     ("metric", {"params": [{"name": "n", "type": "integer", "default": 3}]}),
-    ("field", {"time_granularity": "hour"}),
+    ("field", {"time_granularity": "fortnight"}),
     ("field", {"is_dimension": "no"}),
     ("field", {"lod": {"expr": "include(revenue, sales.id)"}}),
     ("field", {"time": {"format": "date", "storage": "float"}}),

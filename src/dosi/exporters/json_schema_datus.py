@@ -8,11 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from dosi.ext.calendar import CALENDAR_KEYS, FISCAL_KEYS, RETAIL_KEYS
 from dosi.ext.conform import CARDINALITIES
+from dosi.ext.conversion import CALCULATIONS as CONVERSION_CALCULATIONS
+from dosi.ext.conversion import PAIR_KEYS, WINDOW_KEYS
+from dosi.ext.grains import NATIVE_GRAINS, WEEK_STARTS, WEEKDAYS
 from dosi.ext.key_validators import JOIN_TYPES
 from dosi.ext.lod_metric import KEYWORDS, OUTER_AGGS
 from dosi.ext.params import DECL_KEYS, PARAM_TYPES
 from dosi.ext.registry import DATUS_EXT_VERSION, REGISTRY
+from dosi.ext.semi_additive import SNAPSHOTS
 from dosi.ext.time_format import NATIVE_FORMATS, STORAGES, TIME_KEYS
 from dosi.ext.window.frame import UNITS
 from dosi.ext.window.functions import (
@@ -23,6 +28,7 @@ from dosi.ext.window.functions import (
     VALUE_FUNCTIONS,
 )
 from dosi.ext.window.offset import CALCULATIONS, DIRECTIONS, OFFSET_KEYS
+from dosi.ext.window.share import SHARE_KEYS
 from dosi.ext.window.spec import (
     GRAINS,
     NULLS,
@@ -31,6 +37,7 @@ from dosi.ext.window.spec import (
     PARTITION_MODES,
     RESET_GRAINS,
 )
+from dosi.ext.window.streak import COMPARES, OPS, STREAK_KEYS
 
 _NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 _QUALIFIED = "^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$"
@@ -191,6 +198,14 @@ def window_defs() -> dict[str, Any]:
         {"required": ["rank"], "properties": {"calculation": False}},
         {"required": ["value"], "properties": {"calculation": False}},
     ]
+    share = {"partition": ref("WindowPartition")}
+    streak = {
+        "compare": enum(COMPARES, "The bucket's value, or its change from the previous one."),
+        "op": enum(OPS, "How the value (or change) compares with the target."),
+        "target": {"type": "number"},
+        "partition": ref("WindowPartition"),
+    }
+    assert set(share) == set(SHARE_KEYS) and set(streak) == set(STREAK_KEYS)
     window = {
         "description": _key_doc("window"),
         "oneOf": [
@@ -216,6 +231,10 @@ def window_defs() -> dict[str, Any]:
                 },
                 ["type", "function"],
             ),
+            shape("share", share, ["type"]),
+            shape("streak", streak, ["type"]),
+            shape(None, {"share": _closed(share)}, ["share"]),
+            shape(None, {"streak": _closed(streak)}, ["streak"]),
             general,
         ],
     }
@@ -235,6 +254,53 @@ def window_defs() -> dict[str, Any]:
             "additionalProperties": False,
         },
     }
+
+
+def _closed(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+    if required:
+        out["required"] = list(required)
+    return out
+
+
+def _pair() -> dict[str, Any]:
+    """A field name, or one per side ({"base": ..., "conversion": ...})."""
+    side = {"type": "string", "minLength": 1}
+    return {"oneOf": [side, _closed(dict.fromkeys(PAIR_KEYS, side), PAIR_KEYS)]}
+
+
+def calendar_def() -> dict[str, Any]:
+    month = {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 12}, {"type": "string"}]}
+    props = {
+        "week_start": enum(WEEK_STARTS, "The first day of every week bucket."),
+        "fiscal_year": _closed({"start_month": month}, FISCAL_KEYS),
+        "retail": _closed(
+            {
+                "pattern": enum(["4-4-5", "4-5-4", "5-4-4"], "Weeks per month of a quarter."),
+                "year_end_month": month,
+                "year_end_weekday": enum(WEEKDAYS, "The weekday a retail year ends on."),
+                "rule": enum(["last", "nearest"], "Last on or before, or nearest to."),
+            }
+        ),
+        "table": {
+            "type": "object",
+            "properties": {
+                "dataset": {"type": "string", "minLength": 1},
+                "date": {"type": "string", "minLength": 1},
+                "grains": {
+                    "oneOf": [
+                        {"type": "array", "items": {"type": "string"}},
+                        {"type": "object", "additionalProperties": {"type": "string"}},
+                    ]
+                },
+            },
+            "required": ["dataset", "date", "grains"],
+        },
+    }
+    assert set(props) == set(CALENDAR_KEYS) and set(props["retail"]["properties"]) == set(
+        RETAIL_KEYS
+    )
+    return {**_closed(props), "description": _key_doc("calendar")}
 
 
 def payload_defs() -> dict[str, Any]:
@@ -337,7 +403,7 @@ def payload_defs() -> dict[str, Any]:
         }
 
     defs = {
-        "ModelPayload": payload("DATUS payload of a semantic model (no keys yet).", {}),
+        "ModelPayload": payload("DATUS payload of a semantic model.", {"calendar": calendar_def()}),
         "DatasetPayload": payload(
             "DATUS payload of a dataset.",
             {
@@ -351,7 +417,7 @@ def payload_defs() -> dict[str, Any]:
         "FieldPayload": payload(
             "DATUS payload of a field.",
             {
-                "time_granularity": enum(GRAINS, _key_doc("time_granularity")),
+                "time_granularity": enum(NATIVE_GRAINS, _key_doc("time_granularity")),
                 "is_dimension": {"type": "boolean", "description": _key_doc("is_dimension")},
                 "lod": {
                     "type": "object",
@@ -399,6 +465,42 @@ def payload_defs() -> dict[str, Any]:
                     "description": _key_doc("params"),
                 },
                 "derive": derive,
+                "semi_additive": {
+                    **_closed(
+                        {
+                            "dimension": {"type": "string", "minLength": 1},
+                            "snapshot": enum(SNAPSHOTS, "Which snapshot stands for a period."),
+                            "window_groupings": {"type": "array", "items": {"type": "string"}},
+                        },
+                        ("dimension",),
+                    ),
+                    "description": _key_doc("semi_additive"),
+                },
+                "conversion": {
+                    **_closed(
+                        {
+                            "base": {"type": "string", "minLength": 1},
+                            "conversion": {"type": "string", "minLength": 1},
+                            "entity": _pair(),
+                            "window": {
+                                "oneOf": [
+                                    {"type": "string", "minLength": 1},
+                                    _closed(
+                                        {
+                                            "count": {"type": "integer", "minimum": 1},
+                                            "granularity": {"type": "string"},
+                                        },
+                                        WINDOW_KEYS,
+                                    ),
+                                ]
+                            },
+                            "calculation": enum(CONVERSION_CALCULATIONS, "The output."),
+                            "constant_properties": {"type": "array", "items": _pair()},
+                        },
+                        ("base", "conversion", "entity"),
+                    ),
+                    "description": _key_doc("conversion"),
+                },
             },
         ),
         "ParamDecl": param,
