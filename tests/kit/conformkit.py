@@ -150,16 +150,20 @@ _MYSQL_TYPES = {
 }
 
 
-def load_mysql(db: Path, con: Any, tables: Sequence[str] = TABLES) -> None:
-    """The shop tables into database `main` of a MySQL/MariaDB server (replaced)."""
+def load_mysql(
+    db: Path, con: Any, tables: Sequence[str] = TABLES, database: str = "main"
+) -> None:
+    """The shop tables into `database` of a MySQL/MariaDB server (replaced). A test module
+    with tables of its own names its own database: replacing `main` under the conformance
+    matrix's open session would wait on its metadata lock, and drop its tables."""
     with con.cursor() as cur:
-        cur.execute("DROP DATABASE IF EXISTS main")
-        cur.execute("CREATE DATABASE main")
+        cur.execute(f"DROP DATABASE IF EXISTS {database}")
+        cur.execute(f"CREATE DATABASE {database}")
         for t, (cols, rows) in duck_tables(db, tables).items():
             ddl = ", ".join(f"`{c}` {_MYSQL_TYPES.get(ty, ty)}" for c, ty in cols)
-            cur.execute(f"CREATE TABLE main.{t} ({ddl})")
+            cur.execute(f"CREATE TABLE {database}.{t} ({ddl})")
             marks = ", ".join("%s" for _ in cols)
-            cur.executemany(f"INSERT INTO main.{t} VALUES ({marks})", rows)
+            cur.executemany(f"INSERT INTO {database}.{t} VALUES ({marks})", rows)
     con.commit()
 
 

@@ -557,7 +557,8 @@ def test_fmt_explain_shows_the_decode_time_node(eng: Engine) -> None:
         {
             "metrics": ["revenue"],
             "group_by": ["metric_time:month", "ev.dm"],
-            "time_range": {"start": "2024-01-01", "end": "2025-01-01"},
+            # two grouped time items: the range names its axis (time_range_needs_dimension)
+            "time_range": {"start": "2024-01-01", "end": "2025-01-01", "dimension": "metric_time"},
         }
     )
     assert "DecodeTime per group [metric_time__month <- ev.ds (%Y%m%d) truncated to month" in text

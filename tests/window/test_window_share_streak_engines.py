@@ -44,6 +44,8 @@ WINDOWS: dict[str, Any] = {
     "mom": {"type": "pop", "offset": "1 month", "calculation": "value"},
 }
 TABLES = ("sales", "returns")
+#: this module's own MariaDB database (the conformance matrix owns `main` on the server)
+MARIADB_DATABASE = "dosi_share_streak"
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +79,8 @@ def target(
     env = _SERVERS.get(kind)
     if env is not None and not os.environ.get(env):
         pytest.skip(f"{kind}: set {env} (bash scripts/{kind}.sh) to run")
-    text = model_yaml(WINDOWS).replace("source: sales", "source: main.sales")
+    schema = MARIADB_DATABASE if kind == "mariadb" else "main"
+    text = model_yaml(WINDOWS).replace("source: sales", f"source: {schema}.sales")
     tmp = tmp_path_factory.mktemp(kind)
     close: Any = lambda: None  # noqa: E731
     if kind == "duckdb":
@@ -124,7 +127,7 @@ def _mariadb(db: Path) -> tuple[dict[str, Any], Any]:
     import pymysql
 
     con = pymysql.connect(**parse_mysql_uri(os.environ["DOSI_TEST_MARIADB"]))
-    conformkit.load_mysql(db, con, TABLES)
+    conformkit.load_mysql(db, con, TABLES, database=MARIADB_DATABASE)
     return {"type": "mariadb", "client": con}, con.close
 
 
