@@ -43,6 +43,8 @@ def _misses() -> list[str]:
             continue
         if not isinstance(doc, dict) or doc.get("version") != "0.2.0.dev0":
             continue  # not a document of the current version: the loader's own business
+        if "semantic_model" not in doc:
+            continue  # a flat document: the loader wraps it (model_document_wrapped warning)
         errors = schema_errors(doc)
         if not errors:
             continue

@@ -65,7 +65,11 @@ def _core_defs() -> dict[str, Any]:
         }
 
     defs: dict[str, Any] = {
-        "Dialect": enum(dialects, "The language an expression is written in."),
+        "Dialect": {
+            "description": "The language an expression is written in: an Ossie dialect, or an "
+            "engine's name (loaded with an unknown_expression_dialect warning).",
+            "anyOf": [{"enum": list(dialects)}, {"type": "string", "pattern": "^[A-Za-z_]+$"}],
+        },
         "DataType": enum(datatypes, "Logical type of a field or metric (omit when unknown)."),
         "AIContext": {
             "description": "Hints for AI tools: a string, or instructions / synonyms / examples.",
