@@ -118,11 +118,14 @@ def built_from(grain: str) -> str:
     return "day"
 
 
-def spine_step(grain: str) -> str:
+def spine_step(grain: str) -> str | None:
     """The native grain a dense series of `grain` buckets is generated at (issue 22 item 1):
     the grain itself for native grains, one day for calendar and table grains. Bucketing
     every step with the same bucketing as the aggregate and keeping the distinct buckets
-    gives every bucket of the grain once."""
+    gives every bucket of the grain once. None for a date part: it does not bucket time, so
+    densification treats its column as categorical."""
+    if is_date_part(grain):
+        return None
     return grain if grain in _NATIVE else "day"
 
 

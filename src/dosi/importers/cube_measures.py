@@ -37,7 +37,12 @@ from dosi.importers.cube_members import (
     aggregate,
 )
 from dosi.importers.cube_windows import WindowNotCarried, rolling_payload, time_shift_payload
-from dosi.importers.sql_refs import Ref, RefError, has_aggregate, parse, ref_of, render, tokenize
+from dosi.importers.sql_refs import (
+    Ref,
+    has_aggregate,
+    over_metrics,
+    render,
+)
 
 Key = tuple[str, str]  # (cube, measure)
 
@@ -239,25 +244,12 @@ class MeasureBuilder:
     def _compose_expr(self, cube: str, sql: str) -> str | None:
         """The measure's SQL over metric names (a D-DERIVE compose), or None when it reads
         anything but measures."""
-        text, refs = tokenize(sql, REF)
-        try:
-            tree = parse(text, self.dialect)
-        except RefError:
-            return None
 
-        def swap(node: exp.Expression) -> exp.Expression:
-            if isinstance(node, exp.Column):
-                ref = ref_of(node.name, refs) if not node.table else None
-                key = self._single_ref(cube, "{" + ref.text + "}") if ref else None
-                if key is None:
-                    raise RefError("not a measure")
-                return exp.column(self.names[key])
-            return node
+        def metric_of(ref: Ref) -> str | None:
+            key = self._single_ref(cube, "{" + ref.text + "}")
+            return None if key is None else self.names[key]
 
-        try:
-            return render(tree.transform(swap, copy=True))
-        except RefError:
-            return None
+        return over_metrics(sql, REF, self.dialect, metric_of)
 
     def _base(
         self, key: Key, payload_window: dict[str, Any], helpers: list[dict[str, Any]]

@@ -21,7 +21,12 @@ from dosi.importers.common import Notes, metric_obj, safe_name
 from dosi.importers.cube_members import NotCarried, aggregate
 from dosi.importers.lookml_fields import REF, LookmlDataset, LookmlSql, field_ref
 from dosi.importers.lookml_filters import FilterNotCarried, predicate
-from dosi.importers.sql_refs import Ref, RefError, has_aggregate, parse, ref_of, render, tokenize
+from dosi.importers.sql_refs import (
+    Ref,
+    has_aggregate,
+    over_metrics,
+    render,
+)
 
 Key = tuple[str, str]
 _AGG = {"count": "count", "count_distinct": "count_distinct", "sum": "sum", "average": "avg",
@@ -185,25 +190,11 @@ class LookmlMeasures:
         return owner, member
 
     def _compose(self, view: str, sql: str) -> str | None:
-        text, refs = tokenize(sql, REF)
-        try:
-            tree = parse(text, self.dialect)
-        except RefError:
-            return None
+        def metric_of(ref: Ref) -> str | None:
+            key = self._single_ref(view, "${" + ref.text + "}")
+            return None if key is None else self.names[key]
 
-        def swap(node: exp.Expression) -> exp.Expression:
-            if isinstance(node, exp.Column):
-                ref = ref_of(node.name, refs) if not node.table else None
-                key = self._single_ref(view, "${" + ref.text + "}") if ref else None
-                if key is None:
-                    raise RefError("not a measure")
-                return exp.column(self.names[key])
-            return node
-
-        try:
-            return render(tree.transform(swap, copy=True))
-        except RefError:
-            return None
+        return over_metrics(sql, REF, self.dialect, metric_of)
 
     def metrics(self) -> tuple[list[dict[str, Any]], dict[str, Key]]:
         out: list[dict[str, Any]] = []

@@ -113,6 +113,35 @@ def render(tree: exp.Expression) -> str:
     return tree.sql()
 
 
+def over_metrics(
+    sql: str,
+    pattern: re.Pattern[str],
+    dialect: str | None,
+    metric_of: Callable[[Ref], str | None],
+) -> str | None:
+    """`sql` with every reference replaced by the metric `metric_of` names for it (a D-DERIVE
+    compose over measures), or None when it reads anything but measures."""
+    text, refs = tokenize(sql, pattern)
+    try:
+        tree = parse(text, dialect)
+    except RefError:
+        return None
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column):
+            ref = ref_of(node.name, refs) if not node.table else None
+            name = metric_of(ref) if ref else None
+            if name is None:
+                raise RefError("not a measure")
+            return exp.column(name)
+        return node
+
+    try:
+        return render(tree.transform(swap, copy=True))
+    except RefError:
+        return None
+
+
 def has_aggregate(tree: exp.Expression) -> bool:
     return any(isinstance(n, exp.AggFunc) for n in tree.walk())
 

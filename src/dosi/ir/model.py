@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlglot import exp
 
 from dosi.errors import Diagnostic
-from dosi.ext import grains as _grains
 from dosi.ext.grains import DAY_GRAINS
 from dosi.ir.calendar import DEFAULT_CALENDAR, CalendarIr
 from dosi.ir.conversion import ConversionIr
@@ -36,13 +35,6 @@ GRAINS: tuple[Grain, ...] = DAY_GRAINS
 GRAIN_RANK: dict[str, int] = {g: i for i, g in enumerate(GRAINS)}
 
 
-def spine_step(grain: str) -> str | None:
-    """The native grain a time spine steps at to meet every bucket of `grain` (each step is
-    bucketed as the aggregate buckets the data, and the distinct buckets kept): the grain
-    itself for a native grain, a day for a calendar grain; None when `grain` does not bucket
-    time (a date part), so densification treats the column as categorical. The grain
-    vocabulary (dosi.ext.grains: sub-day, calendar and table grains, date parts) answers it."""
-    return None if _grains.is_date_part(grain) else _grains.spine_step(grain)
 MetricKind = Literal["aggregate", "ratio", "expression"]
 JoinType = Literal["left", "inner"]
 

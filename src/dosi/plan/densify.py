@@ -21,8 +21,9 @@ from __future__ import annotations
 import datetime as dt
 
 from dosi.errors import QueryError
+from dosi.ext.grains import spine_step
 from dosi.ir.conform import same_dimension
-from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr, spine_step
+from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.records import Branch, DensePlan, MetricColumn, Spine, SpineKey, TimeBounds
 from dosi.query.densify import ResolvedDensify

@@ -520,10 +520,7 @@ class _WindowPlanner:
                     lows.append(trunc_when(start, reset, cal))
                 back = self._dense_lookback(m)
                 if back and self.grain is not None:  # densified: n calendar buckets back
-                    if self.grain == "week":
-                        low = shift_when(start, -7 * back, "day")
-                    else:
-                        low = shift_when(start, -back, self.grain)
+                    low = shift_when(start, -back, self.grain)
                     lows.append(trunc_when(low, self.grain, cal) if self.grain != "day" else low)
             new_start = min(lows, key=_sort_key)
         new_end = end

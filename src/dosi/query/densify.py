@@ -11,7 +11,7 @@ buckets that exist (WIN-FRM-15) and empty buckets are no rows.
 The spine's keys are the grouped buckets of one time axis: `metric_time` at a grain (and a
 concrete field grouped beside it that is some metric's axis), else the first concrete time
 field grouped at a grain. Date parts and streaming windows are not time buckets
-(`dosi.ir.model.spine_step`): they stay categorical.
+(`dosi.ext.grains.spine_step`): they stay categorical.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dosi.errors import QueryError
+from dosi.ext.grains import spine_step
 from dosi.ir.conform import same_dimension
-from dosi.ir.model import ModelIr, spine_step
+from dosi.ir.model import ModelIr
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 from dosi.query.spec import query_to_dict
 

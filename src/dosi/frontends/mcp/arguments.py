@@ -3,6 +3,7 @@ a query given as separate tool arguments is built in the query's key order (`QUE
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from dosi.frontends.contract import OsiErrorBody, error_body
@@ -33,13 +34,15 @@ def drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
-def query_argument(query: Any, metrics: Any, *rest: Any) -> Any:
-    """The query object, or one built from the query's keys given as tool arguments."""
-    if query is not None or (metrics is None and all(v is None for v in rest)):
-        return query
-    keys = QUERY_KEYS[1:]  # the tool arguments after `metrics`, in the query's key order
+def query_argument(args: Mapping[str, Any]) -> Any:
+    """The query object (`args["query"]`), or one built from the query's keys given as tool
+    arguments, read by name: a tool passes its `locals()`, so a new query key is one more
+    parameter on the tools and nothing here."""
+    given = {k: args.get(k) for k in QUERY_KEYS}
+    if args.get("query") is not None or all(v is None for v in given.values()):
+        return args.get("query")
     # no `metrics` with a group_by: a dimension-only query (distinct values)
-    return drop_none({"metrics": metrics or [], **dict(zip(keys, rest, strict=True))})
+    return drop_none({**given, "metrics": given["metrics"] or []})
 
 
 def param_schema(metric: dict[str, Any]) -> dict[str, Any]:

@@ -92,20 +92,7 @@ def build_server(
         `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit",
         "params", "time_ranges", "context_filter", "densify", "week_start"}), or its keys as
         arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
-        q = query_argument(
-            query,
-            metrics,
-            group_by,
-            where_sql,
-            time_range,
-            order_by,
-            limit,
-            params,
-            time_ranges,
-            context_filter,
-            densify,
-            week_start,
-        )
+        q = query_argument(locals())
         return guarded(
             lambda: dict(
                 _leased(
@@ -154,20 +141,7 @@ def build_server(
     ) -> CallToolResult:
         """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
         snowflake, bigquery, ...)."""
-        q = query_argument(
-            query,
-            metrics,
-            group_by,
-            where_sql,
-            time_range,
-            order_by,
-            limit,
-            params,
-            time_ranges,
-            context_filter,
-            densify,
-            week_start,
-        )
+        q = query_argument(locals())
         return guarded(
             lambda: holder.current().compile(
                 required(q, "query"), optional_string(dialect, "dialect")
@@ -190,20 +164,7 @@ def build_server(
         week_start: Any = None,
     ) -> CallToolResult:
         """The logical plan of a metric query (as for `query`), with its outputs."""
-        q = query_argument(
-            query,
-            metrics,
-            group_by,
-            where_sql,
-            time_range,
-            order_by,
-            limit,
-            params,
-            time_ranges,
-            context_filter,
-            densify,
-            week_start,
-        )
+        q = query_argument(locals())
 
         def run() -> dict[str, Any]:
             e = holder.current()

@@ -287,7 +287,7 @@ class MetricConverter:
             if out.metric_time and time_el is not None:
                 datasets.add(time_el.model)
         pred = parts[0] if len(parts) == 1 else " AND ".join(f"({p})" for p in parts)
-        return _boolean(pred), datasets
+        return pred, datasets  # bare boolean columns already explicit (filters.explicit_booleans)
 
     def measure_metric(self, agg: Agg) -> str:
         """A plain metric over the measure (a dbt metric if one is exactly that, else a
@@ -538,16 +538,6 @@ class MetricConverter:
         if exts:
             obj["custom_extensions"] = exts
         return obj
-
-
-def _boolean(pred: str) -> str:
-    """A predicate that is one bare column (dbt's `{{ Dimension('x__is_lux') }}`) as an
-    explicit comparison: dosi's D-DERIVE filter does not inline a field standing alone."""
-    try:
-        tree = sqlglot.parse_one(pred, read=_SQL)
-    except sqlglot.errors.ParseError:
-        return pred
-    return f"{pred} = TRUE" if isinstance(tree, exp.Column) else pred
 
 
 def _templates(where: Any) -> list[str]:

@@ -16,10 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import sqlglot
 from dbt_semantic_interfaces.implementations.saved_query import PydanticSavedQuery
 from dbt_semantic_interfaces.type_enums.entity_type import EntityType
-from sqlglot import exp
 
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
 from dosi.importers.dbt.names import ALL_GRAINS, GRAINS, DbtNameError, DbtNames, Element, Resolved
@@ -175,11 +173,6 @@ class QueryTranslator:
         preds = []
         for w in where:
             out = r.render(w, bare_names=True)
-            if _bare_boolean(out.sql):
-                t.need(
-                    "boolean_filter",
-                    f"the where filter `{out.sql}` tests a boolean column by itself",
-                )
             for code, p in zip(out.codes, out.problems, strict=True):
                 t.need(code, p)
             preds.append(out.sql)
@@ -300,22 +293,6 @@ class QueryTranslator:
         if res is None:
             return key
         return self._spelling(t, res, native) or key
-
-
-def _bare_boolean(sql: str) -> bool:
-    """A conjunct that is a column alone (or NOT one): a boolean dimension used as a filter."""
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except sqlglot.errors.ParseError:
-        return False
-    conjuncts = list(tree.flatten()) if isinstance(tree, exp.And) else [tree]
-    for c in conjuncts:
-        c = c.unnest()
-        if isinstance(c, exp.Not):
-            c = c.this.unnest()
-        if isinstance(c, exp.Column):
-            return True
-    return False
 
 
 def _finest(times: Sequence[Element], defaults: Sequence[str] = ()) -> str:
