@@ -1,14 +1,20 @@
-"""Issue 22 items 2-5 on every embedded engine (DuckDB, SQLite, DataFusion, chDB): sub-day
-grains, date parts, week starts, fiscal and retail periods, each bucketed by the generated
-SQL on the real engine and compared with plain Python (`datetime`, `calendar`), never with
-dosi's own bucket arithmetic. The retail year is computed here from its definition (the
+"""Issue 22 items 2-6 and 8 on every engine of the conformance suite (DuckDB, SQLite,
+DataFusion, chDB, PostgreSQL, MariaDB, Spark): sub-day grains, date parts, week starts, fiscal
+and retail periods, calendar-table grains and densification over them, each bucketed by the
+generated SQL on the real engine and compared with plain Python (`datetime`, `calendar`), never
+with dosi's own bucket arithmetic. An engine that cannot run a feature must refuse it with a
+structured `dialect_unsupported_*` error before any SQL runs. PostgreSQL and MariaDB run when
+DOSI_TEST_POSTGRES / DOSI_TEST_MARIADB are set (each in a database of its own), Spark when
+pyspark and a Java runtime are present; otherwise they are skipped with the reason. The retail year is computed here from its definition (the
 year-end weekday nearest the end of January), independently of dosi.plan.calendar."""
 
 from __future__ import annotations
 
 import calendar as pycal
 import datetime as dt
+import os
 import random
+import shutil
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,12 +22,21 @@ from typing import Any
 
 import duckdb
 import pytest
-from conformkit import load_chdb, load_datafusion, load_sqlite
+from conformkit import (
+    load_chdb,
+    load_datafusion,
+    load_mysql,
+    load_postgres_tables,
+    load_spark,
+    load_sqlite,
+)
 from enginekit import dataset, field, metric, model_doc, to_yaml
 
 import dosi
 
-ENGINES = ("duckdb", "sqlite", "datafusion", "chdb")
+ENGINES = ("duckdb", "sqlite", "datafusion", "chdb", "postgres", "mariadb", "spark")
+#: MariaDB's database for this module's tables (the conformance matrix owns `main` there)
+MARIA_DB = "dosi_cal22"
 START = dt.datetime(2018, 12, 20)
 
 
@@ -58,8 +73,14 @@ _W: dict[str, Any] = {
     "ryoy": {"type": "pop", "offset": "1 retail_year", "calculation": "value"},
 }
 
-MODEL = to_yaml(
-    model_doc(
+
+def model_text(schema: str = "main") -> str:
+    """The calendar model over tables in `schema`."""
+    return to_yaml(_model(schema))
+
+
+def _model(schema: str) -> dict[str, Any]:
+    return model_doc(
         [
             dataset(
                 "events",
@@ -69,14 +90,14 @@ MODEL = to_yaml(
                     field("d", datatype="Date", is_time=True),
                     field("amount", datatype="Integer"),
                 ],
-                source="main.events",
+                source=f"{schema}.events",
                 primary_key=["id"],
                 ext={"time_dimension": "ts"},
             ),
             dataset(
                 "cal",
                 [field("ds", datatype="Date", is_time=True), "week_label", "period_start"],
-                source="main.cal",
+                source=f"{schema}.cal",
                 primary_key=["ds"],
             ),
         ],
@@ -100,7 +121,9 @@ MODEL = to_yaml(
             },
         },
     )
-)
+
+
+MODEL = model_text()
 
 
 @pytest.fixture(scope="module")
@@ -122,26 +145,95 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return db, parquet
 
 
+_PACKAGES = {
+    "sqlite": "sqlite3",
+    "datafusion": "datafusion",
+    "chdb": "chdb",
+    "postgres": "psycopg",
+    "mariadb": "pymysql",
+    "spark": "pyspark",
+}
+
+
+def _unavailable(kind: str) -> str | None:
+    if kind == "postgres" and not os.environ.get("DOSI_TEST_POSTGRES"):
+        return "postgres: set DOSI_TEST_POSTGRES to run"
+    if kind == "mariadb" and not os.environ.get("DOSI_TEST_MARIADB"):
+        return "mariadb: set DOSI_TEST_MARIADB to run"
+    if kind == "spark" and shutil.which("java") is None:
+        return "spark: no Java runtime"
+    return None
+
+
+def _client(kind: str, files: tuple[Path, Path], tmp: Path) -> tuple[Any, Callable[[], None]]:
+    """(client object, closer) for one engine, loaded with this module's tables."""
+    db, parquet = files
+    if kind == "sqlite":
+        con = load_sqlite(db, tmp / "cal.sqlite", TABLES)
+        return con, con.close
+    if kind == "datafusion":
+        return load_datafusion(parquet, TABLES), lambda: None
+    if kind == "chdb":
+        session = load_chdb(parquet, tmp, TABLES)
+        return session, session.close
+    if kind == "spark":
+        spark = load_spark(parquet, tmp, TABLES)
+        return spark, spark.stop
+    if kind == "postgres":
+        import portkit
+        import psycopg
+
+        holder = portkit.session_database(os.environ["DOSI_TEST_POSTGRES"])
+        dsn = holder.__enter__()
+        pg = psycopg.connect(dsn, autocommit=True)
+        pg.execute("CREATE SCHEMA main")
+        load_postgres_tables(db, pg, TABLES, portkit.pg_type)
+
+        def close() -> None:
+            pg.close()
+            holder.__exit__(None, None, None)
+
+        return pg, close
+    import pymysql
+
+    from dosi.execute.mysql_runner import parse_mysql_uri
+
+    my = pymysql.connect(**parse_mysql_uri(os.environ["DOSI_TEST_MARIADB"]))
+    load_mysql(db, my, TABLES, database=MARIA_DB)
+
+    def drop() -> None:
+        with my.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS {MARIA_DB}")
+        my.close()
+
+    return my, drop
+
+
 @pytest.fixture(scope="module", params=ENGINES)
 def engine(
     request: pytest.FixtureRequest, files: tuple[Path, Path], tmp_path_factory: Any
 ) -> Iterator[dosi.Engine]:
     kind = request.param
-    db, parquet = files
+    db, _ = files
     if kind == "duckdb":
-        conns: dict[str, Any] = {"duck": {"type": "duckdb", "uri": str(db)}}
-    else:
-        pytest.importorskip({"sqlite": "sqlite3", "datafusion": "datafusion", "chdb": "chdb"}[kind])
-        if kind == "sqlite":
-            client = load_sqlite(db, tmp_path_factory.mktemp("sq") / "cal.sqlite", TABLES)
-        elif kind == "datafusion":
-            client = load_datafusion(parquet, TABLES)
-        else:
-            client = load_chdb(parquet, tmp_path_factory.mktemp("ch"), TABLES)
-        conns = {kind: {"type": kind, "client": client}}
-    eng = dosi.Engine(model_text=MODEL, connections=conns)
-    yield eng
-    eng.close()
+        eng = dosi.Engine(
+            model_text=MODEL, connections={"duck": {"type": "duckdb", "uri": str(db)}}
+        )
+        yield eng
+        eng.close()
+        return
+    pytest.importorskip(_PACKAGES[kind])
+    why = _unavailable(kind)
+    if why is not None:
+        pytest.skip(why)
+    client, close = _client(kind, files, tmp_path_factory.mktemp(kind))
+    text = model_text(MARIA_DB) if kind == "mariadb" else MODEL
+    eng = dosi.Engine(model_text=text, connections={kind: {"type": kind, "client": client}})
+    try:
+        yield eng
+    finally:
+        eng.close()
+        close()
 
 
 # -- independent expectations ----------------------------------------------------------------
