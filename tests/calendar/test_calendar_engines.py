@@ -5,7 +5,10 @@ generated SQL on the real engine and compared with plain Python (`datetime`, `ca
 with dosi's own bucket arithmetic. An engine that cannot run a feature must refuse it with a
 structured `dialect_unsupported_*` error before any SQL runs. PostgreSQL and MariaDB run when
 DOSI_TEST_POSTGRES / DOSI_TEST_MARIADB are set (each in a database of its own), Spark when
-pyspark and a Java runtime are present; otherwise they are skipped with the reason. The retail year is computed here from its definition (the
+pyspark and a Java runtime are present; otherwise they are skipped with the reason.
+Requirement IDs: CORE-Q-02 (`:<grain>` group-by items), CORE-Q-06 (a range's start inclusive,
+end exclusive), WIN-OFF-06 (an offset reads the shifted calendar bucket, NULL if empty),
+FILL-02 (an empty densified bucket of a SUM stays NULL). The retail year is computed here from its definition (the
 year-end weekday nearest the end of January), independently of dosi.plan.calendar."""
 
 from __future__ import annotations
@@ -455,3 +458,92 @@ def test_calendar_table_grains(engine: dosi.Engine, request: pytest.FixtureReque
     assert _got(engine, "metric_time:label_week", str) == _sums(lambda t: _label(t.date()))
     assert _got(engine, "metric_time:ten_days", _day) == _sums(lambda t: _ten(t.date()))
     assert _got(engine, "events.d:ten_days", _day) == _sums(lambda t: _ten(t.date()))
+
+
+# -- densification over these grains (issue 22 items 1 and 8) --------------------------------
+
+
+def _dense(eng: dosi.Engine, group: str, conv: Callable[[Any], Any], **kw: Any) -> list[tuple]:
+    res = eng.execute({"metrics": ["revenue"], "group_by": [group], "densify": "time", **kw})
+    col = next(c for c in res["columns"] if c != "revenue")
+    rows = [
+        (conv(r[col]), None if r["revenue"] is None else int(r["revenue"])) for r in res["rows"]
+    ]
+    return sorted(rows, key=lambda r: r[0])
+
+
+def _series(first: Any, stop: Any, step: Callable[[Any], Any]) -> list[Any]:
+    out = []
+    while first < stop:
+        out.append(first)
+        first = step(first)
+    return out
+
+
+def test_densify_hours(engine: dosi.Engine) -> None:
+    """Issue 22 items 1, 2 and 8: every hour of the range comes back, the empty ones NULL
+    (revenue declares no D-FILL), the others with their sums."""
+    start, end = dt.datetime(2024, 3, 9, 19), dt.datetime(2024, 3, 10, 3)
+    rng = {"start": start.isoformat(), "end": end.isoformat()}
+    sums = _sums(lambda t: t.replace(minute=0, second=0, microsecond=0))
+    hours = _series(start, end, lambda h: h + dt.timedelta(hours=1))
+    want = [(h, sums.get(h)) for h in hours]
+    assert _dense(engine, "metric_time:hour", _ts, time_range=rng) == want
+    assert any(v is None for _, v in want) and any(v is not None for _, v in want)
+
+
+@pytest.mark.parametrize(("name", "start"), [("sunday", 6), ("saturday", 5)])
+def test_densify_weeks_on_a_week_start(engine: dosi.Engine, name: str, start: int) -> None:
+    """Issue 22 items 1, 4 and 8: the dense week series starts its weeks on the query's
+    week_start on every engine (no warehouse week start leaks into the spine)."""
+    first = _week(dt.date(2024, 1, 10), start)
+    stop = first + dt.timedelta(weeks=20)
+    rng = {"start": first.isoformat(), "end": stop.isoformat()}
+    sums = _sums(lambda t: _week(t.date(), start))
+    want = [(w, sums.get(w)) for w in _series(first, stop, lambda w: w + dt.timedelta(weeks=1))]
+    assert _dense(engine, "metric_time:week", _day, week_start=name, time_range=rng) == want
+
+
+def test_densify_fiscal_and_retail_grains(engine: dosi.Engine) -> None:
+    """Issue 22 items 1, 5 and 8: dense fiscal quarters and retail months hold every period
+    of the range once (a day-step spine bucketed like the data)."""
+    rng = {"start": "2023-04-01", "end": "2024-04-01"}
+    sums = _sums(lambda t: _fiscal_quarter(t.date()))
+    quarters = [dt.date(2023, 4, 1), dt.date(2023, 7, 1), dt.date(2023, 10, 1), dt.date(2024, 1, 1)]
+    want = [(q, sums.get(q)) for q in quarters]
+    assert _dense(engine, "metric_time:fiscal_quarter", _day, time_range=rng) == want
+    year = _retail(dt.date(2024, 6, 1))[0]
+    stop = _retail(year + dt.timedelta(days=371))[0]
+    months = sorted({_retail_month(d) for d in _series(year, stop, lambda d: d + dt.timedelta(1))})
+    assert len(months) == 12
+    sums = _sums(lambda t: _retail_month(t.date()))
+    got = _dense(
+        engine,
+        "metric_time:retail_month",
+        _day,
+        time_range={"start": year.isoformat(), "end": stop.isoformat()},
+    )
+    assert got == [(m, sums.get(m)) for m in months]
+
+
+def test_densify_calendar_table_grain(engine: dosi.Engine, request: pytest.FixtureRequest) -> None:
+    """Issue 22 items 1, 6 and 8: a dense calendar-table grain lists every period the
+    calendar gives the range's days; ClickHouse and DataFusion refuse it before SQL runs."""
+    rng = {"start": "2024-01-01", "end": "2024-03-01"}
+    if request.node.callspec.params["engine"] in ("chdb", "datafusion"):
+        with pytest.raises(dosi.QueryError) as info:
+            _dense(engine, "metric_time:ten_days", _day, time_range=rng)
+        assert info.value.code == "dialect_unsupported_calendar_table"
+        return
+    days = _series(dt.date(2024, 1, 1), dt.date(2024, 3, 1), lambda d: d + dt.timedelta(1))
+    sums = _sums(lambda t: _ten(t.date()))
+    in_range = {
+        k: v
+        for k, v in _sums(
+            lambda t: _ten(t.date()) if t.year == 2024 and t.month < 3 else None
+        ).items()
+        if k is not None
+    }
+    want = [(p, in_range.get(p)) for p in sorted({_ten(d) for d in days})]
+    assert sums  # the data spans the calendar
+    assert _dense(engine, "metric_time:ten_days", _day, time_range=rng) == want

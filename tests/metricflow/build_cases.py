@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from calendar_cases import CALENDAR_CLASSIFIED
 from mfbed import CASES, build_database, run_all
 
 from dosi.importers.dbt.queries import NEEDS
@@ -137,6 +138,7 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
         "the time constraint snaps to each metric's own grain (month for the monthly metric)",
     ),
 }
+CLASSIFIED.update(CALENDAR_CLASSIFIED)
 EXTRA_NEEDS = {
     "partition_join": "joins on shared is_partition dimensions",
     "separate_join_paths": "MetricFlow's per-dimension joins through a bridge",

@@ -66,8 +66,8 @@ WARNING_NEEDS = {
     "semi_additive_not_supported": "semi_additive",
     "percentile_not_supported": "percentile",
     "offset_to_grain_not_supported": "offset_to_grain",
-    "custom_granularity_not_supported": "custom_granularity",
-    "grain_to_date_not_supported": "sub_day_grain",
+    "custom_granularity_not_supported": "custom_grain_offset",
+    "grain_to_date_not_supported": "sub_day_reset",
     "filter_not_carried": "metric_filter",
     "cumulative_not_additive": "cumulative_distinct",
     "metric_without_measure": "inline_agg_metric",
@@ -83,6 +83,7 @@ ERROR_NEEDS = {
     "window_offset_misaligned": "offset_finer_than_grain",
     "grain_too_fine": "mixed_grain_metric_time",
     "time_axis_not_grouped": "window_without_time_axis",
+    "window_on_date_part": "window_by_date_part",
 }
 
 

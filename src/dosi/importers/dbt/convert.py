@@ -16,7 +16,7 @@ from typing import Any
 from dbt_semantic_interfaces.implementations.semantic_manifest import PydanticSemanticManifest
 
 from dosi.errors import OsiError
-from dosi.importers.common import Converted, Notes, document_obj, model_errors
+from dosi.importers.common import Converted, Notes, datus_entry, document_obj, model_errors
 from dosi.importers.dbt.datasets import DBT_VENDOR, build_datasets, build_relationships
 from dosi.importers.dbt.manifest import load_manifest
 from dosi.importers.dbt.metrics import MetricConverter
@@ -50,6 +50,8 @@ def convert(manifest: PydanticSemanticManifest, name: str) -> Converted:
     notes = Notes()
     names = DbtNames(manifest)
     datasets = build_datasets(names, notes)
+    if names.calendar is not None:
+        datasets.append(names.calendar.dataset_obj())
     relationships = build_relationships(names, notes)
     edges = [(r["from"], r["to"]) for r in relationships]
     metrics = MetricConverter(manifest, names, notes, edges).run()
@@ -87,6 +89,8 @@ def convert(manifest: PydanticSemanticManifest, name: str) -> Converted:
             "examples": [q.get("description") or q["name"] for q in queries],
         }
     model["custom_extensions"] = [{"vendor_name": DBT_VENDOR, "data": json.dumps(ext)}]
+    if names.calendar is not None:
+        model["custom_extensions"].append(datus_entry({"calendar": names.calendar.calendar()}))
     skipped = sum(
         1
         for n in notes.items

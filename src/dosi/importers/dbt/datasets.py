@@ -7,7 +7,8 @@ entity, dimension and measure a field of it (names.py keeps the mapping):
   dbt groups by entities); `primary` (and `natural`) entities are the primary key, `unique`
   ones unique keys;
 - a categorical dimension is a plain field; a time dimension is `is_time` with D-GRAIN
-  `time_granularity` (day .. year; dbt's sub-day grains are warned: dosi has none);
+  `time_granularity` (second .. year; dbt's grains finer than a second are warned: dosi has
+  none);
 - a measure is a field with its row expression (a `sum_boolean` measure's boolean counted as
   1 / 0) and D-DIM `is_dimension: false`;
 - the model's `defaults.agg_time_dimension` is its D-TIME `time_dimension`.
@@ -28,7 +29,8 @@ from dbt_semantic_interfaces.type_enums.aggregation_type import AggregationType
 from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 
 from dosi.importers.common import Notes, datus_entry, field_obj, relationship_obj
-from dosi.importers.dbt.names import GRAINS, DbtNames, ModelInfo
+from dosi.importers.dbt.names import DbtNames, ModelInfo
+from dosi.importers.dbt.time_grains import SHARED_GRAINS
 
 DBT_VENDOR = "DBT"
 
@@ -78,13 +80,13 @@ def _dataset(info: ModelInfo, notes: Notes) -> dict[str, Any]:
             if el.kind == "time_dimension":
                 is_time = True
                 dbt["time_granularity"] = el.grain
-                if el.grain in GRAINS:
+                if el.grain in SHARED_GRAINS:
                     payload["time_granularity"] = el.grain
                 else:
                     notes.warn(
                         "sub_day_grain_not_carried",
                         f"time dimension `{el.name}` is stored by the {el.grain}; dosi groups "
-                        "time by day, week, month, quarter or year",
+                        "time by second, minute, hour, day, week, month, quarter or year",
                         path=f"semantic_model:{sm.name}.dimension:{el.name}",
                     )
                 if src.type_params is not None and src.type_params.validity_params is not None:

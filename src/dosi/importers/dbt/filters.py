@@ -22,14 +22,13 @@ from jinja2.sandbox import SandboxedEnvironment
 from sqlglot import exp
 
 from dosi.importers.dbt.names import (
-    ALL_GRAINS,
     DUNDER,
-    GRAINS,
     DbtNameError,
     DbtNames,
     Element,
     Resolved,
 )
+from dosi.importers.dbt.time_grains import SHARED_GRAINS, SUB_SECOND_GRAINS
 
 MetricTimeSql = Callable[[str | None], str | None]
 """Renders `metric_time` at a grain (None: its native grain); None when it has no column."""
@@ -216,7 +215,7 @@ class FilterRenderer:
                         "metric_time_in_where", "`metric_time` has no single column in this context"
                     )
                 return "NULL"
-            if r.grain is not None and r.grain not in GRAINS and out is not None:
+            if r.grain is not None and r.grain not in SHARED_GRAINS and out is not None:
                 _bad_grain(out, r.grain, "metric_time")
             return _part(sql, r.date_part)
         assert r.element is not None
@@ -231,7 +230,7 @@ def field_sql(
     """The SQL of `dataset.field` at a grain / date part."""
     sql = el.qualified
     if grain and grain != el.grain:
-        if grain in GRAINS:
+        if grain in SHARED_GRAINS:
             sql = f"DATE_TRUNC('{grain}', {sql})"
         elif out is not None:
             _bad_grain(out, grain, el.name)
@@ -239,8 +238,14 @@ def field_sql(
 
 
 def _bad_grain(out: Rendered, grain: str, name: str) -> None:
-    code = "sub_day_grain" if grain in ALL_GRAINS else "custom_granularity"
-    out.problem(code, f"grain `{grain}` of `{name}`: dosi grains are day .. year")
+    if grain in SUB_SECOND_GRAINS:
+        out.problem("sub_second_grain", f"grain `{grain}` of `{name}`: dosi's finest is second")
+        return
+    out.problem(
+        "custom_grain_filter",
+        f"grain `{grain}` of `{name}` in a filter: a custom granularity is a grouping "
+        "(a calendar-table grain), not a column a where filter can read",
+    )
 
 
 def _part(sql: str, date_part: str | None) -> str:

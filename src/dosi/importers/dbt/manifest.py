@@ -34,7 +34,6 @@ from dosi.errors import OsiError
 _DSI_KEYS = frozenset({"semantic_model", "metric", "saved_query", "project_configuration"})
 _DBT_KEYS = ("semantic_models", "metrics", "saved_queries")
 _REF = re.compile(r"""^\s*ref\(\s*['"]([^'"]+)['"](?:\s*,\s*['"]([^'"]+)['"])?\s*\)\s*$""")
-_EMPTY_PROJECT = "project_configuration:\n  time_spine_table_configurations: []\n"
 #: dbt-only keys of a semantic model / metric entry that dbt-semantic-interfaces does not read
 _DBT_ONLY = frozenset({"model", "meta", "group", "tags"})
 
@@ -99,6 +98,7 @@ def _from_yaml(files: list[Path], schema: str | None) -> PydanticSemanticManifes
     mapping = {"source_schema": schema or "main", "system_schema": schema or "main"}
     configs: list[YamlConfigFile] = []
     has_project = False
+    spines: list[dict[str, Any]] = []
     for f in files:
         try:
             raw = f.read_text(encoding="utf-8")
@@ -114,6 +114,7 @@ def _from_yaml(files: list[Path], schema: str | None) -> PydanticSemanticManifes
             has_project = has_project or any("project_configuration" in d for d in docs)
             configs.append(YamlConfigFile(filepath=str(f), contents=text))
             continue
+        spines += list(_time_spines(docs, schema))
         converted = list(_dbt_documents(docs, schema, f))
         if converted:
             body = yaml.safe_dump_all(converted, sort_keys=False)
@@ -125,7 +126,9 @@ def _from_yaml(files: list[Path], schema: str | None) -> PydanticSemanticManifes
             "target/semantic_manifest.json",
         )
     if not has_project:
-        configs.append(YamlConfigFile(filepath="<dosi default>", contents=_EMPTY_PROJECT))
+        project = {"time_spine_table_configurations": [], "time_spines": spines}
+        body = yaml.safe_dump({"project_configuration": project}, sort_keys=False)
+        configs.append(YamlConfigFile(filepath="<dosi default>", contents=body))
     try:
         result = parse_yaml_files_to_validation_ready_semantic_manifest(
             configs, apply_transformations=False, raise_issues_as_exceptions=False
@@ -162,6 +165,34 @@ def _dbt_documents(
                     yield {"metric": _metric(entry)}
                 else:
                     yield {"saved_query": {k: v for k, v in entry.items() if k != "config"}}
+
+
+def _time_spines(docs: list[dict[str, Any]], schema: str | None) -> Iterator[dict[str, Any]]:
+    """dbt-core `models:` entries with a `time_spine` block as MetricFlow time spines (the
+    day spine and its custom granularities, which dosi imports as its calendar table)."""
+    for doc in docs:
+        for entry in doc.get("models") or ():
+            spine = entry.get("time_spine") if isinstance(entry, dict) else None
+            if not isinstance(spine, dict) or not spine.get("standard_granularity_column"):
+                continue
+            col = str(spine["standard_granularity_column"])
+            grain = next(
+                (
+                    c.get("granularity")
+                    for c in entry.get("columns") or ()
+                    if isinstance(c, dict) and c.get("name") == col
+                ),
+                "day",
+            )
+            yield {
+                "node_relation": {"alias": entry["name"], "schema_name": schema or "main"},
+                "primary_column": {"name": col, "time_granularity": grain or "day"},
+                "custom_granularities": [
+                    {k: v for k, v in cg.items() if k in ("name", "column_name")}
+                    for cg in spine.get("custom_granularities") or ()
+                    if isinstance(cg, dict)
+                ],
+            }
 
 
 def _metric(entry: Mapping[str, Any]) -> dict[str, Any]:

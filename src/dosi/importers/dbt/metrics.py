@@ -34,6 +34,7 @@ from sqlglot import exp
 from dosi.importers.common import Notes, datus_entry, metric_obj
 from dosi.importers.dbt.filters import FilterRenderer, field_sql
 from dosi.importers.dbt.names import GRAINS, DbtNames, Element
+from dosi.importers.dbt.time_grains import SHARED_GRAINS
 
 DBT_VENDOR = "DBT"
 _SQL = "duckdb"  # sqlglot dialect used to read dbt expressions (warehouse SQL, liberal)
@@ -345,7 +346,7 @@ class MetricConverter:
             return base
         w = inp.offset_window
         grain = str(w.granularity).lower().rstrip("s")
-        if grain not in GRAINS:
+        if grain not in SHARED_GRAINS:
             raise Skip(
                 "custom_granularity_not_supported",
                 f"input `{inp.alias or inp.name}` is offset by {w.count} {w.granularity}, "
@@ -413,7 +414,12 @@ class MetricConverter:
 
         expansion = tree.transform(sub).sql(dialect=_SQL)
         stage = any(o.stage for o in members.values())
-        payload = {"derive": {"type": "compose", "expr": tree.sql(dialect=_SQL)}}
+        payload: dict[str, Any] = {"derive": {"type": "compose", "expr": tree.sql(dialect=_SQL)}}
+        axes = {o.payload.get("time_dimension") for o in members.values()}
+        if len(axes) == 1 and None not in axes:
+            # the members' one time axis (a measure's own agg_time_dimension) is the
+            # compose's too: metric_time reads it, not the dataset's default
+            payload["time_dimension"] = axes.pop()
         return Out(name, expansion, payload, stage=stage)
 
     def derived(self, m: PydanticMetric, filters: Sequence[str], name: str) -> Out:
@@ -463,7 +469,7 @@ class MetricConverter:
         spec: dict[str, Any]
         if window is not None:
             grain = str(window.granularity).lower().rstrip("s")
-            if grain not in GRAINS:
+            if grain not in SHARED_GRAINS:
                 raise Skip(
                     "custom_granularity_not_supported",
                     f"its window is {window.count} {window.granularity}, a custom granularity",

@@ -19,6 +19,7 @@ from dbt_semantic_interfaces.type_enums.dimension_type import DimensionType
 from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 
 from dosi.errors import OsiError, closest
+from dosi.importers.dbt.time_grains import spine_calendar
 
 DUNDER = "__"
 METRIC_TIME = "metric_time"
@@ -101,6 +102,8 @@ class DbtNames:
         self.custom_grains = frozenset(
             cg.name for ts in (pc.time_spines or ()) for cg in (ts.custom_granularities or ())
         )
+        #: the day time spine with custom granularities, imported as the calendar table
+        self.calendar = spine_calendar(manifest, set(self.models))
 
     # -- lookups -----------------------------------------------------------------------------
     def element(self, model: str, name: str) -> Element:

@@ -20,7 +20,15 @@ from dbt_semantic_interfaces.implementations.saved_query import PydanticSavedQue
 from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
-from dosi.importers.dbt.names import ALL_GRAINS, GRAINS, DbtNameError, DbtNames, Element, Resolved
+from dosi.importers.dbt.names import DbtNameError, DbtNames, Element, Resolved
+from dosi.importers.dbt.time_grains import (
+    SHARED_GRAINS,
+    SUB_SECOND_GRAINS,
+    bucket_end,
+    bucket_start,
+    default_grain,
+    dosi_date_part,
+)
 
 #: what a translation may need that dosi (or this translation) does not have; the test bed's
 #: `needs:` names come from here
@@ -31,6 +39,14 @@ NEEDS = {
     "offset_to_grain": "offset_to_grain (a value at the start of a period)",
     "custom_granularity": "custom granularities (fiscal, alien_day)",
     "sub_day_grain": "sub-day grains (hour, minute, second, ...)",
+    "sub_second_grain": "grains finer than a second (millisecond, microsecond, nanosecond)",
+    "sub_day_reset": "a cumulative metric reset every hour or finer (grain_to_date: hour)",
+    "custom_grain_filter": "a custom granularity inside a where filter (TimeDimension(..., "
+    "'alien_day'))",
+    "custom_grain_offset": "an offset or window measured in a custom granularity "
+    "(offset_window: 1 alien_day)",
+    "window_by_date_part": "an offset metric grouped by a date part alone (MetricFlow shifts "
+    "by day, then groups by the part)",
     "date_part": "date parts in group_by (EXTRACT year, dow, ...)",
     "dimension_only_query": "queries without metrics (distinct dimension values)",
     "metric_filter": "metric-valued filters (Metric(...) in a filter)",
@@ -150,8 +166,11 @@ class QueryTranslator:
             if res is not None:
                 items.append((res, _obj_name(obj)))
         gb: list[str] = []
-        native = _finest(
-            times, [self.default_grains[m] for m in metrics if m in self.default_grains]
+        native = default_grain(
+            [
+                (self.default_grains.get(m), [el.grain for el in self.metric_times.get(m, ())])
+                for m in metrics
+            ]
         )
         for res, mf in items:
             spelling = self._spelling(t, res, native)
@@ -159,7 +178,7 @@ class QueryTranslator:
                 continue
             gb.append(spelling)
             col = mf
-            if (res.is_metric_time and res.grain is None) or (
+            if (res.is_metric_time and res.grain is None and res.date_part is None) or (
                 res.element is not None
                 and res.element.kind == "time_dimension"
                 and res.grain is None
@@ -202,6 +221,10 @@ class QueryTranslator:
                 (res.grain for res, _ in items if res.is_metric_time and res.grain), native
             )
             q["time_range"] = _time_range(t, time_constraint, grain)
+            if any(":" in g and not g.startswith("metric_time:") for g in gb):
+                # MetricFlow constrains metric_time (each metric's own axis), never the
+                # other time field the query groups by
+                q["time_range"]["dimension"] = "metric_time"
         t.query = q
         return t
 
@@ -248,29 +271,41 @@ class QueryTranslator:
 
     def _spelling(self, t: Translated, res: Resolved, native: str) -> str | None:
         grain = res.grain
-        if res.date_part:
-            t.need("date_part", f"group by the date part `{res.date_part}`")
-            return None
-        if res.is_metric_time and grain is None:
-            grain = native
-        if grain is not None and grain not in GRAINS:
-            code = "sub_day_grain" if grain in ALL_GRAINS else "custom_granularity"
-            t.need(code, f"group by the grain `{grain}`")
-            return None
-        if res.is_metric_time:
-            return f"metric_time:{grain}"
         el = res.element
-        assert el is not None
-        if self._scd(el.model) or any(self._scd_entity(e) for e in res.entity_path):
+        if el is not None and (
+            self._scd(el.model) or any(self._scd_entity(e) for e in res.entity_path)
+        ):
             t.need("scd_join", f"`{el.model}` is a slowly changing dimension (validity window)")
             return None
-        if el.kind == "time_dimension":
-            g = grain or el.grain
-            if g not in GRAINS:
-                t.need("sub_day_grain", f"`{el.name}` is stored by the {g}")
+        base = "metric_time" if el is None else el.qualified
+        if res.date_part:
+            part = dosi_date_part(res.date_part)
+            if part is None:
+                t.need("date_part", f"group by the date part `{res.date_part}`")
                 return None
-            return f"{el.qualified}:{g}"
-        return el.qualified
+            return f"{base}:{part}"
+        if res.is_metric_time and grain is None:
+            grain = native
+        if el is not None and el.kind == "time_dimension":
+            grain = grain or el.grain
+        if grain is None:
+            return base
+        dosi_grain = self._grain(t, grain)
+        return None if dosi_grain is None else f"{base}:{dosi_grain}"
+
+    def _grain(self, t: Translated, grain: str) -> str | None:
+        """dosi's grain for a MetricFlow grain: shared, or a custom granularity of the imported
+        time spine (a calendar-table grain); None (with the need) otherwise."""
+        if grain in SHARED_GRAINS:
+            return grain
+        cal = self.names.calendar
+        if cal is not None and grain in cal.grains:
+            return cal.grains[grain]
+        if grain in SUB_SECOND_GRAINS:
+            t.need("sub_second_grain", f"group by the grain `{grain}`")
+        else:
+            t.need("custom_granularity", f"group by the grain `{grain}`")
+        return None
 
     def _scd(self, model: str) -> bool:
         sm = self.names.models[model].sm
@@ -295,22 +330,17 @@ class QueryTranslator:
         return self._spelling(t, res, native) or key
 
 
-def _finest(times: Sequence[Element], defaults: Sequence[str] = ()) -> str:
-    """metric_time's grain when the query names none: the metrics' declared default grain,
-    else the finest grain of their time axes (as MetricFlow resolves it)."""
-    grains = list(defaults) or [el.grain for el in times if el.grain]
-    known = [g for g in grains if g in ALL_GRAINS]
-    return min(known, key=ALL_GRAINS.index) if known else "day"
-
-
 def _mf_name(res: Resolved, text: str) -> str:
+    suffix = f"__{res.grain}" if res.grain else ""
+    if res.date_part:
+        suffix = f"__extract_{res.date_part}"
     if res.is_metric_time:
-        return "metric_time" + (f"__{res.grain}" if res.grain else "")
+        return "metric_time" + suffix
     el = res.element
     assert el is not None
     path = "__".join(res.entity_path)
     base = f"{path}__{el.name}" if path else el.name
-    return base + (f"__{res.grain}" if res.grain else "")
+    return base + suffix
 
 
 def _obj_name(obj: Mapping[str, Any]) -> str:
@@ -324,42 +354,17 @@ def _obj_name(obj: Mapping[str, Any]) -> str:
 
 def _time_range(t: Translated, tc: tuple[str, str], grain: str) -> dict[str, str]:
     """MetricFlow's inclusive [start, end] constraint, widened to whole buckets of the query
-    grain (as MetricFlow does), as dosi's [start, end) range."""
-    if grain not in GRAINS:
-        t.need("sub_day_grain", f"a time constraint at the {grain} grain")
+    grain (as MetricFlow does), as dosi's [start, end) range: dates at day grain and coarser,
+    timestamps at the sub-day grains."""
+    if grain not in SHARED_GRAINS:
+        t.need("custom_granularity", f"a time constraint at the {grain} grain")
         grain = "day"
-    start = _day(t, tc[0])
-    end = _day(t, tc[1])
-    start = _bucket_start(start, grain)
-    end = _bucket_end(end, grain) + dt.timedelta(days=1)
-    return {"start": start.isoformat(), "end": end.isoformat()}
+    start = bucket_start(_instant(tc[0]), grain)
+    end = bucket_end(_instant(tc[1]), grain)
+    if grain in ("second", "minute", "hour"):
+        return {"start": start.isoformat(), "end": end.isoformat()}
+    return {"start": start.date().isoformat(), "end": end.date().isoformat()}
 
 
-def _day(t: Translated, text: str) -> dt.date:
-    value = dt.datetime.fromisoformat(str(text).replace("Z", ""))
-    if value.time() != dt.time(0):
-        t.need("sub_day_grain", f"time constraint `{text}` is finer than a day")
-    return value.date()
-
-
-def _bucket_start(d: dt.date, grain: str) -> dt.date:
-    if grain == "week":
-        return d - dt.timedelta(days=d.weekday())
-    if grain == "month":
-        return d.replace(day=1)
-    if grain == "quarter":
-        return d.replace(month=(d.month - 1) // 3 * 3 + 1, day=1)
-    if grain == "year":
-        return d.replace(month=1, day=1)
-    return d
-
-
-def _bucket_end(d: dt.date, grain: str) -> dt.date:
-    if grain == "day":
-        return d
-    if grain == "week":
-        return _bucket_start(d, grain) + dt.timedelta(days=6)
-    months = {"month": 1, "quarter": 3, "year": 12}[grain]
-    first = _bucket_start(d, grain)
-    y, m = divmod(first.month - 1 + months, 12)
-    return dt.date(first.year + y, m + 1, 1) - dt.timedelta(days=1)
+def _instant(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(str(text).replace("Z", ""))
