@@ -74,6 +74,8 @@ _W: dict[str, Any] = {
     "fytd": {"type": "cumulative", "function": "sum", "reset": "fiscal_year"},
     "fyoy": {"type": "pop", "offset": "1 fiscal_year", "calculation": "value"},
     "ryoy": {"type": "pop", "offset": "1 retail_year", "calculation": "value"},
+    "wtd": {"type": "cumulative", "function": "sum", "reset": "week"},
+    "wow": {"type": "pop", "offset": "1 week", "calculation": "value"},
 }
 
 
@@ -110,6 +112,8 @@ def _model(schema: str) -> dict[str, Any]:
             metric("rev_fytd", "SUM(events.amount)", {"window": _W["fytd"]}),
             metric("rev_fyoy", "SUM(events.amount)", {"window": _W["fyoy"]}),
             metric("rev_ryoy", "SUM(events.amount)", {"window": _W["ryoy"]}),
+            metric("rev_wtd", "SUM(events.amount)", {"window": _W["wtd"]}),
+            metric("rev_wow", "SUM(events.amount)", {"window": _W["wow"]}),
         ],
         ext={
             "v": "1.10",
@@ -547,3 +551,49 @@ def test_densify_calendar_table_grain(engine: dosi.Engine, request: pytest.Fixtu
     want = [(p, in_range.get(p)) for p in sorted({_ten(d) for d in days})]
     assert sums  # the data spans the calendar
     assert _dense(engine, "metric_time:ten_days", _day, time_range=rng) == want
+
+
+@pytest.mark.parametrize(("name", "start"), [("monday", 0), ("sunday", 6), ("saturday", 5)])
+def test_week_start_moves_resets_offsets_and_ranges(
+    engine: dosi.Engine, name: str, start: int
+) -> None:
+    """Issue 22 items 4 and 8: a week-to-date sum resets on the query's week start, a
+    one-week offset reads the week before on that calendar, a range bounded on week starts
+    keeps whole weeks, and week_of_year stays ISO whatever the week start."""
+    kw = {} if name == "monday" else {"week_start": name}
+    first = _week(dt.date(2024, 2, 7), start)
+    stop = first + dt.timedelta(weeks=10)
+    rng = {"start": first.isoformat(), "end": stop.isoformat()}
+    days = _sums(lambda t: t.date())
+    want_wtd, running = {}, {}
+    for d in sorted(k for k in days if first <= k < stop):
+        w = _week(d, start)
+        running[w] = running.get(w, 0) + days[d]
+        want_wtd[d] = running[w]
+    res = engine.execute(
+        {"metrics": ["rev_wtd"], "group_by": ["metric_time:day"], "time_range": rng, **kw}
+    )
+    got = {_day(r["metric_time__day"]): int(r["rev_wtd"]) for r in res["rows"]}
+    assert got == want_wtd
+    weeks = _sums(lambda t: _week(t.date(), start))
+    res = engine.execute(
+        {
+            "metrics": ["revenue", "rev_wow"],
+            "group_by": ["metric_time:week"],
+            "time_range": rng,
+            **kw,
+        }
+    )
+    got_wow = {
+        _day(r["metric_time__week"]): (
+            int(r["revenue"]),
+            None if r["rev_wow"] is None else int(r["rev_wow"]),
+        )
+        for r in res["rows"]
+    }
+    want_wow = {
+        w: (v, weeks.get(w - dt.timedelta(weeks=1))) for w, v in weeks.items() if first <= w < stop
+    }
+    assert got_wow == want_wow
+    iso = _got(engine, "metric_time:week_of_year", int, **kw)
+    assert iso == _sums(lambda t: t.isocalendar()[1])

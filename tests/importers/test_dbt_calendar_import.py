@@ -266,3 +266,20 @@ def test_export_writes_the_calendar_back_as_the_time_spine(imported: Any, tmp_pa
     assert [d for d in again["datasets"] if d["name"] == "spine"] == spine
     datus = [e for e in again["custom_extensions"] if e["vendor_name"] == "DATUS"]
     assert datus == [e for e in first["custom_extensions"] if e["vendor_name"] == "DATUS"]
+
+
+def test_semantic_manifest_json_keeps_the_calendar(
+    project: tuple[Path, Path], imported: Any, tmp_path: Path
+) -> None:
+    """A compiled semantic_manifest.json (database-qualified relations) gives the same
+    calendar dataset, reading the spine in the schema passed in."""
+    manifest = load_manifest(project[0], "main")
+    rel = manifest.project_configuration.time_spines[0].node_relation
+    rel.database, rel.relation_name = "warehouse", '"warehouse"."main"."spine"'
+    path = tmp_path / "semantic_manifest.json"
+    path.write_text(manifest.json())
+    again = import_dbt(path, schema="main", name="cal").plain()["semantic_model"][0]
+    spine = next(d for d in again["datasets"] if d["name"] == "spine")
+    assert spine["source"] == "main.spine"
+    first = next(d for d in imported[2]["semantic_model"][0]["datasets"] if d["name"] == "spine")
+    assert spine == first

@@ -81,6 +81,10 @@ def _from_json(path: Path, schema: str | None) -> PydanticSemanticManifest:
         rel = sm.node_relation
         rel.schema_name = schema or rel.schema_name
         rel.relation_name = f"{rel.schema_name}.{rel.alias}"
+    for ts in manifest.project_configuration.time_spines or ():
+        rel = ts.node_relation  # the calendar table reads the time spine the same way
+        rel.schema_name = schema or rel.schema_name
+        rel.relation_name = f"{rel.schema_name}.{rel.alias}"
     return manifest
 
 
