@@ -144,6 +144,40 @@ METRICS: list[dict[str, Any]] = [
         {"metric": {"name": n, "type": "simple", "type_params": {"measure": n}}}
         for n in ("balance_first", "balance_last_by_account", "balance_last_by_user", "visits")
     ),
+    {
+        "metric": {
+            "name": "balance_prev_month",
+            "type": "derived",
+            "type_params": {
+                "expr": "prev",
+                "metrics": [
+                    {
+                        "name": "balance_last_by_account",
+                        "offset_window": "1 month",
+                        "alias": "prev",
+                    }
+                ],
+            },
+        }
+    },
+    {
+        "metric": {
+            "name": "first_over_last",
+            "type": "ratio",
+            "type_params": {
+                "numerator": {"name": "balance_first"},
+                "denominator": {"name": "balance_last_by_account"},
+            },
+        }
+    },
+    {
+        "metric": {
+            "name": "first_balance_user_20",
+            "type": "simple",
+            "type_params": {"measure": "balance_first"},
+            "filter": "{{ Entity('user') }} = 20",
+        }
+    },
     _conversion("rate_7d", "conversion_rate", window="7 days"),
     _conversion("rate_ever", "conversion_rate"),
     _conversion(
@@ -179,6 +213,14 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def model(project: Path) -> dict[str, Any]:
     return import_dbt(project, schema="main").plain()
+
+
+@pytest.fixture(scope="module")
+def model_warnings(project: Path) -> list[tuple[str, str]]:
+    return [
+        (w.code, (w.path or "").removeprefix("metric:"))
+        for w in import_dbt(project, schema="main").warnings
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -282,6 +324,46 @@ def test_semi_additive_with_a_where_filter(engine: Engine) -> None:
     rows = [r for r in BALANCES if r[2] < "2024-02-01"]
     last = {a: max(r[2] for r in rows if r[0] == a) for a in {r[0] for r in rows}}
     assert got == [(sum(r[3] for r in rows if r[2] == last[r[0]]),)] == [(205,)]
+
+
+def test_semi_additive_under_an_offset_and_in_a_ratio(engine: Engine) -> None:
+    """A derived offset of a semi-additive metric reads the previous month's snapshot value;
+    a ratio of two divides each month's own picks (D-SEMI composes with D-WINDOW and
+    D-DERIVE)."""
+    last = semi(_month, "max", lambda r: r[0])
+    first = semi(_month, "min")
+    got = _rows(
+        engine,
+        {
+            "metrics": ["balance_prev_month", "first_over_last"],
+            "group_by": ["metric_time:month"],
+        },
+    )
+    want = [
+        ("2024-01-01", None, first["2024-01-01"] / last["2024-01-01"]),
+        ("2024-02-01", last["2024-01-01"], first["2024-02-01"] / last["2024-02-01"]),
+    ]
+    assert [(m, p, pytest.approx(r)) for m, p, r in got] == want
+
+
+def test_a_filtered_semi_additive_metric_and_the_filter_order(
+    model_warnings: list[tuple[str, str]], engine: Engine
+) -> None:
+    """MetricFlow filters a metric's rows before picking the snapshot; dosi picks over all the
+    measure's rows and filters among the picked ones. At the day grain (the non-additive
+    dimension's own) the values agree: each day's user-20 rows (a day without one reads NULL,
+    where MetricFlow has no row: the bed's `filtered_metric_buckets`). By month they differ (January's
+    first date, 01-01, has no user-20 row): the import says so with a warning, and the value
+    is dosi's documented one."""
+    assert ("semi_additive_filter_order", "first_balance_user_20") in model_warnings
+    got = _rows(engine, {"metrics": ["first_balance_user_20"], "group_by": ["metric_time:day"]})
+    days = sorted({r[2] for r in BALANCES})
+    mf = {d: sum(r[3] for r in BALANCES if r[2] == d and r[1] == 20) or None for d in days}
+    assert got == sorted(mf.items())
+    by_month = _rows(
+        engine, {"metrics": ["first_balance_user_20"], "group_by": ["metric_time:month"]}
+    )
+    assert by_month == [("2024-01-01", None), ("2024-02-01", 40)]
 
 
 # -- conversion -----------------------------------------------------------------------------------

@@ -230,8 +230,20 @@ class MetricConverter:
         if fill is not None:
             payload["fill_nulls_with"] = fill
         own = datasets <= {agg.measure.model}
-        # a semi-additive measure's filter is the aggregate of a CASE below: MetricFlow picks
-        # the snapshot over every row of the measure and filters after (D-SEMI)
+        if agg.semi is not None:
+            # D-SEMI picks the snapshot over every row of the measure and the CASE below
+            # filters among the picked rows; MetricFlow filters first and picks among the rows
+            # left. The two agree at the non-additive dimension's own grain, and whenever the
+            # filter reads only what is constant per window grouping (an account's type with
+            # groupings by account); at a coarser grain they may pick different dates.
+            self.notes.warn(
+                "semi_additive_filter_order",
+                f"metric `{name}` filters the semi-additive `{agg.measure.name}`; dosi picks "
+                "each period's snapshot over all its rows and filters after, MetricFlow filters "
+                "first: equal at the snapshot dimension's own grain or when the filter is "
+                "constant per window grouping",
+                path=f"metric:{name}",
+            )
         if agg.semi is None and ((own and agg.func != "COUNT") or (own and agg.distinct)):
             base = self.measure_metric(agg)
             payload = {"derive": {"type": "filter", "base": base, "where": pred}, **payload}
