@@ -124,6 +124,29 @@ def test_grouped_by_the_base_events_day(conv_engine) -> None:
     assert [(str(d)[:10], n, r) for d, n, r in got] == expect
 
 
+def test_conversions_alone_keep_every_base_events_group(conv_engine) -> None:
+    """A conversions metric asked alone still has a row for each group with base events and
+    no attributed conversion (MetricFlow joins the converted and the base aggregates FULL
+    OUTER): a count reads 0 there, a sum NULL. Days 01-02 (user 2 bought before visiting),
+    01-10 and 01-20 (never bought) are such groups. CORE-FAN-03 (the merge of the two branches)."""
+    w7 = attributed(7)
+    days = sorted({v[2] for v in convkit.VISITS})
+    for metric, value in (("buys_7d", lambda bs: len(bs)), ("spend_7d", None)):
+        got = _rows(conv_engine, {"metrics": [metric], "group_by": ["metric_time:day"]})
+        expect = []
+        for day in days:
+            mine = [b for v, b in w7 if v[2] == day]
+            if value is not None:
+                expect.append((day, value(mine)))
+            else:
+                expect.append((day, sum(b[4] for b in mine) if mine else None))
+        assert [(str(d)[:10], n) for d, n in got] == expect, metric
+    assert ("2024-01-02", 0) in [
+        (str(d)[:10], n)
+        for d, n in _rows(conv_engine, {"metrics": ["buys_7d"], "group_by": ["metric_time:day"]})
+    ]
+
+
 def test_time_range_filters_base_events_only(conv_engine) -> None:
     """Visits on 01-03 only: both of user 1's buys (01-04, 01-06) convert although they fall
     after the range."""

@@ -278,8 +278,6 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
         if w.path.startswith("metric:"):
             by_metric.setdefault(w.path[len("metric:") :], set()).add(w.code)
     expected = {
-        "visit_buy_conversion_rate": "conversion_not_supported",
-        "total_account_balance_first_day": "semi_additive_not_supported",
         "booking_value_p99": "percentile_not_supported",
         "bookings_at_start_of_month": "offset_to_grain_not_supported",
         "bookings_offset_alien_day": "custom_granularity_not_supported",
@@ -292,7 +290,7 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
     metrics = {m["name"] for m in simple.plain()["semantic_model"][0]["metrics"]}
     for metric, code in expected.items():
         assert code in by_metric.get(metric, set()), metric
-    for metric in ("visit_buy_conversion_rate", "booking_value_p99", "active_listings"):
+    for metric in ("booking_value_p99", "active_listings"):
         assert metric not in metrics
     skipped = {
         m

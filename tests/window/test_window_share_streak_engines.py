@@ -42,6 +42,11 @@ WINDOWS: dict[str, Any] = {
     "growth": {"type": "streak", "compare": "change", "op": ">"},
     "flat_or_up": {"streak": {"compare": "change", "op": ">=", "target": 0}},
     "mom": {"type": "pop", "offset": "1 month", "calculation": "value"},
+    # D-PARAM slot streak.target: a float threshold bound at query time
+    "above": {
+        "params": [{"name": "t", "type": "float", "default": 0, "min": -1000, "max": 1000}],
+        "window": {"type": "streak", "op": ">=", "target": {"param": "t"}},
+    },
 }
 TABLES = ("sales", "returns")
 #: this module's own MariaDB database (the conformance matrix owns `main` on the server)
@@ -189,6 +194,25 @@ def test_streak_on_every_engine(target: tuple[str, dosi.Engine]) -> None:
         assert_series(
             _keyed(rows, cols, "flat_or_up"), streaked(base, grain, ">=", compare="change"), label
         )
+
+
+def test_streak_with_a_bound_target_on_every_engine(target: tuple[str, dosi.Engine]) -> None:
+    """The `streak.target` slot bound to a list: one column per threshold, each run against
+    its own value (25.5 splits east's 20, 20 tie from its 30; -5 lets the -5 day through).
+    PARAM-BIND-06, PARAM-OUT-02."""
+    base = series("day", ("region",), rows=ROWS)
+    kind, eng = target
+    res = eng.execute(
+        {
+            "metrics": ["above"],
+            "group_by": ["sales.region", "metric_time:day"],
+            "params": {"t": [25.5, -5]},
+        },
+        connection=kind,
+    )
+    assert list(res["columns"])[2:] == ["above__t_25_5", "above__t_neg5"]
+    for col, t in (("above__t_25_5", 25.5), ("above__t_neg5", -5)):
+        assert_series(_keyed(res["rows"], RD, col), streaked(base, "day", ">=", t), f"{kind} {col}")
 
 
 def test_share_and_streak_under_a_widened_scan_on_every_engine(

@@ -129,7 +129,7 @@ def _metric(name: str, expr: str, ext: dict[str, Any] | None) -> dict[str, Any]:
 
 
 REVENUE = "SUM(sales.amount)"
-_PAYLOAD_KEYS = {"v", "window", "fill_nulls_with", "time_dimension", "derive"}
+_PAYLOAD_KEYS = {"v", "window", "fill_nulls_with", "time_dimension", "derive", "params"}
 CNT = "COUNT(sales.sale_id)"
 
 

@@ -175,7 +175,14 @@ class _Pass:
             measures: tuple[str, ...] = (converted, base_meas.name)
             kind = "ratio"
         else:
-            formula, measures, kind = exp.column(converted), (converted,), "aggregate"
+            # the base measure rides along for its groups: MetricFlow joins the converted and
+            # the base aggregates FULL OUTER, so a group with base events and no conversion
+            # is a row (NULL, or the metric's fill_nulls_with), as it is for a rate
+            formula, measures, kind = (
+                exp.column(converted),
+                (converted, base_meas.name),
+                "aggregate",
+            )
         return replace(
             m,
             kind=kind,  # type: ignore[arg-type]

@@ -202,7 +202,10 @@ def window_defs() -> dict[str, Any]:
     streak = {
         "compare": enum(COMPARES, "The bucket's value, or its change from the previous one."),
         "op": enum(OPS, "How the value (or change) compares with the target."),
-        "target": {"type": "number"},
+        "target": {
+            "description": "The threshold, or a D-PARAM int / float param bound at query time.",
+            "oneOf": [{"type": "number"}, ref("ParamRef")],
+        },
         "partition": ref("WindowPartition"),
     }
     assert set(share) == set(SHARE_KEYS) and set(streak) == set(STREAK_KEYS)

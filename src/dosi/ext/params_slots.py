@@ -17,8 +17,9 @@ from dosi.ext.window import WINDOW_SLOTS
 # `:name` bind markers (PARAM-SLOT-06); a `::type` cast is not one.
 BIND_MARKER = re.compile(r"(?<![:\w]):([a-z][a-z0-9_]*)\b")
 # Slot -> the smallest value the slot accepts (PARAM-SLOT-01..05, -07; each window family
-# declares its slots, dosi.ext.window.families).
-WINDOW_SLOT_MIN: dict[str, int] = {s.name: s.least for s in WINDOW_SLOTS}
+# declares its slots, dosi.ext.window.families); None: a threshold with no least value.
+WINDOW_SLOT_MIN: dict[str, int | None] = {s.name: s.least for s in WINDOW_SLOTS}
+WINDOW_SLOT_TYPES: dict[str, tuple[str, ...]] = {s.name: s.types for s in WINDOW_SLOTS}
 FILTER_SLOT = "filter.literal"
 
 
@@ -84,12 +85,19 @@ def fill_window_slots(
 
 
 def _slot_domain_ok(slot: str, d: ParamDecl, path: str | None, sink: DiagnosticSink) -> bool:
-    """Window slots are integer counts: an int param whose domain has a lower bound at least
-    the slot's own minimum (PARAM-SLOT-07)."""
-    if d.type != "int":
-        sink.error(INVALID, f'slot {slot} takes an int param; "{d.name}" is {d.type}', path=path)
+    """Count slots are integers: an int param whose domain has a lower bound at least the
+    slot's own minimum (PARAM-SLOT-07). A threshold slot (`streak.target`) takes an int or a
+    float param with any domain (an unbounded one already warns `datus_param_unbounded`)."""
+    types = WINDOW_SLOT_TYPES[slot]
+    if d.type not in types:
+        want = " or ".join(types)
+        sink.error(
+            INVALID, f'slot {slot} takes an {want} param; "{d.name}" is {d.type}', path=path
+        )
         return False
     least = WINDOW_SLOT_MIN[slot]
+    if least is None:
+        return True
     low = d.lowest()
     if low is None:
         sink.error(

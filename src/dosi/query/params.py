@@ -309,7 +309,9 @@ def instantiate(
         for slot in params.slots:
             if slot.slot != FILTER_SLOT:
                 value = binding[slot.param]
-                assert window is not None and isinstance(value, int)
+                # the declaration's type was checked against the slot's at load (an int
+                # count, or an int / float threshold)
+                assert window is not None and isinstance(value, (int, float))
                 window = fill_window_slot(metric.name, window, slot.slot, value)
     inst = replace(inst, window=window)
     measures = [measure] if measure is not None else []
@@ -361,7 +363,9 @@ def _swap_measures(metric: MetricIr, renames: dict[str, str]) -> MetricIr:
     )
 
 
-def fill_window_slot(metric: str, window: WindowSpec, slot: str, value: int) -> WindowSpec:
+def fill_window_slot(
+    metric: str, window: WindowSpec, slot: str, value: int | float
+) -> WindowSpec:
     """A window spec with one slot at `value` (PARAM-SLOT-01..05; each family's slots are in
     its module, `dosi.ext.window.families.WINDOW_SLOTS`)."""
     try:

@@ -51,6 +51,8 @@ CONV_QUERIES: dict[str, dict[str, Any]] = {
         "group_by": ["visits.referrer"],
     },
     "by_day": {"metrics": ["buys_7d", "visit_to_buy_rate_7d"], "group_by": ["metric_time:day"]},
+    # a conversions metric alone keeps the days whose visits converted nothing (NULL sum)
+    "conversions_alone": {"metrics": ["spend_7d"], "group_by": ["metric_time:day"]},
 }
 
 

@@ -179,14 +179,19 @@ class SlotOutOfRange(ValueError):
 @dataclass(frozen=True)
 class WindowSlot:
     """A D-PARAM slot of the window payload (PARAM-SLOT-01..05, -07): where `{"param": n}` may
-    stand, the least value it takes, and the spec with the slot at a bound value."""
+    stand, the least value it takes, and the spec with the slot at a bound value.
+
+    The count slots take `int` params with a lower bound (PARAM-SLOT-07). A threshold slot (the
+    streak `target`) is a number compared with the series: `types` lists `int` and `float`,
+    and `least` is None (a target may be negative)."""
 
     name: str  # "offset.count", "frame.preceding", ...
-    least: int
+    least: int | None
     #: (the payload object holding the slot, its key), or None when this payload has no such
     #: slot
     site: Callable[[dict[str, Any]], tuple[dict[str, Any], str] | None]
-    bind: Callable[[WindowSpec, int], WindowSpec]
+    bind: Callable[[WindowSpec, Any], WindowSpec]
+    types: tuple[str, ...] = ("int",)
 
 
 def key_in_object(

@@ -16,7 +16,7 @@ Partitioned by the query's other dimensions by default (`partition` as the share
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, ClassVar, Literal
 
@@ -173,5 +173,23 @@ def _streak(
     return StreakWindow(op, target, compare, part, sugar)  # type: ignore[arg-type]
 
 
-#: D-PARAM slots: none (the target is a number, not an integer slot).
-SLOTS: tuple[WindowSlot, ...] = ()
+def _target_site(window: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+    """`target` inside the general form's `streak` object, or beside `"type": "streak"`."""
+    inner = window.get("streak")
+    if isinstance(inner, dict):
+        return inner, "target"
+    return (window, "target") if window.get("type") == "streak" else None
+
+
+def _bind_target(spec: WindowSpec, value: int | float | Decimal) -> WindowSpec:
+    if not isinstance(spec, StreakWindow):
+        raise AssertionError(f"slot streak.target does not fit a {spec.family} window")
+    return replace(spec, target=value)
+
+
+#: D-PARAM slots: `streak.target` (`"target": {"param": "t"}`), an `int` or `float` param
+#: with any domain: the threshold a bucket's value (or change) is compared with, bound at query
+#: time (`>= :t` in effect, as a filter literal is, PARAM-SLOT-06's typing).
+SLOTS: tuple[WindowSlot, ...] = (
+    WindowSlot("streak.target", None, _target_site, _bind_target, ("int", "float")),
+)

@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlglot
+from dbt_semantic_interfaces.implementations.elements.measure import (
+    PydanticNonAdditiveDimensionParameters,
+)
 from dbt_semantic_interfaces.implementations.metric import PydanticMetric, PydanticMetricInput
 from dbt_semantic_interfaces.implementations.semantic_manifest import PydanticSemanticManifest
 from dbt_semantic_interfaces.type_enums.aggregation_type import AggregationType
@@ -73,6 +76,7 @@ class Agg:
     distinct: bool
     col: str  # qualified field
     measure: Element
+    semi: dict[str, Any] | None = None  # D-SEMI payload of a non_additive_dimension measure
 
     def sql(self, arg: str | None = None) -> str:
         inner = arg if arg is not None else self.col
@@ -156,11 +160,7 @@ class MetricConverter:
         if m.type is MetricType.CUMULATIVE:
             return self.cumulative(m, filters, name)
         if m.type is MetricType.CONVERSION:
-            raise Skip(
-                "conversion_not_supported",
-                "conversion metrics (a funnel from a base to a conversion event per entity "
-                "within a window) have no DATUS form yet",
-            )
+            return self.conversion(m, filters, name)
         raise Skip("unsupported_metric_type", f"metric type `{m.type.value}` is not known")
 
     # -- simple --------------------------------------------------------------------------------
@@ -171,42 +171,34 @@ class MetricConverter:
                 "metric_without_measure",
                 "a simple metric without a measure (dbt's newer inline `agg` form) is not read yet",
             )
-        el = self.names.measure(tp.measure.name)
+        return self.measure_agg(tp.measure.name)
+
+    def measure_agg(self, measure_name: str) -> Agg:
+        """The aggregate a measure stands for."""
+        el = self.names.measure(measure_name)
         sm = self.names.models[el.model].sm
         measure = next(x for x in sm.measures if x.name == el.name)
-        if measure.non_additive_dimension is not None:
-            nad = measure.non_additive_dimension
-            raise Skip(
-                "semi_additive_not_supported",
-                f"measure `{el.name}` is semi-additive (non_additive_dimension "
-                f"`{nad.name}`, window_choice {nad.window_choice.value}"
-                + (
-                    f", grouped by {', '.join(nad.window_groupings)}"
-                    if nad.window_groupings
-                    else ""
-                )
-                + "); summing it over that dimension would be a wrong number",
-            )
+        semi = semi_additive_payload(self.names, el, measure.non_additive_dimension)
         a = measure.agg
         params = measure.agg_params
         col = el.qualified
         if a in (AggregationType.SUM, AggregationType.SUM_BOOLEAN):
-            return Agg("SUM", False, col, el)
+            return Agg("SUM", False, col, el, semi)
         if a is AggregationType.COUNT:
-            return Agg("COUNT", False, col, el)
+            return Agg("COUNT", False, col, el, semi)
         if a is AggregationType.COUNT_DISTINCT:
-            return Agg("COUNT", True, col, el)
+            return Agg("COUNT", True, col, el, semi)
         if a is AggregationType.AVERAGE:
-            return Agg("AVG", False, col, el)
+            return Agg("AVG", False, col, el, semi)
         if a in (AggregationType.MIN, AggregationType.MAX):
-            return Agg(a.value.upper(), False, col, el)
+            return Agg(a.value.upper(), False, col, el, semi)
         p = params.percentile if params is not None else None
         discrete = params is not None and params.use_discrete_percentile
         approx = params is not None and params.use_approximate_percentile
         if a is AggregationType.MEDIAN or (
             a is AggregationType.PERCENTILE and p == 0.5 and not discrete and not approx
         ):
-            return Agg("MEDIAN", False, col, el)
+            return Agg("MEDIAN", False, col, el, semi)
         raise Skip(
             "percentile_not_supported",
             f"measure `{el.name}` is a {'discrete ' if discrete else ''}"
@@ -234,12 +226,26 @@ class MetricConverter:
         if not filters:
             if fill is not None:
                 payload["fill_nulls_with"] = fill
-            return Out(name, agg.sql(), payload, plain=fill is None)
+            return Out(name, agg.sql(), {**payload, **_semi(agg)}, plain=fill is None)
         pred, datasets = self.predicate(filters, agg.measure, name)
         if fill is not None:
             payload["fill_nulls_with"] = fill
         own = datasets <= {agg.measure.model}
-        if (own and agg.func != "COUNT") or (own and agg.distinct):
+        if agg.semi is not None:
+            # D-SEMI picks the snapshot over every row of the measure and the CASE below
+            # filters among the picked rows; MetricFlow filters first and picks among the rows
+            # left. The two agree at the non-additive dimension's own grain, and whenever the
+            # filter reads only what is constant per window grouping (an account's type with
+            # groupings by account); at a coarser grain they may pick different dates.
+            self.notes.warn(
+                "semi_additive_filter_order",
+                f"metric `{name}` filters the semi-additive `{agg.measure.name}`; dosi picks "
+                "each period's snapshot over all its rows and filters after, MetricFlow filters "
+                "first: equal at the snapshot dimension's own grain or when the filter is "
+                "constant per window grouping",
+                path=f"metric:{name}",
+            )
+        if agg.semi is None and ((own and agg.func != "COUNT") or (own and agg.distinct)):
             base = self.measure_metric(agg)
             payload = {"derive": {"type": "filter", "base": base, "where": pred}, **payload}
             return Out(name, agg.sql(f"CASE WHEN {pred} THEN {agg.col} END"), payload)
@@ -256,7 +262,8 @@ class MetricConverter:
             )
         # a predicate on another model (or a COUNT of a column): the aggregate of a CASE,
         # which dosi evaluates through the join, counting only non-NULL values
-        return Out(name, agg.sql(f"CASE WHEN {pred} THEN {agg.col} END"), payload, plain=True)
+        case = agg.sql(f"CASE WHEN {pred} THEN {agg.col} END")
+        return Out(name, case, {**payload, **_semi(agg)}, plain=True)
 
     def reaches(self, src: str, dst: str) -> bool:
         seen, todo = {src}, [src]
@@ -313,7 +320,8 @@ class MetricConverter:
                     self.measure_metrics[str(key)] = m.name
                     return m.name
         name = self._free(el.name if el.name not in self.dbt else f"{el.name}__measure")
-        out = Out(name, agg.sql(), self._time_payload(el), plain=True, helper=True)
+        payload = {**self._time_payload(el), **_semi(agg)}
+        out = Out(name, agg.sql(), payload, plain=True, helper=True)
         out.description = (
             f"Measure `{el.name}` of `{el.model}` ({agg.sql()}): a helper metric the dbt import "
             "adds for filtered and window metrics to derive from."
@@ -393,7 +401,7 @@ class MetricConverter:
             self._emit(base)
         name = self._free(name)
         payload: dict[str, Any] = {}
-        if base.plain:
+        if base.plain and "semi_additive" not in base.payload:
             payload["window"] = window
             payload.update({k: v for k, v in base.payload.items() if k == "time_dimension"})
         else:
@@ -448,6 +456,96 @@ class MetricConverter:
 
         return self.compose(name, tree.transform(sub).sql(dialect=_SQL), members)
 
+    # -- conversion ----------------------------------------------------------------------------
+    def conversion(self, m: PydanticMetric, filters: Sequence[str], name: str) -> Out:
+        """D-CONVERSION over two plain event metrics (the measures' own metrics, or a D-DERIVE
+        filter of the base measure when the metric or its base input has a filter)."""
+        ctp = m.type_params.conversion_type_params
+        if ctp is None or ctp.base_measure is None or ctp.conversion_measure is None:
+            raise Skip(
+                "conversion_not_supported",
+                "a conversion metric over base / conversion metrics (not measures) is not read yet",
+            )
+        bm, cm = ctp.base_measure, ctp.conversion_measure
+        base_agg, conv_agg = self.measure_agg(bm.name), self.measure_agg(cm.name)
+        if base_agg.semi is not None or conv_agg.semi is not None:
+            raise Skip("conversion_not_supported", "a conversion over a semi-additive measure")
+        if _templates(cm.filter):
+            raise Skip("conversion_not_supported", "a filter on the conversion measure")
+        base_filters = list(dict.fromkeys([*filters, *_templates(bm.filter)]))
+        base = self.measure_metric(base_agg)
+        base_sql = base_agg.sql()
+        if base_filters:
+            pred, datasets = self.predicate(base_filters, base_agg.measure, name)
+            if not datasets <= {base_agg.measure.model}:
+                raise Skip(
+                    "conversion_not_supported",
+                    "its filter reads another model than the base events' own",
+                )
+            base_sql = base_agg.sql(f"CASE WHEN {pred} THEN {base_agg.col} END")
+            fb = self._free(f"{name}__base")
+            out = Out(
+                fb,
+                base_sql,
+                {"derive": {"type": "filter", "base": base, "where": pred}},
+                helper=True,
+            )
+            out.description = f"The base events of `{name}` (dbt import helper)."
+            self._emit(out)
+            base = fb
+        conv = self.measure_metric(conv_agg)
+        for inp in (bm, cm):
+            if inp.join_to_timespine:
+                self.notes.warn(
+                    "time_spine_not_carried",
+                    f"metric `{name}` joins `{inp.name}` to the time spine (a row for every "
+                    "time bucket); dosi returns the buckets that have data",
+                    path=f"metric:{name}",
+                )
+        bmodel, cmodel = base_agg.measure.model, conv_agg.measure.model
+
+        def field_of(model: str, element: str, what: str) -> str:
+            el = self.names.models[model].elements.get(element)
+            if el is None or el.kind == "measure":
+                raise Skip(
+                    "conversion_not_supported",
+                    f"its {what} `{element}` is no dimension or entity of `{model}`",
+                )
+            return el.qualified
+
+        spec: dict[str, Any] = {
+            "base": base,
+            "conversion": conv,
+            "entity": {
+                "base": field_of(bmodel, ctp.entity, "entity"),
+                "conversion": field_of(cmodel, ctp.entity, "entity"),
+            },
+            "calculation": ctp.calculation.value,
+        }
+        if ctp.window is not None:
+            grain = str(ctp.window.granularity).lower().rstrip("s")
+            if grain not in GRAINS:
+                raise Skip(
+                    "custom_granularity_not_supported",
+                    f"its window is {ctp.window.count} {ctp.window.granularity}",
+                )
+            spec["window"] = {"count": int(ctp.window.count), "granularity": grain}
+        if ctp.constant_properties:
+            spec["constant_properties"] = [
+                {
+                    "base": field_of(bmodel, p.base_property, "constant property"),
+                    "conversion": field_of(cmodel, p.conversion_property, "constant property"),
+                }
+                for p in ctp.constant_properties
+            ]
+        rate = ctp.calculation.value == "conversion_rate"
+        sql = f"{conv_agg.sql()} / {base_sql}" if rate else conv_agg.sql()
+        payload: dict[str, Any] = {"conversion": spec}
+        fill = cm.fill_nulls_with if not rate else None
+        if fill is not None:
+            payload["fill_nulls_with"] = fill
+        return Out(name, sql, payload)
+
     # -- cumulative ----------------------------------------------------------------------------
     def cumulative(self, m: PydanticMetric, filters: Sequence[str], name: str) -> Out:
         tp = m.type_params
@@ -456,6 +554,12 @@ class MetricConverter:
         to_date = (ctp.grain_to_date if ctp is not None else None) or tp.grain_to_date
         period = ctp.period_agg if ctp is not None else PeriodAggregation.FIRST
         agg = self.agg_of(m)
+        if agg.semi is not None:
+            raise Skip(
+                "semi_additive_not_supported",
+                f"it accumulates the semi-additive `{agg.measure.name}`, a running sum of "
+                "snapshots D-SEMI does not define",
+            )
         func = {"SUM": "sum", "MIN": "min", "MAX": "max"}.get(agg.func)
         if agg.func == "COUNT" and not agg.distinct:
             func = "sum"
@@ -544,6 +648,44 @@ class MetricConverter:
         if exts:
             obj["custom_extensions"] = exts
         return obj
+
+
+def _semi(agg: Agg) -> dict[str, Any]:
+    return {"semi_additive": agg.semi} if agg.semi is not None else {}
+
+
+def semi_additive_payload(
+    names: DbtNames, measure: Element, nad: PydanticNonAdditiveDimensionParameters | None
+) -> dict[str, Any] | None:
+    """MetricFlow's `non_additive_dimension` as D-SEMI's `semi_additive`. MetricFlow's
+    `window_choice` picks the snapshot by its time (`min`: the earliest, `max`: the latest),
+    which D-SEMI spells `first` / `last` (its `min` / `max` pick by value); the window
+    groupings are entities, whose columns become the D-SEMI groupings."""
+    if nad is None:
+        return None
+    info = names.models[measure.model]
+    dim = info.elements.get(nad.name)
+    if dim is None or dim.kind != "time_dimension":
+        raise Skip(
+            "semi_additive_not_supported",
+            f"measure `{measure.name}` does not add along `{nad.name}`, which is no time "
+            f"dimension of `{measure.model}`",
+        )
+    groupings = []
+    for g in nad.window_groupings or ():
+        el = info.elements.get(g)
+        if el is None:
+            raise Skip(
+                "semi_additive_not_supported",
+                f"window grouping `{g}` of measure `{measure.name}` is no element of "
+                f"`{measure.model}`",
+            )
+        groupings.append(el.field)
+    choice = {"min": "first", "max": "last"}[nad.window_choice.value]
+    out: dict[str, Any] = {"dimension": dim.qualified, "snapshot": choice}
+    if groupings:
+        out["window_groupings"] = groupings
+    return out
 
 
 def _templates(where: Any) -> list[str]:

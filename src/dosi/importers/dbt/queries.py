@@ -97,7 +97,10 @@ class QueryTranslator:
         self.default_grains: dict[str, str] = {}
         for m in names.manifest.metrics:
             els: list[Element] = []
-            for im in m.type_params.input_measures:
+            ctp = m.type_params.conversion_type_params
+            # a conversion metric's metric_time is its base events' time (D-CONVERSION)
+            inputs = [ctp.base_measure] if ctp is not None else m.type_params.input_measures
+            for im in inputs:
                 try:
                     el = names.agg_time(names.measure(im.name))
                 except DbtNameError:
