@@ -19,6 +19,7 @@ from typing import Any
 from dbt_semantic_interfaces.implementations.saved_query import PydanticSavedQuery
 from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 
+from dosi.importers.dbt.dimension_only import dimension_only_needs
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
 from dosi.importers.dbt.names import ALL_GRAINS, GRAINS, DbtNameError, DbtNames, Element, Resolved
 
@@ -117,12 +118,7 @@ class QueryTranslator:
     ) -> Translated:
         t = Translated()
         if not metrics:
-            t.need(
-                "dimension_only_query",
-                "a query without metrics lists distinct dimension "
-                "values; dosi queries aggregate metrics",
-            )
-            return t
+            dimension_only_needs(t, group_by, group_by_items, group_by_objs)
         if self.imported is not None:
             for m in metrics:
                 if m not in self.imported:
