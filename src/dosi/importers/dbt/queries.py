@@ -220,8 +220,10 @@ class QueryTranslator:
 
     def _metric_time_sql(self, times: list[Element]) -> MetricTimeSql:
         def render(grain: str | None) -> str | None:
-            if len(times) != 1:
+            if not times:
                 return None
+            if len(times) > 1:  # dosi's metric_time in a filter: each metric's own axis
+                return "metric_time" + (f"__{grain}" if grain else "")
             return field_sql(times[0], grain, None)
 
         return render
