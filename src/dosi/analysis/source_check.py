@@ -13,6 +13,7 @@ from typing import Any, Final
 from sqlglot import exp
 
 from dosi.errors import closest
+from dosi.ir.lod_field import lod_tag
 from dosi.ir.model import DatasetIr, FieldIr, ModelIr
 
 #: what the warehouse holds per dataset: (column -> engine type name, or None when the source
@@ -73,9 +74,12 @@ def compatible(declared: str, actual: str, dialect: str) -> bool:
 
 
 def _columns_of(expr: exp.Expression, dataset: str) -> list[str]:
+    """The source columns an expression reads (a D-LOD field it reads is no column)."""
     return list(
         dict.fromkeys(
-            c.name for c in expr.find_all(exp.Column) if c.table in ("", dataset) and c.name
+            c.name
+            for c in expr.find_all(exp.Column)
+            if c.table in ("", dataset) and c.name and lod_tag(c) is None
         )
     )
 
@@ -90,6 +94,8 @@ def _bare_column(f: FieldIr) -> str | None:
 def _named(model: ModelIr, ds: DatasetIr) -> Iterator[tuple[str, str, FieldIr | None]]:
     """(column, what names it, the field when it is one) for every column of `ds`."""
     for f in ds.fields.values():
+        if f.lod is not None:  # D-LOD fixed field: an aggregate of its dataset, no column
+            continue
         for c in _columns_of(f.expr, ds.name):
             yield c, f"field `{f.qualified}`", f
     for key in ds.primary_key:
