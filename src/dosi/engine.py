@@ -21,6 +21,7 @@ from dosi.analysis.attribution import (
     plan_attribution,
 )
 from dosi.analysis.lineage import lineage_graph, lineage_text
+from dosi.analysis.source_check import check_sources
 from dosi.catalog.views import Catalog
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError, QueryError, bounded
@@ -38,6 +39,7 @@ from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
 from dosi.execute.values import json_ready
+from dosi.execute.warehouse_columns import table_columns
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
@@ -535,6 +537,36 @@ class Engine:
         if plan.sql is not None:
             table = self._run(profile, plan.sql, self._timeout(timeout_secs), cancellation)
         return attribution_result(self.model, plan, table)
+
+    def validate_sources(
+        self,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+        timeout_secs: float | object | None = ENGINE_DEFAULT,
+    ) -> dict[str, Any]:
+        """The model against the warehouse it runs on (issue 21 item 7): every dataset's
+        source exists and every column a field, key or relationship names exists with a
+        compatible type. `{"valid", "checked": "warehouse", "engine", "issues": [...]}`, each
+        issue with its dataset, column and the closest real names (docs/model.md)."""
+        profile = self._profile(connection, db_path)
+        dia = get_dialect(profile.dialect)
+        timeout = self._timeout(timeout_secs)
+        found = {}
+        how: dict[str, str] = {}
+        for ds in self.model.datasets.values():
+            got = table_columns(
+                lambda sql: self._run(profile, sql, timeout), ds.source, dia.key, dia.name
+            )
+            found[ds.name] = (got.columns, got.tables)
+            how[ds.name] = got.how
+        issues = check_sources(self.model, found, dia.name)
+        return {
+            "valid": not issues,
+            "checked": "warehouse",
+            "engine": profile.type,
+            "datasets": how,
+            "issues": issues,
+        }
 
     def lineage(self, metric: str | None = None, redact_sql: bool = False) -> dict[str, Any]:
         """The model's lineage graph (tables -> datasets -> metrics, joins); with `metric`,

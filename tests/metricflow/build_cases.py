@@ -136,6 +136,12 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
             "itest_measure_constraints/ratio_with_constraints_on_semi_additive_measures",
         )
     },
+    "itest_dimensions/query_dimensions_from_different_tables": (
+        ["full_outer_dimensions"],
+        "MetricFlow joins the dimension models FULL OUTER (users without a listing appear "
+        "with a NULL is_lux); dosi's dimension-only query reads the listings and joins their "
+        "users many-to-one",
+    ),
     "itest_granularity/metrics_with_different_time_granularities_and_no_metric_time": (
         ["mixed_grain_metric_time"],
         "the time constraint snaps to each metric's own grain (month for the monthly metric)",
@@ -146,6 +152,8 @@ EXTRA_NEEDS = {
     "partition_join": "joins on shared is_partition dimensions",
     "separate_join_paths": "MetricFlow's per-dimension joins through a bridge",
     "filtered_metric_buckets": "dropping the buckets a filtered metric has no row in",
+    "full_outer_dimensions": "dimensions of several models joined FULL OUTER (the values of "
+    "either side)",
     "unclassified": "a difference nobody has explained yet",
 }
 

@@ -272,14 +272,14 @@ def validate_body(body: Any) -> dict[str, Any]:
                 candidates=["model", "mode"],
             ),
         )
-    extra = set(body) - {"model", "mode"}
+    extra = set(body) - {"model", "mode", "sources"}
     if extra:
         raise OsiErrorBody(
             400,
             error_body(
                 "unknown_request_key",
                 f"unknown key `{sorted(extra)[0]}`",
-                candidates=["model", "mode"],
+                candidates=["model", "mode", "sources"],
             ),
         )
     mode = body.get("mode", "datus")
@@ -288,6 +288,15 @@ def validate_body(body: Any) -> dict[str, Any]:
             400,
             error_body(
                 "invalid_request", '`mode` is "datus" or "basic"', candidates=["datus", "basic"]
+            ),
+        )
+    if not isinstance(body.get("sources", False), bool):
+        raise OsiErrorBody(
+            400,
+            error_body(
+                "invalid_request",
+                "`sources` is true (also check the model against the server's warehouse) or "
+                "false",
             ),
         )
     return validate(body["model"], mode)

@@ -29,6 +29,7 @@ from dosi.ir.model import ModelIr
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.records import Branch, JoinStep, LodRollupSpec, LodShape, TimeFilter
 from dosi.query.context_filter import check_context_filter
+from dosi.query.metric_time_filter import bind_metric_time, uses_metric_time
 from dosi.query.resolve import ResolvedQuery
 
 # aggregates a key repeated over its fact rows cannot change: they read the rollup as well
@@ -43,6 +44,12 @@ def lod_query_branch(model: ModelIr, graph: JoinGraph, branch: Branch, rq: Resol
         return branch
     where = rq.where.expr if rq.where is not None else None
     context = rq.context.expr if rq.context is not None else None
+    if branch.axis is not None:  # metric_time in a filter: this branch's own axis
+        axis = model.field(branch.axis)
+        if where is not None and uses_metric_time(where):
+            where = bind_metric_time(where, axis)
+        if context is not None and uses_metric_time(context):
+            context = bind_metric_time(context, axis)
     out = lod_branch(model, graph, branch, where, context)
     if out.lod is not None:
         if any(d.window is not None for d in rq.dims):

@@ -32,6 +32,7 @@ from dosi.plan.records import (
 from dosi.plan.semi_additive import semi_additive_plan
 from dosi.plan.time_format import branch_dim, time_filter
 from dosi.plan.where_reach import where_context_error
+from dosi.query.metric_time_filter import bind_metric_time, uses_metric_time
 from dosi.query.resolve import ResolvedQuery
 from dosi.query.time_format import check_bounds
 
@@ -48,6 +49,11 @@ class _BranchDraft:
 # measure's rows (the reference engine evaluates `COUNT(DISTINCT customers.id)` per order
 # channel this way: customers who ordered through each channel).
 DUP_INSENSITIVE = frozenset({"count_distinct", "min", "max", "approx_count_distinct"})
+
+
+def filters_metric_time(rq: ResolvedQuery) -> bool:
+    """where_sql or context_filter names metric_time (each metric's own axis)."""
+    return any(w is not None and w.metric_time for w in (rq.where, rq.context))
 
 
 def time_field_for(
@@ -103,8 +109,10 @@ class Planner:
 
     def plan(self, rq: ResolvedQuery, extra_metrics: tuple[MetricIr, ...] = ()) -> QueryPlan:
         model = self.model
-        needs_axis = rq.uses_metric_time or (
-            rq.time_range is not None and rq.time_range.field is None
+        needs_axis = (
+            rq.uses_metric_time
+            or (rq.time_range is not None and rq.time_range.field is None)
+            or filters_metric_time(rq)
         )
         # a branch per fact dataset, time axis and measure variant (D-SEMI snapshot rows,
         # D-CONVERSION attributed events: MeasureIr.branch_key)
@@ -264,12 +272,12 @@ class Planner:
         if where is not None:
             for f in where[1]:
                 needed.setdefault(f.dataset, f"where_sql field `{f.qualified}`")
-            filters.append(where[0])
+            filters.append(self._on_axis(where[0], draft, needed, "where_sql"))
         if rq.context is not None and self._reads_context(ds, rq):
             # context_filter: a row filter of the view too, for the metrics that can read it
             for f in rq.context.fields:
                 needed.setdefault(f.dataset, f"context_filter field `{f.qualified}`")
-            filters.append(rq.context.expr)
+            filters.append(self._on_axis(rq.context.expr, draft, needed, "context_filter"))
         scans = {rq.range_scans[m] for m in draft.metrics if m in rq.range_scans}
         for gate, gate_field in scans:  # time_ranges: the OR of the tags on this branch's axis
             needed.setdefault(gate_field.dataset, f"time_ranges on `{gate_field.qualified}`")
@@ -324,6 +332,19 @@ class Planner:
                 hint="query the level-of-detail field with other metrics",
             )
         return out
+
+    def _on_axis(
+        self, expr: exp.Expression, draft: _BranchDraft, needed: dict[str, str], key: str
+    ) -> exp.Expression:
+        """A row filter with metric_time read as this branch's own time axis (issue 21 item
+        2: each metric's axis, as a time_range without dimension)."""
+        if not uses_metric_time(expr):
+            return expr
+        axis = draft.axis
+        assert axis is not None  # needs_axis: time_field_for raised for a metric without one
+        axis = self.conformed.field_in_branch(draft.dataset, axis)
+        needed.setdefault(axis.dataset, f"metric_time in {key}")
+        return bind_metric_time(expr, axis)
 
     def _range_unreadable(
         self, ds: str, tf: FieldIr, why: str, rq: ResolvedQuery

@@ -32,9 +32,15 @@ from dosi.query.filters import (
     result_filter,
 )
 from dosi.query.lod_metric import lod_metric_as_dimension
+from dosi.query.metric_time_filter import (
+    metric_time_grain,
+    not_a_predicate,
+    placeholder,
+    spell_grains,
+)
 from dosi.query.params_shape import check_no_bind_marker
 from dosi.query.predicate_allowlist import check_predicate
-from dosi.query.predicate_types import ANY, BOOL, DATATYPE_FAMILY, NUM, check_types
+from dosi.query.predicate_types import ANY, BOOL, DATATYPE_FAMILY, NUM, TEMPORAL, check_types
 from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
 from dosi.query.stream_window import StreamWindow, check_stream_query
 from dosi.query.time_format import check_bounds, reject_in_where
@@ -63,6 +69,8 @@ class ResolvedDim:
 class ResolvedWhere:
     expr: exp.Expression  # columns carry meta["dosi_field"] = "dataset.field"
     fields: tuple[FieldIr, ...]
+    # metric_time placeholders in expr (dosi.query.metric_time_filter): bound per branch
+    metric_time: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,7 +137,7 @@ def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
     )
     tr = _time_range(model, query) if query.time_range else None
     context = (
-        resolve_context(model, query.context_filter, resolve_where)
+        resolve_context(model, query.context_filter, _context_where)
         if query.context_filter is not None
         else None
     )
@@ -319,7 +327,7 @@ def _and(parts: list[exp.Expression]) -> exp.Expression:
 def _parse_where(text: str) -> exp.Expression:
     check_no_bind_marker(text)
     try:
-        return parse_scalar(text, limits=PREDICATE_LIMITS)
+        return parse_scalar(spell_grains(text), limits=PREDICATE_LIMITS)
     except SqlTooComplex as err:
         raise QueryError(
             "filter_too_complex",
@@ -385,6 +393,8 @@ def _check_bare_booleans(model: ModelIr, tree: exp.Expression) -> None:
     field (or one without a datatype) would be a number or a string the database refuses or
     reads by its own casting rules."""
     for col in _bare_columns(tree):
+        if metric_time_grain(model, col)[0]:
+            raise not_a_predicate()
         f = _where_field(model, column_name(col))
         if DATATYPE_FAMILY.get(f.datatype or "") != BOOL:
             kind = f"a {f.datatype} field" if f.datatype else "a field without a datatype"
@@ -401,21 +411,35 @@ def _where_field(model: ModelIr, name: str) -> FieldIr:
     if name == METRIC_TIME:
         raise QueryError(
             "unsupported_filter",
-            "where_sql cannot read metric_time; use time_range for the time axis",
-            hint='e.g. "time_range": {"start": "2025-01-01", "end": "2025-02-01"}',
+            "a where_sql condition on a metric cannot read metric_time (the result rows "
+            "hold a metric_time column only when the query groups by it)",
+            hint="filter metric_time in a conjunct of its own (... AND metric_time >= "
+            "'2025-01-01'), or use time_range",
         )
     f = find_field(model, None, name, role="field")
     reject_in_where(f)  # D-FORMAT FMT-FLT-02
     return f
 
 
-def _where(model: ModelIr, tree: exp.Expression) -> ResolvedWhere:
-    """The row-level conjuncts with every column replaced by its field's expression."""
+def _where(
+    model: ModelIr, tree: exp.Expression, *, metric_time: str | None = None
+) -> ResolvedWhere:
+    """The row-level conjuncts with every column replaced by its field's expression, and
+    metric_time by a placeholder the planner binds to each metric's axis (`metric_time`:
+    None where it may stand, else why not: no metric gives the query a time axis)."""
     fields: list[FieldIr] = []
     families: dict[int, str] = {}
+    named_time: list[bool] = []
     _check_bare_booleans(model, tree)
 
     def resolve_column(col: exp.Column) -> exp.Expression:
+        is_time, grain = metric_time_grain(model, col)
+        if is_time:
+            if metric_time is not None:
+                raise _metric_time_needs_metric(model, metric_time)
+            named_time.append(True)
+            families[id(col)] = TEMPORAL
+            return placeholder(grain)
         f = _where_field(model, column_name(col))
         fields.append(f)
         families[id(col)] = DATATYPE_FAMILY.get(f.datatype or "", ANY)
@@ -427,7 +451,18 @@ def _where(model: ModelIr, tree: exp.Expression) -> ResolvedWhere:
         label="where_sql",
         column_type=lambda col: families.get(id(col), ANY),
     )
-    return ResolvedWhere(tree, tuple(dict.fromkeys(fields)))
+    return ResolvedWhere(tree, tuple(dict.fromkeys(fields)), bool(named_time))
+
+
+def _metric_time_needs_metric(model: ModelIr, where: str) -> QueryError:
+    times = [f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time]
+    return QueryError(
+        "metric_time_needs_metric",
+        f"{where} cannot read metric_time: it is each metric's own time axis, and this query "
+        "has no metric",
+        candidates=times,
+        hint="filter on a time field (dataset.field) instead",
+    )
 
 
 def _time_range(model: ModelIr, query: Query) -> ResolvedTimeRange:
@@ -512,9 +547,15 @@ def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool, str | None]
     return out
 
 
-def resolve_where(model: ModelIr, text: str) -> ResolvedWhere:
-    """A row filter only (detail-row queries, dosi.query.detail): with no aggregation stage,
-    a condition on a metric has nothing to filter."""
+def _context_where(model: ModelIr, text: str) -> ResolvedWhere:
+    """context_filter beside metrics: metric_time is each metric's axis there too."""
+    return resolve_where(model, text, metric_time=True)
+
+
+def resolve_where(model: ModelIr, text: str, *, metric_time: bool = False) -> ResolvedWhere:
+    """A row filter only (detail-row queries, dosi.query.detail; context_filter): with no
+    aggregation stage, a condition on a metric has nothing to filter, and metric_time (a
+    metric's axis) only with `metric_time`."""
     tree = _parse_where(text)
     _check_where(tree, text)
     _check_not_literal(tree, text)
@@ -524,4 +565,4 @@ def resolve_where(model: ModelIr, text: str) -> ResolvedWhere:
             f"where_sql `{text}` names a metric; detail rows are never aggregated",
             hint="filter on dataset fields, or ask `query` for the metric",
         )
-    return _where(model, tree)
+    return _where(model, tree, metric_time=None if metric_time else "this filter")

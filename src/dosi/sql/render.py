@@ -23,6 +23,7 @@ from dosi.sql.calendar import grain_bucket
 from dosi.sql.conversion import conversion_grouped
 from dosi.sql.dialects import Dialect
 from dosi.sql.lod_field import lod_grouped
+from dosi.sql.metric_time_filter import render_metric_time
 from dosi.sql.semi_additive import snapshot_join
 from dosi.sql.stream_window import stream_grouped, stream_window_start
 from dosi.sql.util import aliased, and_all, clone, col, cte_name, join, number, table, table_aliased
@@ -144,7 +145,9 @@ class Renderer:
             )
         if branch.semi_additive is not None:  # D-SEMI: only the snapshot rows (sql/semi_additive)
             select = snapshot_join(self, branch, select)
-        preds = [clone(f) for f in branch.filters]
+        preds = [
+            render_metric_time(clone(f), self.dialect, self.bucket) for f in branch.filters
+        ]
         for tf in branch.time_filters:
             preds.extend(self.time_predicates(tf))
         where = and_all(preds)

@@ -20,7 +20,9 @@ def test_valid_model_json_is_validate_dict(run):
     r = run("validate", "-m", SHOP_MODEL, "--format", "json")
     assert r.exit_code == 0
     data = json.loads(r.stdout)
-    assert data == dosi.validate(SHOP_MODEL.read_text(encoding="utf-8"), "datus")
+    # plus `checked`: the CLI says it looked at the model only (issue 21 item 7)
+    want = dosi.validate(SHOP_MODEL.read_text(encoding="utf-8"), "datus")
+    assert data == {**want, "checked": "model"}
     assert data["valid"] is True
     assert data["issues"] == []
 
@@ -54,7 +56,7 @@ def test_invalid_model_json(run, tmp_path):
     r = run("validate", "-m", bad, "-f", "json")
     assert r.exit_code == 3
     data = json.loads(r.stdout)
-    assert data == dosi.validate(text, "datus")
+    assert data == {**dosi.validate(text, "datus"), "checked": "model"}
     assert {i["code"] for i in data["issues"]} == {"unknown_dataset", "unknown_field"}
 
 

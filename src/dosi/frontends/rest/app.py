@@ -271,10 +271,23 @@ def create_app(
 
     @app.post("/v1/validate", tags=["model"], openapi_extra=body_doc(VALIDATE_SCHEMA))
     async def post_validate(request: Request) -> Response:
-        """Validate model text: `{"valid", "issues", "compile_errors", "warnings"}`."""
+        """Validate model text: `{"valid", "issues", "compile_errors", "warnings"}`; with
+        `"sources": true` also against the server's warehouse (`sources`: every dataset's
+        table and the columns its fields, keys and relationships name)."""
 
         def run(e: Engine, c: CancellationToken, b: Any) -> dict[str, Any]:
-            return validate_body(b)
+            out = validate_body(b)
+            out["checked"] = "model"
+            if out["valid"] and b.get("sources") is True:
+                conns: Any = e.connections  # the served model's warehouse
+                other = Engine(model_text=b["model"], mode=b.get("mode", "datus"), connections=conns)
+                try:
+                    out["sources"] = other.validate_sources(db_path=holder.db_path)
+                finally:
+                    other.close()
+                out["checked"] = "model and warehouse"
+                out["valid"] = out["sources"]["valid"]
+            return out
 
         return await handle(request, run)
 

@@ -72,7 +72,11 @@ ATTRIBUTE_SCHEMA = {
 }
 VALIDATE_SCHEMA = {
     "type": "object",
-    "properties": {"model": {"type": "string"}, "mode": {"enum": ["datus", "basic"]}},
+    "properties": {
+        "model": {"type": "string"},
+        "mode": {"enum": ["datus", "basic"]},
+        "sources": {"type": "boolean", "default": False},
+    },
     "required": ["model"],
 }
 

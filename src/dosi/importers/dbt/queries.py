@@ -19,6 +19,7 @@ from typing import Any
 from dbt_semantic_interfaces.implementations.saved_query import PydanticSavedQuery
 from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 
+from dosi.importers.dbt.dimension_only import dimension_only_needs
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
 from dosi.importers.dbt.names import DbtNameError, DbtNames, Element, Resolved
 from dosi.importers.dbt.time_grains import (
@@ -136,12 +137,7 @@ class QueryTranslator:
     ) -> Translated:
         t = Translated()
         if not metrics:
-            t.need(
-                "dimension_only_query",
-                "a query without metrics lists distinct dimension "
-                "values; dosi queries aggregate metrics",
-            )
-            return t
+            dimension_only_needs(t, group_by, group_by_items, group_by_objs)
         if self.imported is not None:
             for m in metrics:
                 if m not in self.imported:
@@ -250,8 +246,10 @@ class QueryTranslator:
 
     def _metric_time_sql(self, times: list[Element]) -> MetricTimeSql:
         def render(grain: str | None) -> str | None:
-            if len(times) != 1:
+            if not times:
                 return None
+            if len(times) > 1:  # dosi's metric_time in a filter: each metric's own axis
+                return "metric_time" + (f"__{grain}" if grain else "")
             return field_sql(times[0], grain, None)
 
         return render

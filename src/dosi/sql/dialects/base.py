@@ -186,6 +186,11 @@ class Dialect:
         """The time column as range filters compare it with `time_literal` bounds."""
         return expr
 
+    def bucket_datatype(self, datatype: str | None, grain: str | None) -> str | None:
+        """The datatype of `bucket(x, grain, datatype)`'s value (the field's own: a bucket of
+        a Date is a DATE), so a literal compared with it is written as that type."""
+        return datatype
+
     @staticmethod
     def shift_units(count: int, grain: str) -> tuple[str, int]:
         """`count` grain units as a calendar unit the engines share (week = 7 days, quarter =

@@ -139,6 +139,10 @@ class SQLite(Dialect):
             return exp.Literal.string(f"{value.isoformat()} 00:00:00")
         return exp.Literal.string(value.isoformat())
 
+    def bucket_datatype(self, datatype: str | None, grain: str | None) -> str | None:
+        """A bucket is timestamp text whatever the field's type (`bucket`)."""
+        return datatype if grain is None else "DateTime"
+
     def time_operand(self, expr: exp.Expression, datatype: str | None) -> exp.Expression:
         """ISO text in one spelling before comparing: `date()` for DATE columns (also when
         stored with a midnight time), `datetime()` for timestamps ('T' or ' ' separator,

@@ -10,9 +10,16 @@ from typing import Any
 import click
 
 import dosi
+from dosi.engine import Engine
 from dosi.errors import ModelError
 from dosi.ext import IMPACTS, capabilities
-from dosi.frontends.cli.engine_input import open_engine, read_model, resolve_mode, resolve_model
+from dosi.frontends.cli.engine_input import (
+    load_connections,
+    open_engine,
+    read_model,
+    resolve_mode,
+    resolve_model,
+)
 from dosi.frontends.cli.epilog import COMMAND_EPILOG
 from dosi.frontends.cli.options import (
     DATA_FORMATS,
@@ -36,19 +43,53 @@ from dosi.model.versions import CURRENT as CURRENT_OSSIE
 
 
 @click.command(epilog=COMMAND_EPILOG)
+@click.option(
+    "--db",
+    "db",
+    metavar="PATH",
+    default=None,
+    help="Also check the model against this DuckDB database: sources, columns, types.",
+)
+@click.option(
+    "--connections",
+    "connections_file",
+    metavar="FILE",
+    default=None,
+    help="Also check the model against a warehouse of this connections file.",
+)
+@click.option(
+    "--connection",
+    "connection",
+    metavar="NAME",
+    default=None,
+    help="Which connection of --connections to check against (default: its default one).",
+)
 @model_options
 @format_option(TEXT_FORMATS)
-def validate(model: str | None, mode: str | None, fmt: str) -> None:
+def validate(
+    db: str | None,
+    connections_file: str | None,
+    connection: str | None,
+    model: str | None,
+    mode: str | None,
+    fmt: str,
+) -> None:
     """Validate a model: every problem with its path and line, and any warnings.
 
-    Exits 0 when valid (warnings allowed), 3 when not. It checks the model only, never the
-    warehouse: it cannot confirm a field's data matches its declared D-FORMAT.
+    Exits 0 when valid (warnings allowed), 3 when not. Without --db / --connections it checks
+    the model only (offline, and says so): a missing table or column shows at the first query.
+    With one, it also checks the warehouse: every dataset's source exists and every column a
+    field, key or relationship names exists with a compatible type (each problem with the
+    dataset, the column and the closest real names).
     """
     fmt = use_format(fmt)
     path = resolve_model(model)
     resolved_mode = resolve_mode(mode)
+    warehouse = db is not None or connections_file is not None or connection is not None
+    text = ""
     try:
-        result = dosi.validate(read_model(path), resolved_mode, trust_sql=cli_state().trust_sql)
+        text = read_model(path)
+        result = dosi.validate(text, resolved_mode, trust_sql=cli_state().trust_sql)
     except ModelError as err:  # unreadable file
         result = {
             "valid": False,
@@ -57,34 +98,73 @@ def validate(model: str | None, mode: str | None, fmt: str) -> None:
             "compile_errors": [],
             "warnings": [],
         }
+    result["checked"] = "model"
+    if result["valid"] and warehouse:
+        engine = Engine(
+            model_text=text,
+            mode=resolved_mode,
+            connections=load_connections(connections_file),
+            trust_sql=cli_state().trust_sql,
+        )
+        try:
+            sources = engine.validate_sources(connection=connection, db_path=db)
+        finally:
+            engine.close()
+        result["checked"] = "model and warehouse"
+        result["sources"] = sources
+        result["valid"] = sources["valid"]
     if fmt == "json":
         echo_json(result)
     else:
-        where = "stdin" if path == "-" else path
-        warnings = result.get("warnings") or []
-        if result["valid"]:
-            note = f", {len(warnings)} warning(s)" if warnings else ""
-            version = result.get("version", CURRENT_OSSIE)
-            read = f"Ossie {version}" + (
-                f", upgraded in memory to {CURRENT_OSSIE}" if version != CURRENT_OSSIE else ""
-            )
-            click.echo(
-                click.style("OK", fg="green", bold=True)
-                + f": {where} is a valid model ({read}; {resolved_mode} mode{note})"
-            )
-        else:
-            issues = result.get("issues") or []
-            stage = result.get("stage")
-            click.echo(
-                click.style("INVALID", fg="red", bold=True)
-                + f": {where} has {len(issues)} problem(s) ("
-                + (f"{stage}; " if stage else "")
-                + f"{resolved_mode} mode)"
-            )
-            print_diagnostics(issues, err=False, label="error")
-        print_diagnostics(warnings, err=False, label="warning")
+        _print_validation(result, "stdin" if path == "-" else path, resolved_mode, warehouse)
     if not result["valid"]:
         sys.exit(EXIT_MODEL)
+
+
+def _print_validation(result: dict[str, Any], where: str, mode: str, warehouse: bool) -> None:
+    warnings = result.get("warnings") or []
+    sources = result.get("sources")
+    if result["valid"]:
+        note = f", {len(warnings)} warning(s)" if warnings else ""
+        version = result.get("version", CURRENT_OSSIE)
+        read = f"Ossie {version}" + (
+            f", upgraded in memory to {CURRENT_OSSIE}" if version != CURRENT_OSSIE else ""
+        )
+        click.echo(
+            click.style("OK", fg="green", bold=True)
+            + f": {where} is a valid model ({read}; {mode} mode{note})"
+        )
+        if sources is not None:
+            click.echo(
+                f"checked against the warehouse ({sources['engine']}): "
+                f"{len(sources['datasets'])} dataset source(s) and their columns exist"
+            )
+        else:
+            click.echo(
+                "checked offline (the model only); --db PATH or --connections FILE also "
+                "checks its tables and columns on the warehouse"
+            )
+    elif sources is not None:
+        issues = sources["issues"]
+        click.echo(
+            click.style("INVALID", fg="red", bold=True)
+            + f": {where} does not match the warehouse ({sources['engine']}): "
+            f"{len(issues)} problem(s)"
+        )
+        print_diagnostics(issues, err=False, label="error")
+    else:
+        issues = result.get("issues") or []
+        stage = result.get("stage")
+        click.echo(
+            click.style("INVALID", fg="red", bold=True)
+            + f": {where} has {len(issues)} problem(s) ("
+            + (f"{stage}; " if stage else "")
+            + f"{mode} mode)"
+        )
+        print_diagnostics(issues, err=False, label="error")
+        if warehouse:
+            click.echo("the warehouse was not checked: fix the model first")
+    print_diagnostics(warnings, err=False, label="warning")
 
 
 # -- list ---------------------------------------------------------------------------------------
