@@ -34,6 +34,7 @@ EXIT_USAGE = 2
 EXIT_QUERY = 2
 EXIT_MODEL = 3
 EXIT_EXECUTE = 4
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT (128 + 2)
 
 NULL_TEXT = "NULL"
 
@@ -44,10 +45,16 @@ class CliError(OsiError):
     kind = "usage_error"
 
 
+class OutputWriteError(OsiError):
+    """Writing the output failed after it started (a full disk, an I/O error): exit code 4."""
+
+    kind = "output_error"
+
+
 def exit_code_for(err: BaseException) -> int:
     if isinstance(err, ModelError):
         return EXIT_MODEL
-    if isinstance(err, ExecuteError):
+    if isinstance(err, (ExecuteError, OutputWriteError)):
         return EXIT_EXECUTE
     if isinstance(err, (QueryError, CliError, ArgumentError)):
         return EXIT_QUERY
@@ -137,11 +144,25 @@ def stdout_is_terminal() -> bool:
 _MIDNIGHT = re.compile(r"\d{4}-\d{2}-\d{2} 00:00:00")
 
 
+def fixed(v: float | decimal.Decimal, precision: int) -> str:
+    """`v` with exactly `precision` digits after the point (`--precision`): decimals rounded
+    from their exact digits, floats from their binary value, half to even both."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, decimal.Decimal) and not v.is_finite():
+        return str(v)
+    return format(v, f".{precision}f")
+
+
 def _display_rows(
-    columns: Sequence[str], rows: list[Mapping[str, Any]], scales: Mapping[str, int]
+    columns: Sequence[str],
+    rows: list[Mapping[str, Any]],
+    scales: Mapping[str, int],
+    precision: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows with cells pre-rendered for display: decimals at their scale, and a timestamp
-    column whose values are all midnights (a date truncated to month) shown as dates."""
+    """Rows with cells pre-rendered for display: decimals at their scale (or every
+    non-integer number at `precision`), and a timestamp column whose values are all
+    midnights (a date truncated to month) shown as dates."""
     midnight = {
         c
         for c in columns
@@ -158,6 +179,8 @@ def _display_rows(
             v = r.get(c)
             if v is not None and c in midnight:
                 v = v[:10]
+            elif precision is not None and isinstance(v, (float, decimal.Decimal)):
+                v = _Shown(fixed(v, precision))
             elif isinstance(v, float) and c in scales:
                 v = _Shown(cell_text(v, scales[c]))
             d[c] = v
@@ -175,12 +198,14 @@ def print_table(
     title: str | None = None,
     null: str = NULL_TEXT,
     scales: Mapping[str, int] | None = None,
+    precision: int | None = None,
 ) -> None:
     """Rows (dicts) as a table: rich on a terminal, plain aligned text otherwise.
 
-    `null` is how a missing value shows: NULL for query results, blank for catalog listings;
-    `scales` gives DECIMAL columns their digits after the point."""
-    rows = _display_rows(columns, list(rows), scales or {})
+    `null` is how a missing value shows: NULL for a NULL in data (every command spells it
+    so), blank for an attribute a catalog entry does not have; `scales` gives DECIMAL columns
+    their digits after the point, `precision` every non-integer number."""
+    rows = _display_rows(columns, list(rows), scales or {}, precision)
     numeric = [
         any(_is_number(r.get(c)) for r in rows)
         and all(r.get(c) is None or _is_number(r.get(c)) for r in rows)
