@@ -199,12 +199,15 @@ def print_table(
     null: str = NULL_TEXT,
     scales: Mapping[str, int] | None = None,
     precision: int | None = None,
+    fit: bool = False,
 ) -> None:
     """Rows (dicts) as a table: rich on a terminal, plain aligned text otherwise.
 
     `null` is how a missing value shows: NULL for a NULL in data (every command spells it
     so), blank for an attribute a catalog entry does not have; `scales` gives DECIMAL columns
-    their digits after the point, `precision` every non-integer number."""
+    their digits after the point, `precision` every non-integer number. `fit` (catalog
+    listings) keeps a terminal table one line per row: the first column whole, long text cut
+    with an ellipsis (piped output is never cut)."""
     rows = _display_rows(columns, list(rows), scales or {}, precision)
     numeric = [
         any(_is_number(r.get(c)) for r in rows)
@@ -212,7 +215,7 @@ def print_table(
         for c in columns
     ]
     if stdout_is_terminal():
-        _rich_table(columns, rows, numeric, title, null)
+        _rich_table(columns, rows, numeric, title, null, fit)
     else:
         _plain_table(columns, rows, numeric, title, null)
 
@@ -223,17 +226,45 @@ def _rich_table(
     numeric: list[bool],
     title: str | None,
     null: str,
+    fit: bool = False,
 ) -> None:
     table = Table(title=title, title_justify="left", header_style="bold", show_lines=False)
-    for c, num in zip(columns, numeric, strict=True):
-        table.add_column(c, justify="right" if num else "left", overflow="fold")
+    console = Console(file=sys.stdout, soft_wrap=False)
+    widths = _fitted_widths(columns, rows, console.width) if fit else None
+    for i, (c, num) in enumerate(zip(columns, numeric, strict=True)):
+        justify = "right" if num else "left"
+        if widths is None:
+            table.add_column(c, justify=justify, overflow="fold")
+        else:
+            table.add_column(
+                c, justify=justify, no_wrap=True, overflow="ellipsis",
+                min_width=widths[i], max_width=widths[i],
+            )
     for r in rows:
         cells = []
         for c in columns:
             v = r.get(c)
             cells.append(Text(null, style="dim") if v is None else Text(cell_text(v)))
         table.add_row(*cells)
-    Console(file=sys.stdout, soft_wrap=False).print(table)
+    console.print(table)
+
+
+def _fitted_widths(
+    columns: Sequence[str], rows: list[Mapping[str, Any]], width: int
+) -> list[int]:
+    """Column widths that fit `width` characters of terminal: the first column whole, the
+    others at their natural width under one common cap, as high as fits (the widest text is
+    cut first), never below 3."""
+    natural = [
+        max([len(c), *(len(cell_text(r.get(c))) for r in rows if r.get(c) is not None)])
+        for c in columns
+    ]
+    room = width - (3 * len(columns) + 1) - natural[0]  # rich's borders and padding
+    rest = natural[1:]
+    cap = max(rest, default=0)
+    while cap > 3 and sum(min(w, cap) for w in rest) > room:
+        cap -= 1
+    return [natural[0], *(min(w, max(cap, 3)) for w in rest)]
 
 
 def _plain_table(
