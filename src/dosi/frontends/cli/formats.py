@@ -108,10 +108,10 @@ def write_output(output: str, data: bytes | str) -> None:
     except OSError as exc:
         if not existed and path.is_file():
             path.unlink(missing_ok=True)
-        raise _write_error(path, exc) from None
+        raise write_error(path, exc) from None
 
 
-def _write_error(path: Path, exc: OSError) -> OsiError:
+def write_error(path: Path, exc: OSError) -> OsiError:
     reason = exc.strerror or type(exc).__name__
     if exc.errno in _MEDIUM_ERRORS:
         return OutputWriteError(
