@@ -617,6 +617,17 @@ class Engine:
                 self._cons[key] = open_runner(profile, self.options)
             return self._cons[key]
 
+    def progress(
+        self, connection: str | None = None, db_path: str | Path | None = None
+    ) -> float | None:
+        """Percent done of the statement running on a connection, where its engine reports
+        it (DuckDB's query progress); None elsewhere, or when no statement runs. Safe to call
+        from another thread while the query runs (the command line's progress line)."""
+        profile = self._profile(connection, db_path)
+        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
+        report = getattr(self._cons.get(key), "progress", None)  # no lock: the query holds it
+        return report() if callable(report) else None
+
     def close(self) -> None:
         """Close the connections dosi opened (client objects handed in stay open)."""
         with self._con_lock:

@@ -32,7 +32,8 @@ from dosi.sql.dialects import get_dialect
 REQUEST_KEYS = ("metric", "current", "baseline", "dimensions", "where_sql", "top_n", "params")
 _NUM = "__dosi_attr_num"
 _DEN = "__dosi_attr_den"
-_NULL = "(null)"
+#: the `value` of the segment whose dimension value is NULL (the reference engine's spelling)
+NULL_SEGMENT = "(null)"
 
 
 @dataclass(frozen=True)
@@ -370,7 +371,7 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
             kind = "entered" if v not in base else "exited" if v not in cur else "normal"
             if plan.metric.fill_nulls_with is not None:
                 kind = "normal"  # D-FILL: a missing segment reads the fill value, not absence
-            item: dict[str, Any] = {"dimension": dim, "value": _NULL if v is None else v}
+            item: dict[str, Any] = {"dimension": dim, "value": NULL_SEGMENT if v is None else v}
             if s.name == "mix_shift":
                 bv = (b_n or 0.0) / bd if bd else 0.0
                 cv = (c_n or 0.0) / cd if cd else 0.0

@@ -57,6 +57,9 @@ def open_duckdb(
         register_duckdb(con)
         if opts.memory_limit is not None:
             con.execute(f"SET memory_limit = '{opts.memory_limit}'")  # validated digits + unit
+        # progress for `Engine.progress` (the command line's progress line), never printed
+        con.execute("SET enable_progress_bar = true")
+        con.execute("SET enable_progress_bar_print = false")
         con.execute("SET lock_configuration = true")
     except ExecuteError:
         con.close()
@@ -168,6 +171,12 @@ class DuckDBRunner:
 
     def cancel(self) -> None:
         self.connection.interrupt()
+
+    def progress(self) -> float | None:
+        """DuckDB's progress of the running statement in percent; None when it reports none
+        (no statement, or one too short for DuckDB to estimate)."""
+        value = self.connection.query_progress()
+        return value if value >= 0 else None
 
     def close(self) -> None:
         if self.owned:

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from clikit import SHOP_DIR
 
 from dosi.frontends.cli.commands.demo import SHOWCASE
+from dosi.frontends.cli.query_input import invoked_as
+
+SRC = Path(__file__).resolve().parents[3] / "src"
 
 TITLES = [title for title, _, _ in SHOWCASE]
 
@@ -90,12 +97,51 @@ def test_demo_json(run, demo_db, sql):
 
 def test_demo_command_lines_reproduce_the_queries(run, demo_db):
     data = json.loads(run("demo", "--db", demo_db, "-f", "json").stdout)
+    program = invoked_as()
     for q in data["queries"]:
         args = shlex.split(q["command"])
-        assert args[:2] == ["dosi", "query"]
-        r = run(*args[1:], "-f", "json")
+        assert args[: len(program) + 1] == [*program, "query"]
+        r = run(*args[len(program) :], "-f", "json")
         assert r.exit_code == 0, r.output
         assert json.loads(r.stdout)["rows"] == q["result"]["rows"]
+
+
+def test_invoked_as_names_the_script_unless_it_is_on_path(tmp_path, monkeypatch):
+    """Issue 26: the demo's commands run as printed, `dosi` on PATH or not."""
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    script = bin_dir / "dosi"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert invoked_as(str(script)) == ["venv/bin/dosi"]
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    assert invoked_as(str(script)) == ["dosi"]
+    assert invoked_as("/somewhere/pytest")[1:] == ["-m", "dosi"]
+
+
+def test_demo_next_steps_run_as_printed(tmp_path, demo_db):
+    """Every `try:` line the demo ends with runs from the same directory as printed."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env.pop("DOSI_MODEL", None)
+    env.pop("DOSI_DB", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "dosi", "demo", "--example-dir", str(SHOP_DIR), "--db",
+         str(demo_db)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    tail = done.stdout.split("\ntry:\n", 1)[1].splitlines()
+    lines = [ln.strip() for ln in tail if ln.startswith("  ")]
+    assert len(lines) == 3
+    for line in lines:
+        step = subprocess.run(
+            ["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True,
+            timeout=120,
+        )
+        assert step.returncode == 0, (line, step.stderr)
+    assert (tmp_path / "revenue.csv").read_text().startswith("channel,revenue\nmobile,")
 
 
 def test_demo_bad_example_dir(run, tmp_path):

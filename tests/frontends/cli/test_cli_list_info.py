@@ -11,6 +11,7 @@ from clikit import SHOP_MODEL
 
 import dosi
 from dosi.ext import capabilities
+from dosi.frontends.cli import output
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +90,41 @@ def test_list_dimensions_table(shop):
     r = shop("list", "dimension")  # the singular works too
     assert r.exit_code == 0
     header = [c.strip() for c in r.stdout.splitlines()[0].split("|")]
-    assert header[:4] == ["name", "is_time", "time_granularity", "grains"]
+    assert header == ["name", "datatype", "grains", "description"]  # the short default
     assert "orders.order_date" in r.stdout
+    wide = shop("list", "dimensions", "--wide").stdout.splitlines()[0]
+    assert [c.strip() for c in wide.split("|")][:5] == [
+        "name", "is_time", "time_granularity", "grains", "datatype",
+    ]
+
+
+def test_list_columns_picks_keys_in_every_format(shop):
+    """Issue 26: --columns chooses the table's columns, and JSON / CSV carry just those."""
+    t = shop("list", "metrics", "--columns", "name,datasets")
+    assert [c.strip() for c in t.stdout.splitlines()[0].split("|")] == ["name", "datasets"]
+    rows = js(shop("list", "metrics", "--columns", "name,kind", "-f", "json"))
+    assert rows and all(set(r) == {"name", "kind"} for r in rows)
+    assert {r["name"] for r in rows} == {m["name"] for m in js(shop("list", "-f", "json"))}
+    c = shop("list", "datasets", "-c", "name,source", "-f", "csv").stdout.splitlines()
+    assert c[0] == "name,source" and "orders,main.orders" in c
+    bad = shop("list", "metrics", "--columns", "name,nope", "-f", "json")
+    assert bad.exit_code == 2
+    err = json.loads(bad.stdout)["error"]
+    assert err["code"] == "unknown_column" and "datasets" in err["candidates"]
+    both = shop("list", "--columns", "name", "--wide", "-f", "json")
+    assert json.loads(both.stdout)["error"]["code"] == "conflicting_options"
+
+
+def test_list_table_fits_a_120_column_terminal(shop, monkeypatch):
+    """Issue 26: on a terminal, `dosi list dimensions` is one line per dimension within the
+    terminal's width (long text cut with an ellipsis), never folded over lines."""
+    monkeypatch.setattr(output, "stdout_is_terminal", lambda: True)
+    names = [d["name"] for d in js(shop("list", "dimensions", "-f", "json"))]
+    for args in ((), ("--wide",)):
+        lines = shop("list", "dimensions", *args, env={"COLUMNS": "120"}).stdout.splitlines()
+        assert max(len(ln) for ln in lines) <= 120
+        body = [ln for ln in lines if ln.startswith("│")]  # one line per dimension
+        assert [ln.split("│")[1].strip() for ln in body] == names
 
 
 def test_list_dimensions_lists_metric_time_with_its_grains(shop):

@@ -111,7 +111,11 @@ def test_query_output_formats_and_files(run: Run, shop_db: Path, tmp_path: Path)
     assert table.schema.field("revenue").metadata[b"dosi.metric"] == b"revenue"
     arrow_file = tmp_path / "r.arrow"
     assert run(*q, "-f", "arrow", "--output", arrow_file).exit_code == 0
-    with pa.ipc.open_stream(arrow_file.read_bytes()) as reader:
+    with pa.ipc.open_file(arrow_file) as reader:  # the IPC file format (issue 26)
+        assert reader.read_all().num_rows == ref["row_count"]
+    stream_file = tmp_path / "r.arrows"
+    assert run(*q, "--output", stream_file).exit_code == 0  # the stream, by its extension
+    with pa.ipc.open_stream(stream_file.read_bytes()) as reader:
         assert reader.read_all().num_rows == ref["row_count"]
     csv_file = tmp_path / "r.csv"
     assert run(*q, "-f", "csv", "-o", csv_file).exit_code == 0
@@ -168,7 +172,7 @@ def test_binary_format_refuses_a_terminal_without_output(run: Run, shop_db: Path
     """CliRunner's stdout is not a terminal, so the bytes go to stdout."""
     r = run("query", *_db(shop_db), "-M", "revenue", "-f", "arrow")
     assert r.exit_code == 0
-    with pa.ipc.open_stream(r.stdout_bytes) as reader:
+    with pa.ipc.open_file(pa.py_buffer(r.stdout_bytes)) as reader:
         assert reader.read_all().column_names == ["revenue"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
@@ -18,7 +19,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from servekit import free_port
 
+import dosi
 from dosi import Engine
+from dosi.frontends.query_schema import QueryInput
+from dosi.query.spec import QUERY_KEYS
 
 TOOLS = {
     "list_metrics",
@@ -121,15 +125,79 @@ async def _exercise(client: Client, engine: Engine, db: Path) -> None:
     ] == "detail_fanout"
 
 
+async def _typed(client: Client, engine: Engine) -> None:
+    """Issue 26 item 6: typed inputs from the one query schema, the package version,
+    resources (catalog, a metric with its lineage) and prompts, seen through the SDK client."""
+    info = client.server_info
+    assert info is not None and (info.name, info.version) == ("dosi", dosi.__version__)
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    query = tools["query"].input_schema["properties"]
+    assert set(QUERY_KEYS) | {"query"} == set(query)
+    for key in QUERY_KEYS:  # every argument typed and described, from QueryInput
+        assert query[key]["description"] == QueryInput.model_fields[key].description
+        assert "type" in query[key] or "anyOf" in query[key]
+    assert query["metrics"]["type"] == "array" and query["metrics"]["items"] == {"type": "string"}
+    assert query["limit"]["anyOf"][0] == {"minimum": 0, "type": "integer"}
+    week = next(a for a in query["week_start"]["anyOf"] if "enum" in a)
+    assert week["enum"] == ["monday", "sunday", "saturday"]
+    densify = next(a for a in query["densify"]["anyOf"] if "enum" in a)
+    assert densify["enum"] == ["time", "all", "windows", "none"]
+    whole = query["query"]
+    assert set(whole["properties"]) == set(QUERY_KEYS) and "$ref" not in json.dumps(whole)
+    grain = whole["properties"]["group_by"]["anyOf"][0]["items"]["anyOf"][1]
+    assert "month" in grain["properties"]["grain"]["anyOf"][0]["enum"]
+    for name in ("compile", "explain"):
+        props = tools[name].input_schema["properties"]
+        assert all(props[k] == query[k] for k in QUERY_KEYS)
+    assert tools["validate"].input_schema["properties"]["mode"]["enum"] == ["datus", "basic"]
+    assert tools["describe_metric"].input_schema["properties"]["name"]["type"] == "string"
+    # a wrong type still gets the engine's error contract, not a schema library's message
+    r = await client.call_tool("query", {"metrics": "revenue", "group_by": 7})
+    assert r.is_error and "code" in json.loads(r.content[0].text)
+
+    resources = {str(x.uri) for x in (await client.list_resources()).resources}
+    assert "dosi://catalog" in resources
+    cat = json.loads((await client.read_resource("dosi://catalog")).contents[0].text)
+    assert [m["name"] for m in cat["metrics"]] == [m["name"] for m in engine.metrics()]
+    assert len(cat["dimensions"]) == len(engine.dimensions())
+    templates = (await client.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == ["dosi://metrics/{name}"]
+    one = json.loads((await client.read_resource("dosi://metrics/revenue")).contents[0].text)
+    assert one["definition"]["name"] == "revenue"
+    assert one["lineage"] == json.loads(json.dumps(engine.lineage("revenue"), default=str))
+
+    prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+    assert set(prompts) == {"explain_metric", "compare_periods"}
+    assert [a.name for a in prompts["compare_periods"].arguments or []] == [
+        "metric", "current_start", "current_end", "baseline_start", "baseline_end",
+    ]
+    text = (await client.get_prompt("explain_metric", {"metric": "revenue"})).messages[0]
+    assert "revenue" in text.content.text and "SUM(orders.amount)" in text.content.text
+    cmp = await client.get_prompt(
+        "compare_periods",
+        {"metric": "revenue", "current_start": "2024-03-01", "current_end": "2024-04-01",
+         "baseline_start": "2024-01-01", "baseline_end": "2024-02-01"},
+    )
+    body = cmp.messages[0].content.text
+    assert '"start": "2024-03-01"' in body and "attribute" in body
+
+
+def test_query_schema_covers_every_query_key() -> None:
+    """The typed schema is the query's: one field per QUERY_KEYS entry, no more."""
+    assert list(QueryInput.model_fields) == list(QUERY_KEYS)
+
+
 def test_mcp_stdio_end_to_end(engine: Engine, shop_db: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "dosi", "mcp", "-m", str(SHOP_MODEL), "--db", str(shop_db)],
+        env=dict(os.environ),  # this tree's dosi (PYTHONPATH), not only the SDK's minimal set
     )
 
     async def main() -> None:
         async with Client(params) as client:
             await _exercise(client, engine, shop_db)
+            await _typed(client, engine)
 
     asyncio.run(main())
 
@@ -171,6 +239,7 @@ def test_mcp_streamable_http_end_to_end(engine: Engine, shop_db: Path, tmp_path:
         async def main() -> None:
             async with Client(url) as client:
                 await _exercise(client, engine, shop_db)
+                await _typed(client, engine)
 
         asyncio.run(main())
     finally:

@@ -28,7 +28,7 @@ from dosi.frontends.cli.commands.serve import mcp, serve
 from dosi.frontends.cli.commands.sql import pg, sql
 from dosi.frontends.cli.epilog import EPILOG
 from dosi.frontends.cli.options import CliState, model_options
-from dosi.frontends.cli.output import report_error, report_internal
+from dosi.frontends.cli.output import EXIT_INTERRUPTED, report_error, report_internal
 
 
 class DosiGroup(click.Group):
@@ -42,9 +42,11 @@ class DosiGroup(click.Group):
             click.exceptions.Exit,
             click.Abort,
             SystemExit,
-            KeyboardInterrupt,
         ):
             raise
+        except KeyboardInterrupt:  # Ctrl-C: the running query was cancelled (cli.running)
+            click.echo("interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except OsiError as err:
             ctx.exit(report_error(err, ctx.ensure_object(CliState).fmt))
         except OSError as exc:

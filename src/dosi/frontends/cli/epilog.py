@@ -9,7 +9,9 @@ Exit codes:
   1  internal error (a bug in dosi; DOSI_DEBUG=1 shows the traceback)
   2  bad query (query_error) or bad usage (usage_error)
   3  bad model (model_error; `dosi validate` of an invalid model)
-  4  execution failure (execute_error: database missing, SQL rejected, query_timeout)
+  4  execution failure (execute_error: database missing, SQL rejected, query_timeout;
+     output_error: the output file could not be written, e.g. a full disk)
+  130  interrupted (Ctrl-C cancels the running query)
   Bad input of any kind (hostile model, query, path, encoding) exits 2, 3
   or 4 with a structured error, never 1 and never a traceback.
 

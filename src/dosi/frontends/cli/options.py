@@ -15,11 +15,13 @@ from typing import Any, TypeVar
 
 import click
 
+from dosi.frontends.cli.formats import normalise, resolve_format
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 TEXT_FORMATS = ("table", "text", "json")
 DATA_FORMATS = ("table", "text", "json", "csv")
-RESULT_FORMATS = ("table", "text", "json", "csv", "parquet", "arrow")
+RESULT_FORMATS = ("table", "text", "json", "jsonl", "csv", "parquet", "arrow", "arrows")
 
 
 @dataclass
@@ -132,18 +134,26 @@ def db_options(f: F) -> F:
 
 
 def format_option(choices: Sequence[str]) -> Callable[[F], F]:
-    """--format/-f with the formats a command can write (default table)."""
+    """--format/-f with the formats a command can write (default table, or what the
+    command's --output extension implies: `formats.resolve_format`)."""
+    binary = [c for c in choices if c in ("parquet", "arrow", "arrows")]
+    note = " (text is a synonym of table"
+    if binary:
+        note += "; arrow is the Arrow IPC file, arrows the IPC stream"
+    note += ")"
 
     def deco(f: F) -> F:
-        return click.option(
+        f = click.option(
             "--format",
             "-f",
             "fmt",
             type=click.Choice(list(choices), case_sensitive=False),
-            default="table",
-            show_default=True,
-            help="Output format (text is a synonym of table).",
+            default=None,
+            help="Output format" + note + ". Default: table, or what --output's extension "
+            "says where the command has --output (.csv, .json, .jsonl, .parquet, .arrow, "
+            ".arrows).",
         )(f)
+        return f
 
     return deco
 
@@ -261,7 +271,16 @@ def query_options(f: F) -> F:
 
 
 def result_options(f: F) -> F:
-    """--output, --chart and --spark for a command that prints a result."""
+    """--output, --chart, --spark and --precision for a command that prints a result."""
+    f = click.option(
+        "--precision",
+        type=click.IntRange(min=0, max=30),
+        default=None,
+        metavar="N",
+        help="Show every non-integer number in a table with exactly N digits after the point "
+        "(default: decimals at their own scale, doubles to at most 6 places); csv, json and "
+        "the binary formats keep every digit.",
+    )(f)
     f = click.option(
         "--spark",
         is_flag=True,
@@ -281,15 +300,18 @@ def result_options(f: F) -> F:
         "output",
         metavar="FILE",
         default=None,
-        help="Write the result to FILE instead of stdout (required for parquet / arrow on a "
-        "terminal).",
+        help="Write the result to FILE instead of stdout; its extension picks the format "
+        "unless --format says otherwise (required for parquet / arrow on a terminal).",
     )(f)
     return f
 
 
-def use_format(fmt: str) -> str:
-    """The command's --format, normalised (text is table) and recorded for error reports."""
-    fmt = fmt.lower()
-    fmt = "table" if fmt == "text" else fmt
-    cli_state().fmt = fmt
-    return fmt
+def use_format(
+    fmt: str | None, output: str | None = None, choices: Sequence[str] = RESULT_FORMATS
+) -> str:
+    """The command's format, recorded for error reports: --format normalised (text is
+    table), or the one --output's extension implies; a contradiction is a usage error."""
+    cli_state().fmt = normalise(fmt) if fmt is not None else "table"
+    resolved = resolve_format(fmt, output, choices)
+    cli_state().fmt = resolved
+    return resolved

@@ -34,6 +34,7 @@ EXIT_USAGE = 2
 EXIT_QUERY = 2
 EXIT_MODEL = 3
 EXIT_EXECUTE = 4
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT (128 + 2)
 
 NULL_TEXT = "NULL"
 
@@ -44,10 +45,16 @@ class CliError(OsiError):
     kind = "usage_error"
 
 
+class OutputWriteError(OsiError):
+    """Writing the output failed after it started (a full disk, an I/O error): exit code 4."""
+
+    kind = "output_error"
+
+
 def exit_code_for(err: BaseException) -> int:
     if isinstance(err, ModelError):
         return EXIT_MODEL
-    if isinstance(err, ExecuteError):
+    if isinstance(err, (ExecuteError, OutputWriteError)):
         return EXIT_EXECUTE
     if isinstance(err, (QueryError, CliError, ArgumentError)):
         return EXIT_QUERY
@@ -137,11 +144,25 @@ def stdout_is_terminal() -> bool:
 _MIDNIGHT = re.compile(r"\d{4}-\d{2}-\d{2} 00:00:00")
 
 
+def fixed(v: float | decimal.Decimal, precision: int) -> str:
+    """`v` with exactly `precision` digits after the point (`--precision`): decimals rounded
+    from their exact digits, floats from their binary value, half to even both."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, decimal.Decimal) and not v.is_finite():
+        return str(v)
+    return format(v, f".{precision}f")
+
+
 def _display_rows(
-    columns: Sequence[str], rows: list[Mapping[str, Any]], scales: Mapping[str, int]
+    columns: Sequence[str],
+    rows: list[Mapping[str, Any]],
+    scales: Mapping[str, int],
+    precision: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows with cells pre-rendered for display: decimals at their scale, and a timestamp
-    column whose values are all midnights (a date truncated to month) shown as dates."""
+    """Rows with cells pre-rendered for display: decimals at their scale (or every
+    non-integer number at `precision`), and a timestamp column whose values are all
+    midnights (a date truncated to month) shown as dates."""
     midnight = {
         c
         for c in columns
@@ -158,6 +179,8 @@ def _display_rows(
             v = r.get(c)
             if v is not None and c in midnight:
                 v = v[:10]
+            elif precision is not None and isinstance(v, (float, decimal.Decimal)):
+                v = _Shown(fixed(v, precision))
             elif isinstance(v, float) and c in scales:
                 v = _Shown(cell_text(v, scales[c]))
             d[c] = v
@@ -175,19 +198,24 @@ def print_table(
     title: str | None = None,
     null: str = NULL_TEXT,
     scales: Mapping[str, int] | None = None,
+    precision: int | None = None,
+    fit: bool = False,
 ) -> None:
     """Rows (dicts) as a table: rich on a terminal, plain aligned text otherwise.
 
-    `null` is how a missing value shows: NULL for query results, blank for catalog listings;
-    `scales` gives DECIMAL columns their digits after the point."""
-    rows = _display_rows(columns, list(rows), scales or {})
+    `null` is how a missing value shows: NULL for a NULL in data (every command spells it
+    so), blank for an attribute a catalog entry does not have; `scales` gives DECIMAL columns
+    their digits after the point, `precision` every non-integer number. `fit` (catalog
+    listings) keeps a terminal table one line per row: the first column whole, long text cut
+    with an ellipsis (piped output is never cut)."""
+    rows = _display_rows(columns, list(rows), scales or {}, precision)
     numeric = [
         any(_is_number(r.get(c)) for r in rows)
         and all(r.get(c) is None or _is_number(r.get(c)) for r in rows)
         for c in columns
     ]
     if stdout_is_terminal():
-        _rich_table(columns, rows, numeric, title, null)
+        _rich_table(columns, rows, numeric, title, null, fit)
     else:
         _plain_table(columns, rows, numeric, title, null)
 
@@ -198,17 +226,45 @@ def _rich_table(
     numeric: list[bool],
     title: str | None,
     null: str,
+    fit: bool = False,
 ) -> None:
     table = Table(title=title, title_justify="left", header_style="bold", show_lines=False)
-    for c, num in zip(columns, numeric, strict=True):
-        table.add_column(c, justify="right" if num else "left", overflow="fold")
+    console = Console(file=sys.stdout, soft_wrap=False)
+    widths = _fitted_widths(columns, rows, console.width) if fit else None
+    for i, (c, num) in enumerate(zip(columns, numeric, strict=True)):
+        justify = "right" if num else "left"
+        if widths is None:
+            table.add_column(c, justify=justify, overflow="fold")
+        else:
+            table.add_column(
+                c, justify=justify, no_wrap=True, overflow="ellipsis",
+                min_width=widths[i], max_width=widths[i],
+            )
     for r in rows:
         cells = []
         for c in columns:
             v = r.get(c)
             cells.append(Text(null, style="dim") if v is None else Text(cell_text(v)))
         table.add_row(*cells)
-    Console(file=sys.stdout, soft_wrap=False).print(table)
+    console.print(table)
+
+
+def _fitted_widths(
+    columns: Sequence[str], rows: list[Mapping[str, Any]], width: int
+) -> list[int]:
+    """Column widths that fit `width` characters of terminal: the first column whole, the
+    others at their natural width under one common cap, as high as fits (the widest text is
+    cut first), never below 3."""
+    natural = [
+        max([len(c), *(len(cell_text(r.get(c))) for r in rows if r.get(c) is not None)])
+        for c in columns
+    ]
+    room = width - (3 * len(columns) + 1) - natural[0]  # rich's borders and padding
+    rest = natural[1:]
+    cap = max(rest, default=0)
+    while cap > 3 and sum(min(w, cap) for w in rest) > room:
+        cap -= 1
+    return [natural[0], *(min(w, max(cap, 3)) for w in rest)]
 
 
 def _plain_table(

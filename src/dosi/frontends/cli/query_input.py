@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -244,9 +245,15 @@ def resolve_query(
     return flags_query(**flags)
 
 
-def command_line(query: dict[str, Any], command: str = "query", prefix: Sequence[str] = ()) -> str:
-    """The `dosi <command> ...` flag spelling of a JSON query (for `dosi demo`)."""
-    args: list[str] = ["dosi", command, *prefix]
+def command_line(
+    query: dict[str, Any],
+    command: str = "query",
+    prefix: Sequence[str] = (),
+    program: Sequence[str] = ("dosi",),
+) -> str:
+    """The `dosi <command> ...` flag spelling of a JSON query (for `dosi demo`); `program` is
+    how to start dosi (`invoked_as`), so the line runs as printed."""
+    args: list[str] = [*program, command, *prefix]
     args += ["-M", ",".join(query["metrics"])]
     for g in query.get("group_by", []):
         args += ["-g", g if isinstance(g, str) else f"{g['field']}:{g['grain']}"]
@@ -271,6 +278,31 @@ def command_line(query: dict[str, Any], command: str = "query", prefix: Sequence
     if query.get("week_start") is not None:
         args += ["--week-start", str(query["week_start"])]
     return " ".join(shlex.quote(a) for a in args)
+
+
+def invoked_as(argv0: str | None = None) -> list[str]:
+    """How to start dosi again the way this process was started, as words of a shell line:
+    `dosi` when that name on PATH is this very program, the script's path (`.venv/bin/dosi`)
+    when it is not on PATH, else this interpreter with `-m dosi`."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    script = Path(argv0)
+    if script.name == "dosi" and script.is_file():
+        found = shutil.which("dosi")
+        if found is not None and Path(found).resolve() == script.resolve():
+            return ["dosi"]
+        return [shown_path(script)]
+    return [shown_path(Path(sys.executable)), "-m", "dosi"]
+
+
+def shown_path(path: Path) -> str:
+    """`path` relative to the working directory when below it (`./x` for a bare name, so the
+    shell does not search PATH), else absolute."""
+    try:
+        rel = path.absolute().relative_to(Path.cwd())
+    except ValueError:
+        return str(path.absolute())
+    text = str(rel)
+    return text if "/" in text else f"./{text}"
 
 
 def query_from(kw: dict[str, Any]) -> str | dict[str, Any]:

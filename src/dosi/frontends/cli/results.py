@@ -1,82 +1,47 @@
-"""Result writers every data command shares: `--format table|text|json|csv|parquet|arrow`,
-`--output FILE`, `--chart FILE`, `--spark`, the token legend of opaque param columns, and the
-elapsed-time spinner on a terminal."""
+"""Result writers every data command shares: `--format table|text|json|jsonl|csv|parquet|
+arrow|arrows` (or the format `--output`'s extension implies, `formats.resolve_format`),
+`--output FILE`, `--chart FILE`, `--spark`, `--precision N`, and the token legend of opaque
+param columns."""
 
 from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 import sys
-import threading
-import time
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import click
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from dosi.frontends.charts.spark import sparklines
 from dosi.frontends.charts.write import write_chart
-from dosi.frontends.cli.output import CliError, echo_json, print_csv, print_table, print_warnings
-
-BINARY_FORMATS = ("parquet", "arrow")
-
-
-@contextlib.contextmanager
-def spinner(label: str = "running", after: float = 1.0) -> Iterator[None]:
-    """An elapsed-time spinner on stderr for work that takes longer than `after` seconds;
-    silent when stderr is not a terminal."""
-    if not sys.stderr.isatty() or os.environ.get("DOSI_NO_SPINNER"):
-        yield
-        return
-    done = threading.Event()
-    started = time.monotonic()
-
-    def spin() -> None:
-        frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-        if done.wait(after):
-            return
-        i = 0
-        while not done.wait(0.1):
-            elapsed = time.monotonic() - started
-            sys.stderr.write(f"\r{frames[i % len(frames)]} {label}… {elapsed:5.1f}s")
-            sys.stderr.flush()
-            i += 1
-        sys.stderr.write("\r" + " " * (len(label) + 16) + "\r")
-        sys.stderr.flush()
-
-    t = threading.Thread(target=spin, daemon=True)
-    t.start()
-    try:
-        yield
-    finally:
-        done.set()
-        t.join()
+from dosi.frontends.cli.formats import BINARY_FORMATS, binary, write_output
+from dosi.frontends.cli.output import (
+    CliError,
+    dumps,
+    echo_json,
+    print_csv,
+    print_table,
+    print_warnings,
+)
 
 
-def _binary(table: pa.Table, fmt: str) -> bytes:
-    sink = pa.BufferOutputStream()
-    if fmt == "parquet":
-        pq.write_table(table, sink)
-    else:
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def _text(fmt: str, result: Mapping[str, Any], scales: Mapping[str, int]) -> str:
+def _text(
+    fmt: str, result: Mapping[str, Any], scales: Mapping[str, int], precision: int | None
+) -> str:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         if fmt == "json":
             echo_json(dict(result))
+        elif fmt == "jsonl":
+            for row in result["rows"]:
+                click.echo(dumps({c: row.get(c) for c in result["columns"]}, indent=None))
         elif fmt == "csv":
             print_csv(result["columns"], result["rows"])
         else:
-            print_table(result["columns"], result["rows"], scales=scales)
+            print_table(result["columns"], result["rows"], scales=scales, precision=precision)
             n = result["row_count"]
             click.echo(f"({n} row{'s' if n != 1 else ''})")
     return buf.getvalue()
@@ -90,14 +55,18 @@ def emit_result(
     chart: str | None = None,
     spark: bool = False,
     scales: Mapping[str, int] | None = None,
+    precision: int | None = None,
 ) -> None:
     """Print or write a result in `fmt`; draw its chart; print sparklines (stderr if the
-    result itself goes to stdout in a machine format)."""
+    result itself goes to stdout in a machine format). `precision` fixes the digits after
+    the point of every non-integer number in a table."""
+    if output == "-":
+        output = None
     if fmt in BINARY_FORMATS:
         table = getattr(result, "arrow", None)
         if table is None:
             raise CliError("unsupported_format", f"this result has no Arrow table for {fmt}")
-        data = _binary(table, fmt)
+        data = binary(table, fmt)
         if output is None:
             if sys.stdout.isatty():
                 raise CliError(
@@ -107,13 +76,13 @@ def emit_result(
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
         else:
-            Path(output).write_bytes(data)
+            write_output(output, data)
     elif output is not None:
-        Path(output).write_text(_text(fmt, result, scales or {}), encoding="utf-8")
+        write_output(output, _text(fmt, result, scales or {}, precision))
     elif fmt == "json":
         echo_json(dict(result))
     else:
-        click.echo(_text(fmt, result, scales or {}), nl=False)
+        click.echo(_text(fmt, result, scales or {}, precision), nl=False)
         if fmt == "table":
             for line in token_legend(result.get("outputs") or []):
                 click.echo(line)
@@ -134,7 +103,7 @@ def emit_result(
             click.echo("(no time series to draw: group by metric_time:<grain>)", err=True)
         for line in lines:
             click.echo(line, err=to_err)
-    if fmt in ("table", "csv"):
+    if fmt in ("table", "csv", "jsonl"):
         print_warnings(result.get("warnings") or [])
 
 

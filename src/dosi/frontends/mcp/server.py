@@ -1,20 +1,26 @@
 """MCP server over the Engine (the official `mcp` SDK): `dosi mcp -m MODEL`.
 
 Tools: list_metrics, describe_metric, list_dimensions, query, sql, compile, explain, select,
-attribute, validate. Each answers JSON (text content plus structured content); a failure is an
+attribute, validate; their inputs are typed from the one query schema
+(`frontends.query_schema`: types, enums, a description per argument) while the engine still
+checks every value. Resources: the catalog (`dosi://catalog`) and a metric's definition with
+its lineage (`dosi://metrics/{name}`). Prompts: explain_metric, compare_periods. The server
+reports the package version. Each answers JSON (text content plus structured content); a failure is an
 `is_error` result whose JSON is the same error contract as REST (`code`, `message`,
 `candidates`, `hint`, `suggested_retry`).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
-from dosi.frontends.contract import EngineHolder, sql_request, validate_body
+import dosi
+from dosi.frontends.contract import EngineHolder, json_safe, sql_request, validate_body
 from dosi.frontends.mcp.arguments import (
     drop_none,
     optional_string,
@@ -23,6 +29,88 @@ from dosi.frontends.mcp.arguments import (
     required,
 )
 from dosi.frontends.mcp.results import guarded
+from dosi.frontends.query_schema import QUERY_ARGUMENT, QUERY_ARGUMENTS, described_argument
+
+#: typed tool parameters (issue 26): each query key advertised with the query schema's
+#: field (types, enums, descriptions); the engine still checks every value, so a wrong one
+#: gets the error contract
+QueryArg = QUERY_ARGUMENT
+ArgMetrics = QUERY_ARGUMENTS["metrics"]
+ArgGroupBy = QUERY_ARGUMENTS["group_by"]
+ArgWhereSql = QUERY_ARGUMENTS["where_sql"]
+ArgTimeRange = QUERY_ARGUMENTS["time_range"]
+ArgOrderBy = QUERY_ARGUMENTS["order_by"]
+ArgLimit = QUERY_ARGUMENTS["limit"]
+ArgParams = QUERY_ARGUMENTS["params"]
+ArgTimeRanges = QUERY_ARGUMENTS["time_ranges"]
+ArgContextFilter = QUERY_ARGUMENTS["context_filter"]
+ArgDensify = QUERY_ARGUMENTS["densify"]
+ArgWeekStart = QUERY_ARGUMENTS["week_start"]
+MetricName = described_argument(
+    {"type": "string", "description": "A metric name, as list_metrics gives it."}
+)
+Dialect = described_argument(
+    {
+        "type": "string",
+        "description": "SQL dialect: duckdb, postgres, mysql, clickhouse, sqlite, spark, "
+        "snowflake, bigquery, trino, databricks, redshift, ...",
+    }
+)
+_WINDOW = {
+    "type": "object",
+    "description": "A time window: {start, end}, start inclusive, end exclusive (YYYY-MM-DD).",
+    "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
+    "required": ["start", "end"],
+}
+SqlText = described_argument(
+    {
+        "type": "string",
+        "description": "A SQL SELECT over the model's virtual table: "
+        "SELECT orders__channel, MEASURE(revenue) FROM shop GROUP BY 1",
+    }
+)
+SqlParams = described_argument(
+    {"type": "array", "description": "Values for the statement's $1, $2, ... placeholders."}
+)
+DetailQuery = described_argument(
+    {
+        "type": "object",
+        "description": "A detail query {from, fields, where_sql, time_range, order_by, limit, "
+        "distinct} (instead of its keys as arguments).",
+    }
+)
+DatasetName = described_argument(
+    {"type": "string", "description": "The dataset whose rows are listed (the query's from)."}
+)
+FieldList = described_argument(
+    {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "dataset.field names (list_dimensions gives them).",
+    }
+)
+Distinct = described_argument({"type": "boolean", "description": "Drop duplicate rows."})
+AttributeRequest = described_argument(
+    {
+        "type": "object",
+        "description": "The whole request {metric, current, baseline, dimensions, where_sql, "
+        "top_n} (instead of its keys as arguments).",
+    }
+)
+Window = described_argument(_WINDOW)
+ModelText = described_argument(
+    {"type": "string", "description": "The model file's text, YAML or JSON."}
+)
+Mode = described_argument(
+    {
+        "type": "string",
+        "enum": ["datus", "basic"],
+        "description": "datus reads the DATUS extensions; basic is plain Ossie.",
+    }
+)
+
+CATALOG_URI = "dosi://catalog"
+METRIC_URI = "dosi://metrics/{name}"
 
 INSTRUCTIONS = (
     "A semantic layer: call list_metrics and list_dimensions first, then query with metric "
@@ -47,7 +135,7 @@ def build_server(
     timeout: float | None = 30.0,
 ) -> MCPServer:
     holder = EngineHolder(model_path, connections, db_path, mode)
-    server = MCPServer("dosi", instructions=INSTRUCTIONS)
+    server = MCPServer("dosi", version=dosi.__version__, instructions=INSTRUCTIONS)
 
     @server.tool()
     def list_metrics() -> CallToolResult:
@@ -55,7 +143,7 @@ def build_server(
         return guarded(lambda: {"metrics": holder.current().metrics()})
 
     @server.tool()
-    def describe_metric(name: Any = None, metric: Any = None) -> CallToolResult:
+    def describe_metric(name: MetricName = None, metric: MetricName = None) -> CallToolResult:
         """One metric in full, with `param_schema` (the JSON Schema of its params)."""
 
         def run() -> dict[str, Any]:
@@ -67,7 +155,7 @@ def build_server(
         return guarded(run)
 
     @server.tool()
-    def list_dimensions(metric: Any = None) -> CallToolResult:
+    def list_dimensions(metric: MetricName = None) -> CallToolResult:
         """Fields with `is_dimension` and its `source`; with `metric`, only what it reaches."""
         return guarded(
             lambda: {"dimensions": holder.current().dimensions(optional_string(metric, "metric"))}
@@ -75,18 +163,18 @@ def build_server(
 
     @server.tool()
     def query(
-        query: Any = None,
-        metrics: Any = None,
-        group_by: Any = None,
-        where_sql: Any = None,
-        time_range: Any = None,
-        order_by: Any = None,
-        limit: Any = None,
-        params: Any = None,
-        time_ranges: Any = None,
-        context_filter: Any = None,
-        densify: Any = None,
-        week_start: Any = None,
+        query: QueryArg = None,
+        metrics: ArgMetrics = None,
+        group_by: ArgGroupBy = None,
+        where_sql: ArgWhereSql = None,
+        time_range: ArgTimeRange = None,
+        order_by: ArgOrderBy = None,
+        limit: ArgLimit = None,
+        params: ArgParams = None,
+        time_ranges: ArgTimeRanges = None,
+        context_filter: ArgContextFilter = None,
+        densify: ArgDensify = None,
+        week_start: ArgWeekStart = None,
     ) -> CallToolResult:
         """Run a metric query and answer rows, columns and outputs. Pass the query object as
         `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit",
@@ -106,7 +194,7 @@ def build_server(
         )
 
     @server.tool()
-    def sql(sql: Any = None, params: Any = None) -> CallToolResult:
+    def sql(sql: SqlText = None, params: SqlParams = None) -> CallToolResult:
         """Answer a SQL SELECT over the model's virtual table (one table named after the
         model; columns: dimensions such as orders__channel, metric_time__month, and metrics):
         "SELECT orders__channel, MEASURE(revenue) FROM shop GROUP BY 1"."""
@@ -125,19 +213,19 @@ def build_server(
 
     @server.tool()
     def compile(
-        query: Any = None,
-        dialect: Any = "duckdb",
-        metrics: Any = None,
-        group_by: Any = None,
-        where_sql: Any = None,
-        time_range: Any = None,
-        order_by: Any = None,
-        limit: Any = None,
-        params: Any = None,
-        time_ranges: Any = None,
-        context_filter: Any = None,
-        densify: Any = None,
-        week_start: Any = None,
+        query: QueryArg = None,
+        dialect: Dialect = "duckdb",
+        metrics: ArgMetrics = None,
+        group_by: ArgGroupBy = None,
+        where_sql: ArgWhereSql = None,
+        time_range: ArgTimeRange = None,
+        order_by: ArgOrderBy = None,
+        limit: ArgLimit = None,
+        params: ArgParams = None,
+        time_ranges: ArgTimeRanges = None,
+        context_filter: ArgContextFilter = None,
+        densify: ArgDensify = None,
+        week_start: ArgWeekStart = None,
     ) -> CallToolResult:
         """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
         snowflake, bigquery, ...)."""
@@ -150,18 +238,18 @@ def build_server(
 
     @server.tool()
     def explain(
-        query: Any = None,
-        metrics: Any = None,
-        group_by: Any = None,
-        where_sql: Any = None,
-        time_range: Any = None,
-        order_by: Any = None,
-        limit: Any = None,
-        params: Any = None,
-        time_ranges: Any = None,
-        context_filter: Any = None,
-        densify: Any = None,
-        week_start: Any = None,
+        query: QueryArg = None,
+        metrics: ArgMetrics = None,
+        group_by: ArgGroupBy = None,
+        where_sql: ArgWhereSql = None,
+        time_range: ArgTimeRange = None,
+        order_by: ArgOrderBy = None,
+        limit: ArgLimit = None,
+        params: ArgParams = None,
+        time_ranges: ArgTimeRanges = None,
+        context_filter: ArgContextFilter = None,
+        densify: ArgDensify = None,
+        week_start: ArgWeekStart = None,
     ) -> CallToolResult:
         """The logical plan of a metric query (as for `query`), with its outputs."""
         q = query_argument(locals())
@@ -175,14 +263,14 @@ def build_server(
 
     @server.tool()
     def select(
-        query: Any = None,
-        dataset: Any = None,
-        fields: Any = None,
-        where_sql: Any = None,
-        time_range: Any = None,
-        order_by: Any = None,
-        limit: Any = None,
-        distinct: Any = None,
+        query: DetailQuery = None,
+        dataset: DatasetName = None,
+        fields: FieldList = None,
+        where_sql: ArgWhereSql = None,
+        time_range: ArgTimeRange = None,
+        order_by: ArgOrderBy = None,
+        limit: ArgLimit = None,
+        distinct: Distinct = None,
     ) -> CallToolResult:
         """Detail rows, no rollup. Pass {"from", "fields", "where_sql", "order_by", "limit"} as
         `query`, or the keys as arguments with `dataset` for "from"."""
@@ -213,12 +301,12 @@ def build_server(
 
     @server.tool()
     def attribute(
-        request: Any = None,
-        metric: Any = None,
-        current: Any = None,
-        baseline: Any = None,
-        dimensions: Any = None,
-        where_sql: Any = None,
+        request: AttributeRequest = None,
+        metric: MetricName = None,
+        current: Window = None,
+        baseline: Window = None,
+        dimensions: FieldList = None,
+        where_sql: ArgWhereSql = None,
     ) -> CallToolResult:
         """Why a metric changed between two windows, by dimension: metric, current {start,
         end}, baseline {start, end}, dimensions [...] (or all of it as `request`). Answers
@@ -245,13 +333,108 @@ def build_server(
         )
 
     @server.tool()
-    def validate(model: Any = None, mode: Any = "datus", model_text: Any = None) -> CallToolResult:
+    def validate(
+        model: ModelText = None, mode: Mode = "datus", model_text: ModelText = None
+    ) -> CallToolResult:
         """Validate model text (YAML or JSON) given as `model`: valid, issues,
         compile_errors, warnings."""
         text = model if model is not None else model_text
         return guarded(lambda: validate_body({"model": text, "mode": mode}))
 
+    _add_resources(server, holder)
+    _add_prompts(server, holder)
     return server
+
+
+def _json(value: Any) -> str:
+    return json.dumps(json_safe(value), indent=2, ensure_ascii=False)
+
+
+def _add_resources(server: MCPServer, holder: EngineHolder) -> None:
+    """The model catalog, and one metric's definition with its lineage, as JSON resources an
+    agent can read (or attach) without a tool call."""
+
+    @server.resource(
+        CATALOG_URI,
+        name="catalog",
+        description="The model's catalog: every metric, dimension and dataset.",
+        mime_type="application/json",
+    )
+    def catalog() -> str:
+        e = holder.current()
+        return _json(
+            {
+                "model": holder.model_path.name,
+                "metrics": e.metrics(),
+                "dimensions": e.dimensions(),
+                "datasets": e.datasets(),
+            }
+        )
+
+    @server.resource(
+        METRIC_URI,
+        name="metric",
+        description="One metric: its definition (as describe_metric) and its lineage "
+        "(measures, datasets, joins).",
+        mime_type="application/json",
+    )
+    def metric(name: str) -> str:
+        e = holder.current()
+        return _json({"definition": e.metric(name), "lineage": e.lineage(name)})
+
+
+def _add_prompts(server: MCPServer, holder: EngineHolder) -> None:
+    """Prompts that start the two common conversations: what a metric means, and why it
+    moved between two periods."""
+
+    @server.prompt(
+        name="explain_metric",
+        description="Explain what a metric measures, how it is computed and what it can be "
+        "grouped by.",
+    )
+    def explain_metric(metric: str) -> str:
+        e = holder.current()
+        definition = e.metric(metric)
+        return (
+            f"Explain the metric `{metric}` to a business user: what it measures, how it is "
+            "computed (aggregation, filters, windows), which datasets it reads, and which "
+            "dimensions and time grains it can be grouped by. Use only the definition and "
+            "lineage below; call list_dimensions with this metric for what it can be grouped "
+            "by.\n\nDefinition:\n"
+            + _json(definition)
+            + "\n\nLineage:\n"
+            + e.lineage_text(metric)
+        )
+
+    @server.prompt(
+        name="compare_periods",
+        description="Compare a metric between two periods and explain what drove the change.",
+    )
+    def compare_periods(
+        metric: str,
+        current_start: str,
+        current_end: str,
+        baseline_start: str,
+        baseline_end: str,
+    ) -> str:
+        e = holder.current()
+        e.metric(metric)  # an unknown name fails here, with candidates
+        request = {
+            "metric": metric,
+            "current": {"start": current_start, "end": current_end},
+            "baseline": {"start": baseline_start, "end": baseline_end},
+        }
+        return (
+            f"Compare `{metric}` between the current period {current_start} .. {current_end} "
+            f"and the baseline {baseline_start} .. {baseline_end} (start inclusive, end "
+            "exclusive). First call the query tool for the metric over each period; then "
+            "call the attribute tool with this request, adding the dimensions to explain by "
+            "(list_dimensions with this metric gives them):\n"
+            + _json(request)
+            + "\nReport the total change in absolute and percent terms, then the segments "
+            "that contributed most, with their contribution_pct. Quote numbers as the tools "
+            "return them."
+        )
 
 
 def run_mcp(

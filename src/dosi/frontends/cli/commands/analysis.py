@@ -8,8 +8,10 @@ from typing import Any
 
 import click
 
+from dosi.analysis.attribution import NULL_SEGMENT
 from dosi.frontends.cli.engine_input import need_database, open_engine, resolve_db
 from dosi.frontends.cli.epilog import COMMAND_EPILOG
+from dosi.frontends.cli.formats import check_output_path
 from dosi.frontends.cli.options import (
     RESULT_FORMATS,
     db_options,
@@ -20,7 +22,8 @@ from dosi.frontends.cli.options import (
 )
 from dosi.frontends.cli.output import CliError, echo_json, print_table
 from dosi.frontends.cli.query_input import json_argument
-from dosi.frontends.cli.results import emit_result, spinner
+from dosi.frontends.cli.results import emit_result
+from dosi.frontends.cli.running import run_query
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -76,19 +79,21 @@ def select(
     output: str | None,
     chart: str | None,
     spark: bool,
+    precision: int | None,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
     model: str | None,
     mode: str | None,
-    fmt: str,
+    fmt: str | None,
 ) -> None:
     """Detail rows: fields of --from and what it reaches many-to-one, no rollup.
 
     Example: dosi select -m model.yaml --db shop.duckdb --from orders
     -F orders.order_id,orders.amount,customers.segment --order-by amount:desc -l 5
     """
-    fmt = use_format(fmt)
+    fmt = use_format(fmt, output)
+    check_output_path(output)
     q = json_argument(query_json, "--query")
     if q is None:
         if not from_:
@@ -120,11 +125,17 @@ def select(
     db_path = resolve_db(db)
     need_database(engine, db_path, connection)
     try:
-        with spinner("selecting"):
-            result = engine.select(q, connection=connection, timeout_secs=timeout, db_path=db_path)
+        result = run_query(
+            lambda token: engine.select(
+                q, connection=connection, timeout_secs=timeout, db_path=db_path,
+                cancellation=token,
+            ),
+            "selecting",
+            lambda: engine.progress(connection, db_path),
+        )
     finally:
         engine.close()
-    emit_result(fmt, result, output=output, chart=chart, spark=spark)
+    emit_result(fmt, result, output=output, chart=chart, spark=spark, precision=precision)
 
 
 @click.command(epilog=COMMAND_EPILOG)
@@ -211,10 +222,14 @@ def attribute(
     db_path = resolve_db(db)
     need_database(engine, db_path, connection)
     try:
-        with spinner("attributing"):
-            out = engine.attribute(
-                req, connection=connection, timeout_secs=timeout, db_path=db_path
-            )
+        out = run_query(
+            lambda token: engine.attribute(
+                req, connection=connection, timeout_secs=timeout, db_path=db_path,
+                cancellation=token,
+            ),
+            "attributing",
+            lambda: engine.progress(connection, db_path),
+        )
     finally:
         engine.close()
     if fmt == "json":
@@ -243,7 +258,8 @@ def _print_attribution(out: Mapping[str, Any]) -> None:
         click.echo("")
         rows = [
             {
-                "value": v["value"],
+                # the NULL segment shows as every NULL does in a table (NULL)
+                "value": None if v["value"] == NULL_SEGMENT else v["value"],
                 "baseline": v["baseline_value"],
                 "current": v["current_value"],
                 "delta": v["delta"],

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import click
@@ -25,12 +26,34 @@ from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError
 from dosi.exporters.dbt import export_dbt
 from dosi.exporters.ossie import export_ossie
 from dosi.frontends.cli.engine_input import read_model, resolve_model
-from dosi.frontends.cli.output import EXIT_MODEL, echo_json, print_diagnostics, report_error
+from dosi.frontends.cli.output import (
+    EXIT_MODEL,
+    CliError,
+    echo_json,
+    print_diagnostics,
+    report_error,
+)
 from dosi.frontends.cli.writing import emit_converted, model_output_options
+from dosi.frontends.extras import EXTRAS, load_extra
 from dosi.importers.cube import import_cube
-from dosi.importers.dbt import SAVED_QUERIES_KEY, import_dbt
-from dosi.importers.lookml import import_lookml
 from dosi.model.loader import parse_document, read_model_text
+
+DBT = "dosi.importers.dbt"
+LOOKML = "dosi.importers.lookml"
+
+
+def _importer(module: str) -> ModuleType:
+    """An importer whose parser is an optional extra, loaded when its command runs (so the
+    core install's `dosi` starts without it)."""
+    try:
+        return load_extra(module)
+    except ImportError as exc:
+        raise CliError(
+            "missing_extra",
+            f"this importer needs the package {exc.name or exc}",
+            hint=f"pip install 'dosi[{EXTRAS[module]}]'",
+        ) from None
+
 
 _FORMAT = click.option(
     "-f",
@@ -86,7 +109,7 @@ def import_lookml_command(
     path: str, dialect: str | None, name: str | None, fmt: str, output: str | None, force: bool
 ) -> None:
     """A LookML project (its .lkml files: views and explores)."""
-    emit_converted(import_lookml(path, dialect=dialect, name=name), fmt.lower(), output, force)
+    emit_converted(_importer(LOOKML).import_lookml(path, dialect=dialect, name=name), fmt.lower(), output, force)
 
 
 @export_group.command("ossie")
@@ -152,7 +175,7 @@ def import_dbt_command(
     not carry is a warning naming the object and the reason.
     """
     try:
-        converted = import_dbt(source, schema=schema, name=name)
+        converted = _importer(DBT).import_dbt(source, schema=schema, name=name)
     except OsiError as err:
         report_error(err, fmt)
         sys.exit(EXIT_MODEL)
@@ -231,7 +254,7 @@ def _write_queries(folder: Path, model: dict[str, Any]) -> None:
     for ext in model.get("custom_extensions") or ():
         if ext.get("vendor_name") != "DBT":
             continue
-        for q in json.loads(ext["data"]).get(SAVED_QUERIES_KEY) or ():
+        for q in json.loads(ext["data"]).get(_importer(DBT).SAVED_QUERIES_KEY) or ():
             (folder / f"{q['name']}.json").write_text(json.dumps(q["query"], indent=2) + "\n")
 
 

@@ -178,6 +178,28 @@ _LIST_KINDS = {
 }
 
 
+#: what `dosi list KIND` shows by default (fits a terminal); --wide adds the rest of the
+#: wide set, --columns picks any keys, -f json / csv give every key of every entry
+DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "metrics": ("name", "kind", "window", "description"),
+    "dimensions": ("name", "datatype", "grains", "description"),
+    "datasets": ("name", "source", "primary_key", "primary_time_dimension", "description"),
+}
+WIDE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "metrics": (
+        "name", "kind", "datasets", "time_dimension", "window", "derive_family",
+        "attributable", "description",
+    ),
+    "dimensions": (
+        "name", "is_dimension", "is_time", "time_granularity", "grains", "datatype", "source",
+        "time_axis", "metrics", "time_format", "time_storage", "conformity_class",
+        "conformed_with", "description",
+    ),
+    "datasets": ("name", "source", "primary_key", "fields", "primary_time_dimension",
+                 "description"),
+}
+
+
 def _columns(
     rows: Sequence[Mapping[str, Any]], preferred: Sequence[str], optional: Sequence[str] = ()
 ) -> list[str]:
@@ -189,13 +211,39 @@ def _all_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(k for r in rows for k in r))
 
 
-def _emit_rows(fmt: str, rows: list[dict[str, Any]], table_cols: Sequence[str]) -> None:
+def chosen_columns(
+    kind: str, rows: Sequence[Mapping[str, Any]], columns: str | None, wide: bool
+) -> list[str]:
+    """The table's columns: --columns as given (each must be a key some entry has), else
+    the wide set (--wide) or the default one, less the columns no entry fills."""
+    if columns is not None:
+        asked = [c.strip() for c in columns.split(",") if c.strip()]
+        known = _all_columns(rows) or list(WIDE_COLUMNS[kind])
+        unknown = [c for c in asked if c not in known]
+        if unknown or not asked:
+            raise CliError(
+                "unknown_column",
+                f"--columns names what `dosi list {kind}` has not: {', '.join(unknown)}"
+                if unknown else "--columns needs at least one column",
+                candidates=known,
+                hint="pick from the candidates (comma-separated), or use --wide / -f json",
+            )
+        return asked
+    wanted = WIDE_COLUMNS[kind] if wide else DEFAULT_COLUMNS[kind]
+    filled = {k for r in rows for k, v in r.items() if v not in (None, "", [], {})}
+    return [c for c in wanted if c in filled or c == "name"]
+
+
+def _emit_rows(fmt: str, rows: list[dict[str, Any]], table_cols: Sequence[str],
+               picked: bool = False) -> None:
+    """JSON and CSV carry every key (or only --columns' when given); a table fits the
+    terminal, cutting long text with an ellipsis rather than folding it over lines."""
     if fmt == "json":
-        echo_json(rows)
+        echo_json([{c: r.get(c) for c in table_cols} for r in rows] if picked else rows)
     elif fmt == "csv":
-        print_csv(_all_columns(rows) or list(table_cols), rows)
+        print_csv(list(table_cols) if picked else _all_columns(rows) or list(table_cols), rows)
     else:
-        print_table(table_cols, rows, null="")
+        print_table(table_cols, rows, null="", fit=True)
 
 
 @click.command("list", epilog=COMMAND_EPILOG)
@@ -225,6 +273,20 @@ def _emit_rows(fmt: str, rows: list[dict[str, Any]], table_cols: Sequence[str]) 
     is_flag=True,
     help="dimensions: also list fields that are not dimensions (measures, keys).",
 )
+@click.option(
+    "--columns",
+    "-c",
+    "columns",
+    metavar="COL[,COL]",
+    default=None,
+    help="The columns to show (any key of -f json's entries), e.g. name,kind,datasets.",
+)
+@click.option(
+    "--wide",
+    is_flag=True,
+    help="Show the wide column set (datasets, time axes, formats, conformity, ...) instead "
+    "of the short default.",
+)
 @model_options
 @format_option(DATA_FORMATS)
 def list_(
@@ -232,11 +294,17 @@ def list_(
     metric_name: str | None,
     dataset_name: str | None,
     show_all: bool,
+    columns: str | None,
+    wide: bool,
     model: str | None,
     mode: str | None,
-    fmt: str,
+    fmt: str | None,
 ) -> None:
-    """List the model's metrics, dimensions or datasets (KIND, default metrics)."""
+    """List the model's metrics, dimensions or datasets (KIND, default metrics).
+
+    The table shows a short default set of columns that fits the terminal; --wide shows
+    more, --columns picks them, and -f json / -f csv give every key of every entry.
+    """
     fmt = use_format(fmt)
     kind = _LIST_KINDS[kind.lower()]
     if dataset_name is not None and kind != "datasets":
@@ -246,6 +314,8 @@ def list_(
             "conflicting_options",
             "--metric applies to `dosi list metrics` and `dosi list dimensions`",
         )
+    if columns is not None and wide:
+        raise CliError("conflicting_options", "--columns and --wide: pass one of them")
     engine = open_engine(model, mode)
     for w in engine.warnings:
         if fmt != "json":
@@ -255,49 +325,23 @@ def list_(
             _show_detail(fmt, engine.metric(metric_name))
             return
         rows = engine.metrics()
-        if fmt == "table":
+        if fmt == "table" or columns is not None:
             rows = [{**r, "window": _window_label(r)} for r in rows]
-        _emit_rows(
-            fmt,
-            rows,
-            _columns(
-                rows,
-                ["name", "kind", "datasets", "time_dimension"],
-                ["window", "derive_family", "attributable", "description"],
-            ),
-        )
     elif kind == "dimensions":
         rows = engine.dimensions(metric_name)
         if not show_all:
             rows = [r for r in rows if r.get("is_dimension", True)]
-        # metric_time rows (one per time axis) carry the grains they allow and their metrics
-        preferred = ["name", "is_time", "time_granularity", "grains", "datatype", "source"]
-        if show_all:
-            preferred.insert(1, "is_dimension")
-        optional = [
-            "time_axis",
-            "metrics",
-            "time_format",
-            "time_storage",
-            "conformity_class",
-            "conformed_with",
-            "description",
-        ]
-        _emit_rows(fmt, rows, _columns(rows, preferred, optional))
+        elif columns is None and not wide:
+            wide = True  # --all is about is_dimension: show that column
     else:
         if dataset_name is not None:
             _show_dataset(fmt, engine.dataset(dataset_name))
             return
         rows = engine.datasets()
-        _emit_rows(
-            fmt,
-            rows,
-            _columns(
-                rows,
-                ["name", "source", "primary_key", "fields", "primary_time_dimension"],
-                ["description"],
-            ),
-        )
+    shown = chosen_columns(kind, rows, columns, wide)
+    if kind == "dimensions" and not show_all and columns is None and "is_dimension" in shown:
+        shown.remove("is_dimension")  # every listed row is one: the column says something
+    _emit_rows(fmt, rows, shown, picked=columns is not None)
 
 
 def _window_label(metric: Mapping[str, Any]) -> str | None:

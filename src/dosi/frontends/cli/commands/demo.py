@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
+import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +17,7 @@ from dosi.engine import Engine
 from dosi.frontends.cli.epilog import COMMAND_EPILOG
 from dosi.frontends.cli.options import format_option, use_format
 from dosi.frontends.cli.output import CliError, dumps, echo_json
-from dosi.frontends.cli.query_input import command_line
+from dosi.frontends.cli.query_input import command_line, invoked_as, shown_path
 from dosi.frontends.cli.results import print_result
 
 SHOWCASE: tuple[tuple[str, str, dict[str, Any]], ...] = (
@@ -169,6 +171,7 @@ def demo(example_dir: str | None, db: str | None, rebuild: bool, fmt: str) -> No
     model_path = ex / "model.yaml"
     engine = Engine(model_path=model_path)
     prefix = ["-m", _rel(model_path), "--db", _rel(db_path)]
+    program = invoked_as()
     out = []
     try:
         for i, (title, note, q) in enumerate(SHOWCASE, 1):
@@ -179,7 +182,7 @@ def demo(example_dir: str | None, db: str | None, rebuild: bool, fmt: str) -> No
                         "title": title,
                         "note": note,
                         "query": q,
-                        "command": command_line(q, prefix=prefix),
+                        "command": command_line(q, prefix=prefix, program=program),
                         "result": dict(result),
                     }
                 )
@@ -187,7 +190,7 @@ def demo(example_dir: str | None, db: str | None, rebuild: bool, fmt: str) -> No
             click.echo(click.style(f"{i}. {title}", bold=True))
             click.echo(f"   {note}")
             click.echo(f"   query: {dumps(q, indent=None)}")
-            click.echo(f"   cli:   {command_line(q, prefix=prefix)}")
+            click.echo(f"   cli:   {command_line(q, prefix=prefix, program=program)}")
             click.echo()
             print_result("table", result)
             click.echo()
@@ -197,7 +200,36 @@ def demo(example_dir: str | None, db: str | None, rebuild: bool, fmt: str) -> No
         echo_json({"model": str(model_path), "db": str(db_path), "queries": out})
     else:
         click.echo(f"model: {_rel(model_path)}   database: {_rel(db_path)}")
-        click.echo("try:   dosi list metrics -m " + _rel(model_path))
+        for line in next_steps(program, _rel(model_path), _rel(db_path)):
+            click.echo(line)
+
+
+def next_steps(program: list[str], model: str, db: str) -> list[str]:
+    """What to try next, spelled with `program` (how this dosi was started) so each line runs
+    as printed from this directory; a venv's activate script, when dosi runs from one."""
+    dosi = " ".join(shlex.quote(p) for p in program)
+    m, d = shlex.quote(model), shlex.quote(db)
+    lines = [
+        "try:",
+        f"  {dosi} list metrics -m {m}",
+        f"  {dosi} query -m {m} --db {d} -M revenue -g orders.channel -o revenue.csv",
+        f"  {dosi} query -m {m} --db {d} -M revenue -g metric_time:quarter -f json",
+    ]
+    activate = Path(program[0]).parent / "activate"
+    if len(program) == 1 and "/" in program[0] and activate.is_file():
+        lines.append(f"or put dosi on PATH first: source {shlex.quote(str(activate))}")
+    lines.append(f"other engines' clients install on demand: {extra_install('postgres')} "
+                 "(or mysql, chdb, clickhouse, spark, datafusion: docs/engines.md)")
+    return lines
+
+
+def extra_install(extra: str) -> str:
+    """The pip line that adds one extra: into this checkout's editable install when run from
+    one (this interpreter's pip), else from the package index."""
+    if (Path.cwd() / "pyproject.toml").is_file() and (Path.cwd() / "src" / "dosi").is_dir():
+        py = shlex.quote(shown_path(Path(sys.executable)))
+        return f"{py} -m pip install -e '.[{extra}]'"
+    return f"pip install 'dosi[{extra}]'"
 
 
 def _rel(path: Path) -> str:

@@ -10,6 +10,7 @@ import click
 from dosi.errors import ExecuteError
 from dosi.frontends.cli.engine_input import open_engine, resolve_db
 from dosi.frontends.cli.epilog import COMMAND_EPILOG
+from dosi.frontends.cli.formats import check_output_path
 from dosi.frontends.cli.options import (
     RESULT_FORMATS,
     TEXT_FORMATS,
@@ -22,7 +23,8 @@ from dosi.frontends.cli.options import (
 )
 from dosi.frontends.cli.output import CliError, dumps, echo_json, print_warnings
 from dosi.frontends.cli.query_input import query_from
-from dosi.frontends.cli.results import decimal_scales, emit_result, spinner
+from dosi.frontends.cli.results import decimal_scales, emit_result
+from dosi.frontends.cli.running import run_query
 
 
 @click.command("compile", epilog=COMMAND_EPILOG)
@@ -117,22 +119,26 @@ def query(
     output: str | None,
     chart: str | None,
     spark: bool,
+    precision: int | None,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
     model: str | None,
     mode: str | None,
-    fmt: str,
+    fmt: str | None,
     **kw: Any,
 ) -> None:
-    """Run a metric query on DuckDB and print the rows.
+    """Run a metric query on the connection's engine (DuckDB by default) and print the rows.
 
     --format table prints a table (warnings on stderr), csv a header and rows, json the whole
-    result: dialect, sql, outputs, warnings, requested_columns, columns, rows, row_count;
-    parquet and arrow (IPC stream) write the Arrow table. --output FILE writes the result to a
-    file, --chart FILE draws it (.svg or .png), --spark prints a sparkline per metric.
+    result (dialect, sql, outputs, warnings, requested_columns, columns, rows, row_count),
+    jsonl one JSON object per row; parquet, arrow (the Arrow IPC file) and arrows (the IPC
+    stream) write the Arrow table. --output FILE writes to a file in the format its extension
+    says (unless --format says otherwise), --chart FILE draws the result (.svg or .png),
+    --spark prints a sparkline per metric. Ctrl-C cancels the running query (exit 130).
     """
-    fmt = use_format(fmt)
+    fmt = use_format(fmt, output)
+    check_output_path(output)
     q = query_from(kw)
     engine = open_engine(model, mode, connections_file, connection)
     db_path = resolve_db(db)
@@ -148,14 +154,23 @@ def query(
     if show_sql:
         click.echo(engine.compile(q)["sql"], err=True)
     try:
-        with spinner("querying"):
-            result = engine.execute(q, connection=connection, timeout_secs=timeout, db_path=db_path)
+        result = run_query(
+            lambda token: engine.execute(
+                q, connection=connection, timeout_secs=timeout, db_path=db_path,
+                cancellation=token,
+            ),
+            "querying",
+            lambda: engine.progress(connection, db_path),
+        )
     except ExecuteError as err:
         _cli_hint(err)
         raise
     finally:
         engine.close()
-    emit_result(fmt, result, output=output, chart=chart, spark=spark, scales=decimal_scales(result))
+    emit_result(
+        fmt, result, output=output, chart=chart, spark=spark, scales=decimal_scales(result),
+        precision=precision,
+    )
 
 
 def _cli_hint(err: ExecuteError) -> None:

@@ -19,6 +19,7 @@ from dosi.frontends.cli.engine_input import (
     resolve_model,
 )
 from dosi.frontends.cli.epilog import COMMAND_EPILOG
+from dosi.frontends.cli.formats import check_output_path
 from dosi.frontends.cli.options import (
     RESULT_FORMATS,
     db_options,
@@ -28,7 +29,8 @@ from dosi.frontends.cli.options import (
     use_format,
 )
 from dosi.frontends.cli.output import echo_json
-from dosi.frontends.cli.results import emit_result, spinner
+from dosi.frontends.cli.results import emit_result
+from dosi.frontends.cli.running import run_query
 from dosi.frontends.contract import EngineHolder
 from dosi.frontends.pg import DEFAULT_PORT, PgOptions, PgServer, authenticator
 
@@ -116,18 +118,20 @@ def sql(
     output: str | None,
     chart: str | None,
     spark: bool,
+    precision: int | None,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
     model: str | None,
     mode: str | None,
-    fmt: str,
+    fmt: str | None,
 ) -> None:
     """Answer a SQL SELECT over the model's virtual table (one table named after the
     model: dimension columns such as orders__channel and metric_time__month, and one
     column per metric), e.g. "SELECT orders__channel, MEASURE(revenue) FROM shop GROUP
     BY 1". `-` reads the statement from stdin."""
-    fmt = use_format(fmt)
+    fmt = use_format(fmt, output)
+    check_output_path(output)
     text = sys.stdin.read() if statement == "-" else statement
     engine = open_engine(model, mode, connections_file, connection)
     try:
@@ -135,13 +139,18 @@ def sql(
             plan = engine.sql_plan(text)
             echo_json(plan.query)
             return
-        with spinner("querying"):
-            result = engine.sql(
-                text, connection=connection, timeout_secs=timeout, db_path=resolve_db(db)
-            )
+        db_path = resolve_db(db)
+        result = run_query(
+            lambda token: engine.sql(
+                text, connection=connection, timeout_secs=timeout, db_path=db_path,
+                cancellation=token,
+            ),
+            "querying",
+            lambda: engine.progress(connection, db_path),
+        )
     finally:
         engine.close()
-    emit_result(fmt, result, output=output, chart=chart, spark=spark)
+    emit_result(fmt, result, output=output, chart=chart, spark=spark, precision=precision)
 
 
 @click.command(epilog=COMMAND_EPILOG)
