@@ -300,3 +300,53 @@ def test_metric_time_filter_rejections(mini: Any, query: dict[str, Any], code: s
         assert info.value.code in ("filter_type_mismatch", "unsupported_filter")
     else:
         assert info.value.code == code, info.value
+
+
+def test_computed_boolean_field_in_a_derive_filter(tmp_path: Path) -> None:
+    """DRV-FIL-01/02, DRV-TIER-01: a D-DERIVE filter `where` naming a computed Boolean field
+    alone (`is_web` defined as `channel = 'web'`) folds that field's expression, so the
+    authored aggregate (written with the field or with its expression) passes the gate and
+    counts the web rows only (the whole-predicate column was never replaced before)."""
+    db = make_db(
+        tmp_path / "c.duckdb",
+        [
+            "CREATE TABLE bookings (id INTEGER, channel VARCHAR, amount INTEGER)",
+            "INSERT INTO bookings VALUES (1, 'web', 10), (2, 'app', 20), (3, 'web', 40), "
+            "(4, NULL, 80)",
+        ],
+    )
+    by_hand = _ref(db, "SELECT SUM(amount) FROM bookings WHERE channel = 'web'")[0][0]
+    assert by_hand == 50
+    for authored in (
+        "SUM(CASE WHEN bookings.is_web THEN bookings.amount END)",
+        "SUM(CASE WHEN bookings.channel = 'web' THEN bookings.amount END)",
+    ):
+        doc = model_doc(
+            [
+                dataset(
+                    "bookings",
+                    [
+                        field("id", datatype="Integer"),
+                        field("channel"),
+                        field("amount", datatype="Integer"),
+                        field("is_web", "channel = 'web'", datatype="Boolean"),
+                    ],
+                    primary_key=["id"],
+                )
+            ],
+            metrics=[
+                metric("total", "SUM(bookings.amount)"),
+                metric(
+                    "web_total",
+                    authored,
+                    {"derive": {"type": "filter", "base": "total", "where": "bookings.is_web"}},
+                ),
+            ],
+        )
+        (tmp_path / "m.yaml").write_text(to_yaml(doc), encoding="utf-8")
+        e = Engine(model_path=tmp_path / "m.yaml")
+        try:
+            res = e.execute({"metrics": ["web_total", "total"]}, db_path=db)
+        finally:
+            e.close()
+        assert res["rows"] == [{"web_total": by_hand, "total": 150}]

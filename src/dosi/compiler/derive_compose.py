@@ -261,6 +261,9 @@ def stage_meta(p: DerivePass, name: str, decl: ComposeDerive, e: Expansion) -> D
         ref: exp.Expression = exp.column(c.name)
         if decl.fill is not None:
             ref = exp.Coalesce(this=ref, expressions=[number(decl.fill)])
+        if c is tree:  # a one-member compose: the member is the whole expression
+            tree = ref
+            break
         c.replace(ref)
     formula = safe_division(strip_parens(tree))
     leaf_dims = tuple((leaf, reachable_dims(p, leaf)) for leaf in e.leaves)

@@ -165,7 +165,10 @@ def predicate(p: DerivePass, name: str, text: str, dataset: str) -> exp.Expressi
                 "D-DERIVE M4",
                 hint="filter on a field of the base metric's own dataset",
             )
-        c.replace(field_reference(f.qualified, f.expr))
+        ref = field_reference(f.qualified, f.expr)
+        if c is tree:  # a bare Boolean field is the whole predicate: replace() has no parent
+            return ref
+        c.replace(ref)
     return tree
 
 

@@ -81,7 +81,10 @@ def _resolve(model: ModelIr, tree: exp.Expression, base: MeasureIr) -> exp.Expre
         f = ds.fields.get(c.name) if ds is not None else None
         if f is None:  # pragma: no cover - the model compile checked the predicate
             raise QueryError("unknown_field", f"filter predicate field `{c.sql()}` is unknown")
-        c.replace(field_reference(f.qualified, f.expr))
+        ref = field_reference(f.qualified, f.expr)
+        if c is tree:  # a bare Boolean field is the whole predicate: replace() has no parent
+            return ref
+        c.replace(ref)
     return tree
 
 
