@@ -84,7 +84,7 @@ class ResolvedQuery:
     # (output column, desc, nulls "first" | "last" | None)
     order: list[tuple[str, bool, str | None]] = field(default_factory=list)
     result_filter: ResultFilter | None = None  # where_sql conjuncts that name a metric
-    # time_ranges (dosi.query.time_ranges): metric -> (the OR of its tags' gates, the field)
+    # time_ranges (dosi.query.time_ranges): gated measure -> (the OR of its tags' gates, the field)
     range_scans: dict[str, tuple[exp.Expression, FieldIr]] = field(default_factory=dict)
     context: ResolvedWhere | None = None  # context_filter (D-LOD context layer)
 
