@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rightkit import assert_rows, rows, truth
 
 import dosi
+from dosi.errors import QueryError
 
 TAGS = [
     {"tag": "jan", "start": "2025-01-01", "end": "2025-02-01"},
@@ -60,3 +62,80 @@ def test_core_q_11_compose_over_unjoined_facts_under_time_ranges(
             / NULLIF((SELECT COUNT(visit_id) FROM main.visits WHERE {FEB.format(c=v)}), 0)""",
     )
     assert_rows(rows(res, ["revenue_per_visit__jan", "revenue_per_visit__feb"]), want)
+
+
+MID = {"start": "2025-01-20", "end": "2025-04-01"}  # inside January, on a month boundary
+
+
+def test_win_frm_15_unwidened_frame_keeps_its_partial_first_bucket(
+    shop: dosi.Engine, worlds: dict[str, Path]
+) -> None:
+    """WIN-FRM-15 / WIN-QRY-04: a rolling frame counts the buckets the range holds and widens
+    nothing, so a start inside January keeps January (its rows from the 20th), as the same
+    query without a window shows it (the trim dropped it while February's frame still read
+    it)."""
+    res = shop.execute(
+        {
+            "metrics": ["revenue", "revenue_roll3"],
+            "group_by": ["metric_time:month"],
+            "time_range": MID,
+        },
+        db_path=worlds["shop"],
+    )
+    want = truth(
+        worlds["shop"],
+        """WITH b AS (SELECT CAST(DATE_TRUNC('month', order_date) AS DATE) AS m, SUM(amount) AS v
+                   FROM main.orders
+                   WHERE order_date >= DATE '2025-01-20' AND order_date < DATE '2025-04-01'
+                   GROUP BY 1)
+        SELECT m, v, SUM(v) OVER (ORDER BY m ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM b""",
+    )
+    assert [r[0] for r in want] == ["2025-01-01", "2025-03-01"]  # February has no orders
+    assert_rows(rows(res, ["metric_time__month", "revenue", "revenue_roll3"]), want)
+
+
+@pytest.mark.parametrize(
+    ("metric", "time_range"),
+    [
+        ("revenue_mom", MID),  # a back offset widens the start
+        ("revenue_ytd", MID),  # a reset aligns the start to its year
+        ("revenue_next", {"start": "2025-01-01", "end": "2025-03-20"}),  # forward: the end
+        ("revenue_mom", {**MID, "dimension": "orders.ship_date"}),  # before the axis check
+    ],
+    ids=["back_offset", "reset", "forward_offset", "other_field"],
+)
+def test_win_off_05_10_bound_inside_a_widened_bucket_is_grain_too_fine(
+    shop: dosi.Engine, metric: str, time_range: dict
+) -> None:
+    """WIN-OFF-05 / WIN-OFF-10: the widened scan would load the edge month whole (a March
+    "next month" read April's first 19 days as April), so a bound inside a bucket on a
+    widened side is `grain_too_fine`, as the reference engine has it."""
+    with pytest.raises(QueryError) as err:
+        shop.compile(
+            {"metrics": [metric], "group_by": ["metric_time:month"], "time_range": time_range}
+        )
+    assert err.value.code == "grain_too_fine"
+
+
+def test_win_off_10_aligned_bounds_still_widen_and_trim(
+    shop: dosi.Engine, worlds: dict[str, Path]
+) -> None:
+    """WIN-OFF-10: on month boundaries the lookback is loaded and trimmed away: January's
+    month-over-month reads December 2024 from outside the range."""
+    res = shop.execute(
+        {
+            "metrics": ["revenue_mom"],
+            "group_by": ["metric_time:month"],
+            "time_range": {"start": "2025-01-01", "end": "2025-04-01"},
+        },
+        db_path=worlds["shop"],
+    )
+    want = truth(
+        worlds["shop"],
+        """WITH b AS (SELECT CAST(DATE_TRUNC('month', order_date) AS DATE) AS m, SUM(amount) AS v
+                   FROM main.orders GROUP BY 1)
+        SELECT c.m, CAST(c.v - p.v AS DOUBLE) / NULLIF(p.v, 0) FROM b AS c
+        LEFT JOIN b AS p ON p.m = c.m - INTERVAL 1 MONTH
+        WHERE c.m >= DATE '2025-01-01' AND c.m < DATE '2025-04-01'""",
+    )
+    assert_rows(rows(res, ["metric_time__month", "revenue_mom"]), want)
