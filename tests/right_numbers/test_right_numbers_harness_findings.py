@@ -139,3 +139,27 @@ def test_win_off_10_aligned_bounds_still_widen_and_trim(
         WHERE c.m >= DATE '2025-01-01' AND c.m < DATE '2025-04-01'""",
     )
     assert_rows(rows(res, ["metric_time__month", "revenue_mom"]), want)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"metrics": ["revenue_mom"], "group_by": ["sessions.active_day"]},
+        {
+            "metrics": ["revenue_mom"],
+            "group_by": ["orders.channel_id"],
+            "where_sql": "sessions.active_day > 1",
+        },
+    ],
+    ids=["group_by", "where"],
+)
+def test_win_qry_time_axis_not_grouped_before_the_lod_restriction(
+    lod: dosi.Engine, query: dict
+) -> None:
+    """A window metric with no time item in group_by is `time_axis_not_grouped` (the fix is to
+    add the axis) before the D-LOD field restriction (LOD-NI-08), as the reference orders
+    them; with the axis grouped the restriction stays (tests p07_p09)."""
+    with pytest.raises(QueryError) as err:
+        lod.compile(query)
+    assert err.value.code == "time_axis_not_grouped"
+    assert err.value.missing_dimensions == ["orders.event_date"]
