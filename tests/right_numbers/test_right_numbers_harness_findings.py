@@ -163,3 +163,20 @@ def test_win_qry_time_axis_not_grouped_before_the_lod_restriction(
         lod.compile(query)
     assert err.value.code == "time_axis_not_grouped"
     assert err.value.missing_dimensions == ["orders.event_date"]
+
+
+def test_conf_where_a_compose_member_cannot_read_is_where_needs_context(shop: dosi.Engine) -> None:
+    """D-CONFORM / D-LOD context layer: a where_sql field one member of a compose reads
+    (orders) and the other cannot (visits) is `where_needs_context` pointing at
+    context_filter, as between two metrics (was `no_join_path`, whose hint, a relationship,
+    would not help)."""
+    with pytest.raises(QueryError) as err:
+        shop.compile(
+            {
+                "metrics": ["revenue_per_visit"],
+                "group_by": ["metric_time:month"],
+                "where_sql": "orders.status = 'done'",
+            }
+        )
+    assert err.value.code == "where_needs_context"
+    assert "context filter" in (err.value.hint or "")
