@@ -180,3 +180,19 @@ def test_conf_where_a_compose_member_cannot_read_is_where_needs_context(shop: do
         )
     assert err.value.code == "where_needs_context"
     assert "context filter" in (err.value.hint or "")
+
+
+def test_conf_where_on_one_side_of_a_two_dataset_expression_stays_no_join_path(
+    conform: dosi.Engine,
+) -> None:
+    """A metric written as one expression over two datasets (not a D-DERIVE compose) has no
+    member branch to filter: `no_join_path`, as the reference engine answers."""
+    with pytest.raises(QueryError) as err:
+        conform.compile(
+            {
+                "metrics": ["pay_rate_raw"],
+                "group_by": ["metric_time:month"],
+                "where_sql": "login.region IS NOT NULL",
+            }
+        )
+    assert err.value.code == "no_join_path"

@@ -53,9 +53,11 @@ def where_context_error(
 
         cannot = [m for m in blocked if m in owners and not reads(m)]
         can = [m for m in owners if m not in blocked and reads(m)]
-        # a compose whose member on another dataset reads it is the same question
+        # a D-DERIVE compose whose member on another dataset reads it is the same question
+        # (a metric written as one expression over two datasets stays a join question)
+        composes = [m for m in cannot if model.metrics[m].derive is not None]
         members = sorted(
-            {d for m in cannot for d in owners[m] if all(readable(d, f) for f in fields)}
+            {d for m in composes for d in owners[m] if all(readable(d, f) for f in fields)}
         )
         if not cannot or not (can or members):
             continue
