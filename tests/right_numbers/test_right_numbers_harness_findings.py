@@ -196,3 +196,16 @@ def test_conf_where_on_one_side_of_a_two_dataset_expression_stays_no_join_path(
             }
         )
     assert err.value.code == "no_join_path"
+
+
+@pytest.mark.parametrize("field", ["sessions.minutes", "sessions.active_day"])
+def test_drv_cmp_06_lod_compose_grouped_outside_its_members_reach(
+    lod: dosi.Engine, field: str
+) -> None:
+    """DRV-CMP-06 / LOD-REL-10: revenue_share (revenue / revenue_grand, both on orders) grouped
+    by a sessions field neither member reaches is `unconformed_dimension` naming the members
+    (was `no_join_path`, or the D-LOD field restriction for a D-LOD field)."""
+    with pytest.raises(QueryError) as err:
+        lod.compile({"metrics": ["revenue_share"], "group_by": [field]})
+    assert err.value.code == "unconformed_dimension"
+    assert "revenue_grand" in str(err.value)
