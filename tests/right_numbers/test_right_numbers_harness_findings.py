@@ -209,3 +209,50 @@ def test_drv_cmp_06_lod_compose_grouped_outside_its_members_reach(
         lod.compile({"metrics": ["revenue_share"], "group_by": [field]})
     assert err.value.code == "unconformed_dimension"
     assert "revenue_grand" in str(err.value)
+
+
+WINDOWS = {
+    "baseline": {"start": "2025-01-01", "end": "2025-02-01"},
+    "current": {"start": "2025-02-01", "end": "2025-03-01"},
+}
+
+
+def test_attribution_ratio_with_a_distinct_count_side_is_unsupported_first(
+    conform: dosi.Engine, worlds: dict[str, Path]
+) -> None:
+    """Attribution (issue 20 point 4 fallback): a ratio whose numerator is a COUNT DISTINCT
+    answers `strategy: unsupported` with the ratio's side, before the time-axis question its
+    two datasets raise (was `time_range_needs_dimension`)."""
+    res = conform.attribute(
+        {"metric": "pay_rate_raw", "dimensions": ["platforms.platform_name"], **WINDOWS},
+        db_path=worlds["conform"],
+    )
+    assert res["strategy"] == "unsupported"
+    reason = res["unsupported_reason"]
+    assert (reason["code"], reason["side"]) == ("ratio_non_sum_tier", "numerator")
+
+
+def test_attribution_without_one_time_axis_is_no_primary_time_dimension(
+    shop: dosi.Engine, worlds: dict[str, Path]
+) -> None:
+    """CORE-Q-07 / issue 20 point 10 for attribution: net_revenue spans orders and refunds,
+    each on its own date: `no_primary_time_dimension`, the hint naming the window dimension."""
+    with pytest.raises(QueryError) as err:
+        shop.attribute(
+            {"metric": "net_revenue", "dimensions": ["orders.channel"], **WINDOWS},
+            db_path=worlds["shop"],
+        )
+    assert err.value.code == "no_primary_time_dimension"
+    assert "dimension" in (err.value.hint or "")
+
+
+def test_detail_where_naming_a_metric_is_unsupported_filter(shop: dosi.Engine) -> None:
+    """Detail rows: a where_sql naming a metric is `unsupported_filter` (a metric is not a
+    dimension), the reference's code; an inline aggregate stays `aggregate_in_where`."""
+    q = {"from": "orders", "fields": ["orders.order_id"]}
+    with pytest.raises(QueryError) as err:
+        shop.compile_select({**q, "where_sql": "revenue > 10"})
+    assert err.value.code == "unsupported_filter"
+    with pytest.raises(QueryError) as err:
+        shop.compile_select({**q, "where_sql": "SUM(orders.amount) > 10"})
+    assert err.value.code == "aggregate_in_where"

@@ -520,7 +520,7 @@ def resolve_where(model: ModelIr, text: str) -> ResolvedWhere:
     _check_not_literal(tree, text)
     if any(names_metric(model, part) for part in conjuncts(tree)):
         raise QueryError(
-            "aggregate_in_where",
+            "unsupported_filter",  # the reference code: a metric is not a dimension
             f"where_sql `{text}` names a metric; detail rows are never aggregated",
             hint="filter on dataset fields, or ask `query` for the metric",
         )
