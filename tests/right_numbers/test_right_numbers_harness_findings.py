@@ -256,3 +256,22 @@ def test_detail_where_naming_a_metric_is_unsupported_filter(shop: dosi.Engine) -
     with pytest.raises(QueryError) as err:
         shop.compile_select({**q, "where_sql": "SUM(orders.amount) > 10"})
     assert err.value.code == "aggregate_in_where"
+
+
+def test_attribution_unequal_windows_warns_first(
+    shop: dosi.Engine, worlds: dict[str, Path]
+) -> None:
+    """Attribution: windows of 31 and 28 days carry `unequal_windows` first (the reference's
+    warning and order); windows of equal length do not."""
+    res = shop.attribute(
+        {"metric": "revenue", "dimensions": ["orders.channel"], **WINDOWS}, db_path=worlds["shop"]
+    )
+    assert res["warnings"][0]["code"] == "unequal_windows"
+    same = {
+        "baseline": {"start": "2025-01-01", "end": "2025-01-15"},
+        "current": {"start": "2025-02-01", "end": "2025-02-15"},
+    }
+    res = shop.attribute(
+        {"metric": "revenue", "dimensions": ["orders.channel"], **same}, db_path=worlds["shop"]
+    )
+    assert "unequal_windows" not in [w["code"] for w in res["warnings"]]

@@ -310,6 +310,17 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
         "queries_executed": 0 if table is None else 1,
         "params": dict(plan.params or {}),
     }
+    days_b, days_c = meta["baseline_days"], meta["current_days"]
+    if days_b is not None and days_c is not None and days_b != days_c:
+        # first, as the reference engine lists it: every delta mixes in the length difference
+        plan.warnings.insert(
+            0,
+            {
+                "code": "unequal_windows",
+                "message": f"the baseline covers {days_b} days and the current window "
+                f"{days_c}: each delta mixes the change in level with the change in length",
+            },
+        )
     out: dict[str, Any] = {
         "metric": req.metric,
         "strategy": s.name,
