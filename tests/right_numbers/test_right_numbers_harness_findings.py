@@ -275,3 +275,22 @@ def test_attribution_unequal_windows_warns_first(
         {"metric": "revenue", "dimensions": ["orders.channel"], **same}, db_path=worlds["shop"]
     )
     assert "unequal_windows" not in [w["code"] for w in res["warnings"]]
+
+
+def test_lod_fxm_fixed_key_rule_before_an_unreadable_time_range(lod: dosi.Engine) -> None:
+    """Issue 20 point 8 for plain metrics: a fixed metric whose key the view does not group
+    by, under a time_range on a field its dataset cannot reach, is `lod_dimension_not_grouped`
+    (the restriction), not `no_join_path` (a relationship would not help)."""
+    with pytest.raises(QueryError) as err:
+        lod.compile(
+            {
+                "metrics": ["revenue_by_channel_fixed"],
+                "group_by": ["metric_time:month"],
+                "time_range": {
+                    "start": "2025-01-01",
+                    "end": "2025-03-01",
+                    "dimension": "sessions.event_date",
+                },
+            }
+        )
+    assert err.value.code == "lod_dimension_not_grouped"
