@@ -17,6 +17,7 @@ from dosi.plan.builder.dag import build_dag
 from dosi.plan.joins import JoinGraph
 from dosi.plan.lod_field import check_lod_field_shape
 from dosi.plan.lod_metric import plan_lod_query, reads_lod
+from dosi.plan.lod_metric_checks import check_lod_compose_conformed
 from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
@@ -111,6 +112,7 @@ def plan_dag(
         rq = restrict_to_ranges(rq, scan)
     check_window_gates(rq, dia)
     check_conformed(rq)
+    check_lod_compose_conformed(model, rq, graph.reachable)
     check_lod_field_shape(model, rq)  # D-LOD restrictions before join paths (LOD-NI-08)
     if reads_lod(rq):  # D-LOD metrics: include / attach stages (plan/lod_metric.py)
         plan, root = plan_lod_query(model, graph, rq, dia)

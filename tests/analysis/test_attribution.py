@@ -223,7 +223,7 @@ def test_metric_without_time_axis_needs_window_dimensions(
 ) -> None:
     with pytest.raises(QueryError) as err:
         _attr(shop, shop_db, "items_sold", ["orders.channel"])
-    assert err.value.code == "time_range_needs_dimension"
+    assert err.value.code == "no_primary_time_dimension"  # the reference code (issue 20 point 10)
     assert "__dosi" not in err.value.message
     dim = {"dimension": "orders.order_date"}
     out = shop.attribute(

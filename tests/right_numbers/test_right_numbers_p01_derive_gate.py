@@ -68,6 +68,25 @@ def test_drv_tier_01_literals_equal_in_value_load(
     )
 
 
+@pytest.mark.parametrize(
+    ("authored", "where"),
+    [("-0", "orders.amount >= 0"), ("0", "orders.amount >= -0"), ("-0.0", "orders.amount >= 0")],
+)
+def test_drv_tier_01_minus_zero_is_zero(worlds: dict[str, Path], authored: str, where: str) -> None:
+    """DRV-TIER-01 (issue 20): `-0`, `-0.0` and `0` compare by value in the expression gate:
+    the model loads and the filter keeps the non-negative amounts."""
+    text = with_metric(
+        "nonneg",
+        f"SUM(CASE WHEN orders.amount >= {authored} THEN orders.amount END)",
+        {"v": "1.4", "derive": {"type": "filter", "base": "revenue", "where": where}},
+    )
+    eng = dosi.Engine(model_text=text)
+    want = truth(
+        worlds["shop"], "SELECT SUM(CASE WHEN amount >= 0 THEN amount END) FROM main.orders"
+    )
+    assert_rows(rows(eng.execute({"metrics": ["nonneg"]}, db_path=worlds["shop"])), want)
+
+
 def test_drv_tier_01_a_different_value_is_still_a_mismatch() -> None:
     text = with_metric(
         "big",

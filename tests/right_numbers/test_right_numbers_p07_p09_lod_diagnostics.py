@@ -15,7 +15,6 @@ from rightkit import FIX, assert_rows, rows, truth
 import dosi
 from dosi.errors import ModelError, QueryError
 
-P9 = pytest.mark.xfail(strict=True, reason="issue 20 point 9: fix pending")
 TAGS = [
     {"tag": "jan", "start": "2025-01-01", "end": "2025-02-01"},
     {"tag": "feb", "start": "2025-02-01", "end": "2025-03-01"},
@@ -113,7 +112,6 @@ def codes(text: str) -> list[str]:
     return sorted(i.code for i in err.value.issues)
 
 
-@P9
 @pytest.mark.parametrize(
     "metric",
     [
@@ -146,7 +144,6 @@ def test_an_unqualified_column_of_several_datasets_is_ambiguous_column(sql: str)
     assert codes(shop_with(m("x", sql))) == ["ambiguous_column"]
 
 
-@P9
 def test_a_consequence_of_a_rejected_declaration_is_not_reported_again() -> None:
     web = "SUM(CASE WHEN orders.channel = 'web' THEN orders.amount END)"
     bad = m(

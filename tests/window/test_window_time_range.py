@@ -156,13 +156,13 @@ def test_win_off_10_scan_bounds_in_sql(eng: dosi.Engine) -> None:
     q = {
         "metrics": ["mom_value", "fwd_value", "ytd"],
         "group_by": MONTH,
-        "time_range": {"start": "2024-03-15", "end": "2024-05-01"},
+        "time_range": {"start": "2024-03-01", "end": "2024-05-01"},
     }
     sql = eng.compile(q)["sql"]
     base, rest = sql.split("), win AS (", 1)
-    assert "sales.sale_date >= CAST('2024-01-01' AS DATE)" in base  # min(03-15 - 1 month, Jan 1)
+    assert "sales.sale_date >= CAST('2024-01-01' AS DATE)" in base  # min(03-01 - 1 month, Jan 1)
     assert "sales.sale_date < CAST('2024-06-01' AS DATE)" in base
-    assert "WHERE metric_time__month >= CAST('2024-03-15' AS DATE)" in rest.split(") SELECT")[-1]
+    assert "WHERE metric_time__month >= CAST('2024-03-01' AS DATE)" in rest.split(") SELECT")[-1]
     q = {
         "metrics": ["mom_value"],
         "group_by": MONTH,

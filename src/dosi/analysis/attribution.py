@@ -169,21 +169,23 @@ def plan_attribution(
             candidates=candidates,
             hint=json.dumps({"dimensions": candidates[:3]}),
         )
+    model, m, binding = bind_attribution_params(model, m, req.params)
+    strategy = attribution_strategy(model, m)
+    plan = AttributionPlan(req, strategy, [], [], None, m, binding)
+    if not strategy.attributable:  # an unsupported shape answers first, as the reference
+        return plan
     if m.time_axis is None and not (req.current.dimension and req.baseline.dimension):
         raise QueryError(
-            "time_range_needs_dimension",
-            f"metric `{m.name}` has no primary time dimension, so the windows need one",
+            "no_primary_time_dimension",
+            f"metric `{m.name}` has no primary time dimension (its datasets have different "
+            "ones, or none), so the two windows have no axis to compare on",
+            metrics=[m.name],
             candidates=[
                 f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time
             ],
             hint='name it in both windows: "current": {"start": ..., "end": ..., '
-            '"dimension": "dataset.field"}',
+            '"dimension": "dataset.field"}, or declare a metric-level time_dimension',
         )
-    model, m, binding = bind_attribution_params(model, m, req.params)
-    strategy = attribution_strategy(model, m)
-    plan = AttributionPlan(req, strategy, [], [], None, m, binding)
-    if not strategy.attributable:
-        return plan
     shadow, names = _shadow(model, m, strategy)
     dia = get_dialect(dialect)
     arms: list[exp.Select] = []
@@ -309,6 +311,17 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
         "queries_executed": 0 if table is None else 1,
         "params": dict(plan.params or {}),
     }
+    days_b, days_c = meta["baseline_days"], meta["current_days"]
+    if days_b is not None and days_c is not None and days_b != days_c:
+        # first, as the reference engine lists it: every delta mixes in the length difference
+        plan.warnings.insert(
+            0,
+            {
+                "code": "unequal_windows",
+                "message": f"the baseline covers {days_b} days and the current window "
+                f"{days_c}: each delta mixes the change in level with the change in length",
+            },
+        )
     out: dict[str, Any] = {
         "metric": req.metric,
         "strategy": s.name,

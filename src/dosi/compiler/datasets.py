@@ -95,8 +95,7 @@ def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> Datas
         if grain in SUB_DAY_GRAINS and f.datatype == "Date":
             cx.sink.error(
                 "invalid_datus_extension",
-                f"`time_granularity` {grain} on `{ds.name}.{f.name}`: a Date holds no time of "
-                "day",
+                f"`time_granularity` {grain} on `{ds.name}.{f.name}`: a Date holds no time of day",
                 path=fpath,
                 line=line_map.get(fpath),
                 hint="declare day or a coarser grain, or datatype DateTime",

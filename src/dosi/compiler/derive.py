@@ -16,6 +16,8 @@ dispatch per family. Each idea has its own module: filter folding (`derive_filte
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlglot import exp
 
 from dosi.compiler.context import Site
@@ -33,12 +35,16 @@ __all__ = ["DeriveCompiler", "compile_derives"]
 
 
 class DeriveCompiler:
-    def __init__(self, scope: MetricScope, metrics: dict[str, MetricIr]) -> None:
+    def __init__(
+        self, scope: MetricScope, metrics: dict[str, MetricIr], rejected: Iterable[str] = ()
+    ) -> None:
         self.scope = scope
         self.metrics = metrics
         self.cache: dict[tuple[str, float | int | None], Expansion] = {}
         self.stack: list[str] = []
-        self.failed: set[str] = set()
+        # declared metrics already rejected (reported): a reference to one fails silently,
+        # never as a second "not a metric" error (issue 20 point 9)
+        self.failed: set[str] = set(rejected)
 
     # -- diagnostics ---------------------------------------------------------------------------
     def site(self, name: str) -> Site:
@@ -148,7 +154,10 @@ class DeriveCompiler:
         return 0
 
 
-def compile_derives(scope: MetricScope, metrics: dict[str, MetricIr]) -> None:
+def compile_derives(
+    scope: MetricScope, metrics: dict[str, MetricIr], rejected: Iterable[str] = ()
+) -> None:
     """The D-DERIVE pass over compiled metrics (edits `metrics`: metadata added, failures
-    dropped after their errors)."""
-    DeriveCompiler(scope, metrics).run()
+    dropped after their errors); `rejected` names declared metrics whose errors are already
+    reported."""
+    DeriveCompiler(scope, metrics, rejected).run()

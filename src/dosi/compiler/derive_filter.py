@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from dosi.compiler.derive_expansion import EXACT_AGGS, DerivePass, agg_kind
+from dosi.compiler.derive_expansion import EXACT_AGGS, DeriveFailed, DerivePass, agg_kind
 from dosi.compiler.derive_gate import canonical, check_gate
 from dosi.compiler.fields import field_reference
 from dosi.compiler.sqlparse import SqlSnippetError, SqlTooComplex, parse_scalar, strip_parens
@@ -44,6 +44,8 @@ def compile_filter(p: DerivePass, m: MetricIr, decl: FilterDerive) -> MetricIr:
 def fold(p: DerivePass, m: MetricIr, decl: FilterDerive) -> exp.Expression:
     name = m.name
     base = p.metrics.get(decl.base)
+    if base is None and decl.base in p.failed:
+        raise DeriveFailed()  # its own error is reported: no follow-on duplicate
     if base is None:
         raise p.error(
             name,

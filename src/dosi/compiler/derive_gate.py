@@ -47,7 +47,14 @@ def by_value(tree: exp.Expression) -> exp.Expression:
         except InvalidOperation:
             continue
         text = format(value.normalize(), "f") if value != 0 else "0"
-        lit.replace(exp.Literal.number(text))
+        plain = exp.Literal.number(text)
+        neg = lit.parent
+        while isinstance(neg, exp.Paren):
+            neg = neg.parent
+        if value == 0 and isinstance(neg, exp.Neg):
+            neg.replace(plain)  # `-0` and `-0.0` are the value 0 (issue 20)
+        else:
+            lit.replace(plain)
     return out
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dosi.compiler.derive_expansion import DerivePass
+from dosi.compiler.derive_expansion import DeriveFailed, DerivePass
 from dosi.errors import closest
 from dosi.ext.derive import ComposeDerive, FilterDerive
 from dosi.ir.derive import DeriveIr
@@ -23,6 +23,8 @@ def window_base(p: DerivePass, m: MetricIr) -> MetricIr:
     base = p.metrics.get(bname)
     if bname == name:
         raise p.error(name, "metric_reference_cycle", f"metric reference cycle: {name} -> {name}")
+    if base is None and bname in p.failed:
+        raise DeriveFailed()  # its own error is reported: no follow-on duplicate
     if base is None:
         raise p.error(
             name,

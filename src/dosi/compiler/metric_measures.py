@@ -104,8 +104,11 @@ def _owner(scope: MetricScope, metric: str, node: exp.AggFunc, site: Site) -> st
     many-to-one reachable from. None = no column (COUNT(*) or a constant)."""
     refs = {c.table for c in node.find_all(exp.Column) if c.table}
     # a field whose expression reads no column (dbt's `expr: 1`) still belongs to its dataset
-    refs |= {str(n.meta["dosi_field"]).partition(".")[0] for n in node.walk() if n.meta and
-             "dosi_field" in n.meta}
+    refs |= {
+        str(n.meta["dosi_field"]).partition(".")[0]
+        for n in node.walk()
+        if n.meta and "dosi_field" in n.meta
+    }
     if not refs:
         return None
     if len(refs) == 1:

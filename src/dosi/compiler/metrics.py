@@ -80,6 +80,8 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
         return None
     if mext.lod_invalid:  # its declaration was reported; the expression is never run
         return None
+    if not _derive_key_scalar(scope, m.name, mext.derive, site):
+        return None
     if getattr(mext.derive, "family", None) == "compose" and nests_aggregates(scope, m):
         scope.lod_pending.append(
             (m, mext.derive, site)
@@ -109,9 +111,7 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
         if semi is None:
             return None
     variant = (semi, measure_suffix(semi)) if semi is not None else None
-    formula, measure_names, owners = split_measures(
-        scope, m.name, tree, pin, mext, site, variant
-    )
+    formula, measure_names, owners = split_measures(scope, m.name, tree, pin, mext, site, variant)
     if formula is None:
         return None
     if semi is not None and not check_semi_additive(scope, m.name, semi, kind, owners, site):
@@ -203,6 +203,38 @@ def _parse(
             )
             return None
     return tree
+
+
+def _derive_key_scalar(scope: MetricScope, name: str, decl: object, site: Site) -> bool:
+    """DRV-CMP / DRV-FIL (issue 20 point 9): an aggregate inside `derive.expr` or
+    `derive.where` is the declaration's error, `invalid_datus_extension` on the DATUS key,
+    reported before the authored expression (which then nests aggregates) is read."""
+    family = getattr(decl, "family", None)
+    key = {"compose": "expr", "filter": "where"}.get(family or "")
+    text = getattr(decl, key, None) if key else None
+    if not isinstance(text, str):
+        return True
+    try:
+        tree = parse_scalar(text, None, bind_markers=True)
+    except (SqlSnippetError, SqlTooComplex):
+        return True  # the derive pass reports the malformed text
+    if not any(isinstance(n, exp.AggFunc) for n in tree.walk()):
+        return True
+    what = (
+        "compose expressions are scalar arithmetic over metric names; the members aggregate"
+        if family == "compose"
+        else "a filter tests row values"
+    )
+    scope.cx.sink.error(
+        "invalid_datus_extension",
+        f"`derive.{key}` of `{name}` calls an aggregate (`{text}`): {what}",
+        path=site.path,
+        line=site.line,
+        hint="move the aggregate into a member metric and name that metric"
+        if family == "compose"
+        else "test a field of the base metric's dataset; filter on a metric with a compose",
+    )
+    return False
 
 
 def _ancestors(node: exp.Expression) -> Iterator[exp.Expression]:

@@ -60,7 +60,7 @@ def compile_model_text(
                 Diagnostic(
                     "expression_too_complex",
                     "the model nests too deeply to compile",
-                    hint='simplify the model\'s expressions (docs/limits.md)',
+                    hint="simplify the model's expressions (docs/limits.md)",
                 )
             ]
         ) from None
@@ -88,7 +88,13 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
     scope = MetricScope(cx, datasets, graph, MeasureRegistry(cx), conformed=conformed or EMPTY)
     metrics, unavailable = _metrics(spec, scope)
     compile_conversions(scope, metrics)  # D-CONVERSION: its base and conversion metrics exist
-    compile_derives(scope, metrics)  # D-DERIVE: after every metric exists
+    pending = {spec_.name for spec_, _, _ in scope.lod_pending}  # D-LOD: compiled later
+    rejected = [
+        m.name
+        for m in spec.metrics
+        if m.name not in metrics and m.name not in unavailable and m.name not in pending
+    ]
+    compile_derives(scope, metrics, rejected)  # D-DERIVE: after every metric exists
     compile_variants(scope, metrics)  # D-DERIVE over D-SEMI / D-CONVERSION members
     check_window_references(cx, metrics, datasets)
     check_lod_model(cx, datasets, relationships, metrics, scope.registry.measures)

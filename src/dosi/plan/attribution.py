@@ -147,6 +147,25 @@ def attribution_strategy(model: ModelIr, m: MetricIr) -> Strategy:
             return Strategy(
                 "mix_shift", "approximate", numerator=num, denominator=den, base_window=family
             )
+        if num is not None and den is not None:  # a ratio with a side that does not add up
+            side, bad = (
+                ("numerator", num)
+                if model.measures[num].agg not in ADDITIVE_AGGS
+                else ("denominator", den)
+            )
+            return Strategy(
+                "unsupported",
+                None,
+                {
+                    "code": "ratio_non_sum_tier",
+                    "side": side,
+                    "measure": bad,
+                    "agg": model.measures[bad].agg,
+                    "message": f"the ratio's {side} `{bad}` is "
+                    f"{model.measures[bad].agg.upper()}; a rate decomposes (mix / rate) only "
+                    "over SUM / COUNT sides",
+                },
+            )
     bad = next((x for x in m.measures if model.measures[x].agg not in ADDITIVE_AGGS), m.measures[0])
     agg = model.measures[bad].agg
     return Strategy(

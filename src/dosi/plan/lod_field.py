@@ -86,6 +86,23 @@ def check_lod_field_shape(model: ModelIr, rq: ResolvedQuery) -> None:
     if not lod:
         return
     windowed = [m.name for m in rq.planned_metrics if m.window is not None]
+    timed = [
+        m
+        for m in rq.planned_metrics
+        if m.window is not None and m.window.needs_time_axis and m.time_axis is not None
+    ]
+    if timed and not any(d.grain is not None for d in rq.dims):
+        # the window's own precondition comes first, as the reference engine orders them
+        axis = timed[0].time_axis
+        raise QueryError(
+            "time_axis_not_grouped",
+            f"window metric `{timed[0].name}` orders or shifts along `{axis}`, which the query "
+            "does not group by with a grain",
+            metrics=[m.name for m in timed],
+            candidates=[axis, "metric_time"],
+            hint=f'add "{axis}:<grain>" (e.g. :month) or "metric_time:<grain>" to group_by',
+            missing_dimensions=[axis],
+        )
     if windowed:
         raise QueryError(
             "not_implemented",

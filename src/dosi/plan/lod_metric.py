@@ -222,6 +222,12 @@ def _attach(
     if not rq.dims:
         kept = _keys(model, rq, lods)
     reach = replace(rq, metrics=[*plain, *_bases(model, lods)], context=None)
+    if rq.dims and rq.time_range is not None:
+        # a time_range some metric cannot read comes after the LOD key rules (its own
+        # planner: the probe leaves no state behind)
+        probe = replace(reach, result_filter=None, order=[], time_range=None)
+        plan_windows(model, graph, probe, Planner(model, graph, whole_query=False), dia)
+        _keys(model, rq, lods)
     plan_windows(model, graph, replace(reach, result_filter=None, order=[]), planner, dia)
     if rq.dims:
         kept = _keys(model, rq, lods)

@@ -6,8 +6,10 @@ an excluded dimension the view does not carry is `lod_dimension_not_grouped`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dosi.errors import QueryError
-from dosi.ir.conform import same_dimension
+from dosi.ir.conform import reachable_fields, same_dimension
 from dosi.ir.lod_field import lod_refs
 from dosi.ir.model import MetricIr, ModelIr
 from dosi.query.resolve import ResolvedDim, ResolvedQuery
@@ -154,3 +156,36 @@ def not_grouped(m: MetricIr, key: str, rq: ResolvedQuery) -> QueryError:
         "aggregate it with an ordinary metric",
         suggested_retry=retry,
     )
+
+
+def check_lod_compose_conformed(
+    model: ModelIr, rq: ResolvedQuery, reach: Callable[[str, str], bool]
+) -> None:
+    """DRV-CMP-06 for a compose over D-LOD members (LOD-REL-10): a group-by field some member
+    cannot reach many-to-one (nor through a conformed spelling) is `unconformed_dimension`
+    naming those members, before the D-LOD shape rules and the join paths (the reference
+    engine's order; a D-DERIVE compose is checked in dosi.query.derive)."""
+    for m in rq.planned_metrics:
+        if m.lod is None or m.lod.kind != "compose":
+            continue
+        for dim in rq.dims:
+            f = dim.field
+            if f is None:
+                continue
+            missing = [
+                name
+                for name in m.lod.members
+                if not any(
+                    f.qualified in reachable_fields(model, reach, d)
+                    for d in model.metrics[name].datasets
+                )
+            ]
+            if missing:
+                raise QueryError(
+                    "unconformed_dimension",
+                    f'dimension "{f.qualified}" is not conformed for derived metric "{m.name}": '
+                    f"member(s) {', '.join(missing)} have no many-to-one path to `{f.dataset}`",
+                    metrics=[m.name],
+                    hint="group by a dimension every member reaches, or query the members "
+                    "separately",
+                )

@@ -278,7 +278,7 @@ class Planner:
             for f in rq.context.fields:
                 needed.setdefault(f.dataset, f"context_filter field `{f.qualified}`")
             filters.append(self._on_axis(rq.context.expr, draft, needed, "context_filter"))
-        scans = {rq.range_scans[m] for m in draft.metrics if m in rq.range_scans}
+        scans = {rq.range_scans[m] for m in draft.measures if m in rq.range_scans}
         for gate, gate_field in scans:  # time_ranges: the OR of the tags on this branch's axis
             needed.setdefault(gate_field.dataset, f"time_ranges on `{gate_field.qualified}`")
             filters.append(gate)

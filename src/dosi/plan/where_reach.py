@@ -53,22 +53,29 @@ def where_context_error(
 
         cannot = [m for m in blocked if m in owners and not reads(m)]
         can = [m for m in owners if m not in blocked and reads(m)]
-        if not cannot or not can:
+        # a D-DERIVE compose whose member on another dataset reads it is the same question
+        # (a metric written as one expression over two datasets stays a join question)
+        composes = [m for m in cannot if model.metrics[m].derive is not None]
+        members = sorted(
+            {d for m in composes for d in owners[m] if all(readable(d, f) for f in fields)}
+        )
+        if not cannot or not (can or members):
             continue
         text = part.sql()
-        ds = sorted({d for m in cannot for d in owners[m]})
+        ds = sorted({d for m in cannot for d in owners[m] if d not in members})
         targets = sorted({f.dataset for f in fields})
+        readers = [f"`{m}`" for m in can] + [f"the members over {d}" for d in members]
         return QueryError(
             "where_needs_context",
             f"the row filter `{text}` applies to every metric of the query, but "
             + ", ".join(f"`{m}`" for m in cannot)
             + f" cannot read it (its rows, {', '.join(ds)}, reach none of "
             + f"{', '.join(targets)}), while "
-            + ", ".join(f"`{m}`" for m in can)
+            + ", ".join(readers)
             + " can",
             metrics=cannot,
             hint=f"move `{text}` to a context filter, which applies to "
-            + ", ".join(can)
-            + " and is skipped by the metrics that cannot read it; or query them separately",
+            + ", ".join(can + members)
+            + " and is skipped by the branches that cannot read it; or query them separately",
         )
     return None

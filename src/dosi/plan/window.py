@@ -56,9 +56,7 @@ def offset_aligned(
     return (count * MONTHS[granularity]) % MONTHS[grain] == 0
 
 
-def aligned_grains(
-    count: int, granularity: str, cal: CalendarIr = DEFAULT_CALENDAR
-) -> list[str]:
+def aligned_grains(count: int, granularity: str, cal: CalendarIr = DEFAULT_CALENDAR) -> list[str]:
     """The grains a shift lands on (the day grains first, as the 1.x list was)."""
     finer = [g for g in cal.grains() if g not in DAY_GRAINS]
     return [g for g in (*DAY_GRAINS, *finer) if offset_aligned(count, granularity, g, cal)]
@@ -136,6 +134,7 @@ class _WindowPlanner:
         grain = time_dim.grain if time_dim is not None else None
         self.grain = grain
         self._check_grains(grain)
+        self._check_partial_buckets(grain)
         self._check_range_axis(axis)
         self._check_restrictions()
         seconds = self._second_metrics()
@@ -156,7 +155,10 @@ class _WindowPlanner:
                 replace(b, time_filters=tuple(self._expand(tf) for tf in b.time_filters))
                 for b in branches
             )
-            trim = TimeBounds(tr.range.start, tr.range.end)
+            # the start is trimmed only when widened: an unwidened start is the scan's own,
+            # and its partial first bucket (labelled before the bound) is part of the answer
+            start_x, _ = self._expanders()
+            trim = TimeBounds(tr.range.start if start_x else None, tr.range.end)
         metrics = tuple(self._window_metric(m, time_dim) for m in self.windowed)
         if trim is not None:
             metrics = tuple(self._mask(wm, trim) for wm in metrics)
@@ -399,15 +401,61 @@ class _WindowPlanner:
                         missing_dimensions=missing,
                     )
 
-    def _expanders(self) -> tuple[list[str], list[str]]:
+    def _check_partial_buckets(self, grain: str | None) -> None:
+        """WIN-OFF-05 / WIN-OFF-10 / WIN-QRY-04: a time_range bound inside a bucket of the
+        query grain, on a side the window stage widens, is `grain_too_fine`: the widened scan
+        would load that bucket whole (a lookback reads the full month, a forward offset the
+        month after the end, a reset accumulates from the period start), so the edge bucket
+        would disagree with the same query without a window, and trimming it away would drop a
+        requested row. Checked before the range's field is matched against the axis, as the
+        reference engine orders it."""
+        tr = self.rq.time_range
+        if tr is None or grain is None:
+            return
+        start_x, end_x = self._expanders(any_field=True)
+        # a densified frame's lookback loads whole calendar buckets by design (densify.md)
+        dense = {
+            m.name
+            for m in self.all_windows
+            if m.window is not None and m.window.shift is None and m.window.reset_grain is None
+        }
+        start_x = [n for n in start_x if n not in dense]
+        for side, bound, names in (
+            ("start", tr.range.start, start_x),
+            ("end", tr.range.end, end_x),
+        ):
+            if bound is None or not names:
+                continue
+            try:
+                floor = trunc_when(bound, grain, self.model.calendar)
+            except ValueError:  # a calendar-table grain: its periods are not placed here
+                continue
+            if floor == bound:
+                continue
+            raise QueryError(
+                "grain_too_fine",
+                f"the time_range {side} `{bound.isoformat()}` falls inside a {grain} bucket, "
+                f"and window metric{'s' if len(names) > 1 else ''} "
+                + ", ".join(f"`{n}`" for n in names)
+                + f" widen{'' if len(names) > 1 else 's'} the scan past that bound: the partial "
+                f"{grain} would read as a whole one",
+                metrics=names,
+                hint=f"move the {side} to a {grain} boundary (`{floor.isoformat()}`), or group "
+                "the time axis by a finer grain",
+            )
+
+    def _expanders(self, any_field: bool = False) -> tuple[list[str], list[str]]:
         """Metrics that widen the scan's start (back offsets, resets) and its end (forward
-        offsets) under this query's time_range; none when the range is not on the axis."""
+        offsets) under this query's time_range; none when the range is not on the axis
+        (unless `any_field`: the metrics that would widen it)."""
         tr = self.rq.time_range
         if tr is None:
             return [], []
         axes = {m.time_axis for m in self.all_windows if m.time_axis is not None}
-        if tr.field is not None and not any(
-            same_dimension(self.model, tr.field.qualified, a) for a in axes
+        if (
+            not any_field
+            and tr.field is not None
+            and not any(same_dimension(self.model, tr.field.qualified, a) for a in axes)
         ):
             return [], []
         start: list[str] = []
@@ -481,7 +529,9 @@ class _WindowPlanner:
         if not w.masked_outside_range:
             return wm
         start_x, end_x = self._expanders()
-        own = w.reset_grain is not None or (w.bucket_lookback is not None and self.dense is not None)
+        own = w.reset_grain is not None or (
+            w.bucket_lookback is not None and self.dense is not None
+        )
         return replace(
             wm,
             mask_before=trim.start if start_x and not own else None,

@@ -92,7 +92,7 @@ class ResolvedQuery:
     # (output column, desc, nulls "first" | "last" | None)
     order: list[tuple[str, bool, str | None]] = field(default_factory=list)
     result_filter: ResultFilter | None = None  # where_sql conjuncts that name a metric
-    # time_ranges (dosi.query.time_ranges): metric -> (the OR of its tags' gates, the field)
+    # time_ranges (dosi.query.time_ranges): gated measure -> (the OR of its tags' gates, the field)
     range_scans: dict[str, tuple[exp.Expression, FieldIr]] = field(default_factory=dict)
     context: ResolvedWhere | None = None  # context_filter (D-LOD context layer)
 
@@ -561,7 +561,7 @@ def resolve_where(model: ModelIr, text: str, *, metric_time: bool = False) -> Re
     _check_not_literal(tree, text)
     if any(names_metric(model, part) for part in conjuncts(tree)):
         raise QueryError(
-            "aggregate_in_where",
+            "unsupported_filter",  # the reference code: a metric is not a dimension
             f"where_sql `{text}` names a metric; detail rows are never aggregated",
             hint="filter on dataset fields, or ask `query` for the metric",
         )

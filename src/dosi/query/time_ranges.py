@@ -38,10 +38,11 @@ RangePredicates = Callable[[FieldIr, When | None, When | None], list[exp.Express
 
 @dataclass(frozen=True)
 class RangeScan:
-    """Per tagged metric column, the OR of every tag's gate on its time field: the scan
-    predicate of the branch that computes it (each fact dataset on its own axis)."""
+    """Per gated measure, the OR of every tag's gate on its time field: the scan predicate of
+    the branch that computes it (each fact dataset on its own axis, so a compose over two
+    facts gates each member on its own date)."""
 
-    by_metric: dict[str, tuple[exp.Expression, FieldIr]]
+    by_measure: dict[str, tuple[exp.Expression, FieldIr]]
 
 
 def expand_time_ranges(
@@ -56,22 +57,30 @@ def expand_time_ranges(
     fields = _gate_fields(model, query, metrics)
     new_metrics: dict[str, MetricIr] = {}
     new_measures: dict[str, MeasureIr] = {}
-    by_metric: dict[str, tuple[exp.Expression, FieldIr]] = {}
+    by_measure: dict[str, tuple[exp.Expression, FieldIr]] = {}
     columns: list[OutputColumn] = []
     by_column = {c.column: c for c in expanded.outputs}
-    gate_cache: dict[str, dict[str, exp.Expression]] = {}
-    for m in metrics:
-        field = fields[m.name]
-        gates = gate_cache.get(field.qualified)
-        if gates is None:
+    gate_cache: dict[str, tuple[dict[str, exp.Expression], exp.Expression]] = {}
+
+    def gates_on(field: FieldIr) -> tuple[dict[str, exp.Expression], exp.Expression]:
+        got = gate_cache.get(field.qualified)
+        if got is None:
             gates = {r.tag: _and(predicates(field, r.start, r.end)) for r in query.time_ranges}
-            gate_cache[field.qualified] = gates
-        scan = exp.or_(*(exp.paren(g.copy(), copy=False) for g in gates.values()))
-        for tag, gate in gates.items():
+            scan = exp.or_(*(exp.paren(g.copy(), copy=False) for g in gates.values()))
+            got = gate_cache[field.qualified] = (gates, scan)
+        return got
+
+    for m in metrics:
+        shared = fields.get(m.name)
+        for tag in (r.tag for r in query.time_ranges):
             name = f"{m.name}__{tag}"
             renames = {}
             for meas_name in m.measures:
                 base = model.measures[meas_name]
+                # D-TIME: a member on another fact is gated on its own dataset's axis
+                field = shared if shared is not None else _measure_axis(model, m, base)
+                gates, scan = gates_on(field)
+                gate = gates[tag]
                 gated = f"{meas_name}__{tag}"
                 signature = f"{base.signature}|range:{tag}@{field.qualified}"
                 if gated in new_measures and new_measures[gated].signature != signature:
@@ -85,13 +94,13 @@ def expand_time_ranges(
                         signature=signature,
                         datasets=base.datasets | {field.dataset},
                     )
+                by_measure[gated] = (scan, field)
             new_metrics[name] = replace(
                 m,
                 name=name,
                 formula=_rename(m.formula, renames),
                 measures=tuple(renames[x] for x in m.measures),
             )
-            by_metric[name] = (scan, field)
             src = by_column.get(m.name, OutputColumn(m.name, m.name))
             columns.append(replace(src, column=name))
     tags = [r.tag for r in query.time_ranges]
@@ -116,7 +125,7 @@ def expand_time_ranges(
         measures={**model.measures, **new_measures},
     )
     new_query = replace(query, metrics=tuple(new_metrics), time_ranges=())
-    return Expansion(new_model, new_query, tuple(columns)), RangeScan(by_metric)
+    return Expansion(new_model, new_query, tuple(columns)), RangeScan(by_measure)
 
 
 def restrict_to_ranges(rq: ResolvedQuery, scan: RangeScan) -> ResolvedQuery:
@@ -131,7 +140,7 @@ def restrict_to_ranges(rq: ResolvedQuery, scan: RangeScan) -> ResolvedQuery:
             metrics=names,
             hint="filter on dataset fields, or query one range with time_range",
         )
-    return replace(rq, range_scans=dict(scan.by_metric))
+    return replace(rq, range_scans=dict(scan.by_measure))
 
 
 def _metric(model: ModelIr, name: str) -> MetricIr:
@@ -196,9 +205,9 @@ def _refuse_lod(model: ModelIr, query: Query, metrics: list[MetricIr]) -> None:
 
 def _gate_fields(model: ModelIr, query: Query, metrics: list[MetricIr]) -> dict[str, FieldIr]:
     """metric -> the time column its tags gate: the ranges' one `dimension`, else the one time
-    field the query groups by (CORE-Q-07, as time_range), else each metric's own axis (a fact
-    dataset on its own time axis); time_range_needs_dimension when the tags name different
-    dimensions."""
+    field the query groups by (CORE-Q-07, as time_range); a metric missing from the result is
+    gated per measure on its own axis (each fact dataset on its own time axis);
+    time_range_needs_dimension when the tags name different dimensions."""
     dims = {r.dimension for r in query.time_ranges}
     if len(dims) > 1:
         raise QueryError(
@@ -224,12 +233,20 @@ def _gate_fields(model: ModelIr, query: Query, metrics: list[MetricIr]) -> dict[
     grouped = grouped_time_field(model, query) if dim is None else None
     if grouped is not None:
         return {m.name: grouped for m in metrics}
-    return {m.name: _axis(model, m) for m in metrics}
+    for m in metrics:  # every member must have an axis: refused before any gating
+        for name in m.measures:
+            _measure_axis(model, m, model.measures[name])
+    return {}
 
 
-def _axis(model: ModelIr, m: MetricIr) -> FieldIr:
+def _measure_axis(model: ModelIr, m: MetricIr, measure: MeasureIr) -> FieldIr:
+    """The metric's D-TIME axis, else the measure's dataset primary time, else the first
+    member's with one (a COUNT of a dimension table reads its fact's axis)."""
     if m.time_axis is not None:
         return model.field(m.time_axis)
+    own = model.datasets[measure.dataset]
+    if own.primary_time is not None:
+        return own.fields[own.primary_time]
     for name in m.measures:
         ds = model.datasets[model.measures[name].dataset]
         if ds.primary_time is not None:
