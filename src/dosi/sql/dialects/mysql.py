@@ -14,9 +14,10 @@ from sqlglot import exp
 from dosi.sql.dialects.base import Dialect, float_statistic, order_outside, sqlglot_null_ordering
 from dosi.sql.dialects.sqlite import union_values
 from dosi.sql.dialects.time_format import MYSQL_TOKENS, TimeParser
+from dosi.sql.dialects.window_support import MYSQL_LACKS
 
 _EPOCH = exp.Literal.string("1970-01-01 00:00:00")
-_NO_COVARIANCE = frozenset({"covar_pop", "covar_samp", "corr"})
+_NO_COVARIANCE = frozenset({"covar_pop", "covar_samp", "corr"}) | MYSQL_LACKS
 
 
 def _fn(name: str, *args: exp.Expression) -> exp.Expression:

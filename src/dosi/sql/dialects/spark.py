@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 from dosi.sql.dialects.time_format import JAVA_TOKENS, TimeParser
+from dosi.sql.dialects.window_support import SPARK_LACKS
 
 # D-FORMAT: to_date / to_timestamp with datetime patterns (yyyy, MM, dd, HH, mm, ss)
 PARSER = TimeParser(date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=JAVA_TOKENS)
@@ -65,6 +66,7 @@ class Spark(Dialect):
 
 SPARK = Spark(
     "spark",
+    unsupported_window_functions=SPARK_LACKS,
     null_ordering=sqlglot_null_ordering("spark"),
     streaming=True,
     time_parser=PARSER,
@@ -72,6 +74,7 @@ SPARK = Spark(
 )
 DATABRICKS = Spark(
     "databricks",
+    unsupported_window_functions=SPARK_LACKS,
     null_ordering=sqlglot_null_ordering("databricks"),
     streaming=True,
     time_parser=PARSER,
@@ -79,5 +82,7 @@ DATABRICKS = Spark(
 )
 # Hive has neither SEQUENCE nor a recursive WITH
 HIVE = Spark(
-    "hive", null_ordering=sqlglot_null_ordering("hive"), time_parser=PARSER, spine_series=None
+    "hive",
+    unsupported_window_functions=SPARK_LACKS,
+    null_ordering=sqlglot_null_ordering("hive"), time_parser=PARSER, spine_series=None
 )
