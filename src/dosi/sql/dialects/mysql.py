@@ -126,6 +126,8 @@ TIDB = _mysql("mysql", "tidb")
 DORIS = MySQL(
     "doris",
     null_ordering=sqlglot_null_ordering("doris"),
+    # none of the 1.14 window shapes is documented for them as a window function / clause
+    unsupported_window_functions=MYSQL_LACKS,
     null_safe_full_join=False,
     time_parser=PARSER,
     spine_series=None,
@@ -133,6 +135,8 @@ DORIS = MySQL(
 STARROCKS = MySQL(
     "starrocks",
     null_ordering=sqlglot_null_ordering("starrocks"),
+    # none of the 1.14 window shapes is documented for them as a window function / clause
+    unsupported_window_functions=MYSQL_LACKS,
     null_safe_full_join=False,
     time_parser=PARSER,
     spine_series=None,

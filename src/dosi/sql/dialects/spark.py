@@ -41,6 +41,14 @@ def _fn(name: str, *args: exp.Expression) -> exp.Expression:
 
 @dataclass(frozen=True)
 class Spark(Dialect):
+    def percentile(
+        self, function: str, value: exp.Expression, fraction: float | None
+    ) -> exp.Expression:
+        """percentile(x, p), Spark's exact interpolated percentile: the one of its percentile
+        aggregates that takes a window frame (percentile_disc is gated)."""
+        p = exp.Literal.number(0.5 if function == "median" else fraction)
+        return _fn("percentile", value, p)
+
     def date_part(self, expr: exp.Expression, part: str) -> exp.Expression:
         """DAYOFWEEK counts from Sunday = 1: (d + 5) % 7 + 1 is ISO (Monday = 1)."""
         if part == "isodow":
