@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 from dosi.sql.dialects.time_format import JAVA_TOKENS, TimeParser
-from dosi.sql.dialects.window_support import SPARK_LACKS
+from dosi.sql.dialects.window_support import HIVE_LACKS, SPARK_LACKS
 
 # D-FORMAT: to_date / to_timestamp with datetime patterns (yyyy, MM, dd, HH, mm, ss)
 PARSER = TimeParser(date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=JAVA_TOKENS)
@@ -91,6 +91,6 @@ DATABRICKS = Spark(
 # Hive has neither SEQUENCE nor a recursive WITH
 HIVE = Spark(
     "hive",
-    unsupported_window_functions=SPARK_LACKS,
+    unsupported_window_functions=HIVE_LACKS,
     null_ordering=sqlglot_null_ordering("hive"), time_parser=PARSER, spine_series=None
 )

@@ -45,6 +45,8 @@ CLICKHOUSE_LACKS = frozenset({"exclude"}) | IGNORE_NULLS | PERCENTILES
 #: Spark: no GROUPS or EXCLUDE; its ANSI percentile_cont / percentile_disc / median take no
 #: window frame, but percentile(x, p) (interpolated: percentile_cont) does
 SPARK_LACKS = GROUPS_EXCLUDE | frozenset({"percentile_disc"})
+#: Hive: Spark's, and sqlglot's Hive generator writes no IGNORE NULLS
+HIVE_LACKS = SPARK_LACKS | IGNORE_NULLS
 #: Snowflake: no GROUPS / EXCLUDE; its percentiles take no window frame
 SNOWFLAKE_LACKS = GROUPS_EXCLUDE | PERCENTILES
 #: BigQuery: no GROUPS / EXCLUDE, no REGR_*; PERCENTILE_CONT takes no window frame
