@@ -16,9 +16,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_window_properties import FIRST, SETTINGS, day_st, group_by, keyed_all, sales_st
-from wm_common import Sale, assert_series, bucket, build_db, key_date, make_engine, run, series
+from wm_common import (
+    Sale,
+    assert_series,
+    bucket,
+    build_db,
+    key_date,
+    make_engine,
+    run,
+    series,
+    sql_sum,
+)
 from wm_common import shift as shift_date
-from wm_common import sql_sum
 
 WINDOWS: dict[str, Any] = {
     "c1": {"frame": {"function": "sum", "preceding": 1, "following": 1}},
