@@ -63,6 +63,10 @@ def render(s: WindowStageSql, wm: WindowMetric, spec: WindowSpec) -> exp.Express
         varies = exp.GT(this=spread, expression=exp.Literal.number(0))
         return exp.Case(ifs=[exp.If(this=varies, true=out)])
     if w.function in ("percentile_cont", "percentile_disc", "median"):
+        if w.function != "percentile_disc":
+            # an interpolated value is not a value of the series: over DECIMAL, DuckDB would
+            # round it to the column's scale
+            v = exp.Cast(this=v, to=exp.DataType.build("DOUBLE"))
         return _framed(s, wm, w, s.dialect.percentile(w.function, v, w.fraction))
     if w.function not in _TWO_ARG:
         return _framed(s, wm, w, _AGGS[w.function](this=v))
