@@ -109,7 +109,7 @@ BAD = [
     ("metric", {"window": {"type": "rolling", "function": "sum"}}),
     ("metric", {"window": {"type": "rolling", "function": "corr", "periods": 3}}),
     ("metric", {"window": {"type": "cumulative", "function": "sum", "reset": "day"}}),
-    ("metric", {"window": {"frame": {"function": "median", "preceding": 1}}}),
+    ("metric", {"window": {"frame": {"function": "percentile_cont", "preceding": 1, "fraction": 2}}}),
     ("metric", {"window": {"frame": {"function": "sum", "preceding": -1}}}),
     ("metric", {"window": {"frame": {"function": "sum", "preceding": 1, "colour": "red"}}}),
     ("metric", {"window": {"rank": {"function": "ntile"}}}),

@@ -19,7 +19,7 @@ from dosi.ext.params import DECL_KEYS, PARAM_TYPES
 from dosi.ext.registry import DATUS_EXT_VERSION, REGISTRY
 from dosi.ext.semi_additive import SNAPSHOTS
 from dosi.ext.time_format import NATIVE_FORMATS, STORAGES, TIME_KEYS
-from dosi.ext.window.frame import UNITS
+from dosi.ext.window.frame import EXCLUSIONS, UNITS
 from dosi.ext.window.functions import (
     FRAME_FUNCTIONS,
     FRAME_W1,
@@ -138,9 +138,25 @@ def window_defs() -> dict[str, Any]:
             "require_full_window": {"type": "boolean"},
             "order": ref("WindowOrder"),
             "partition": ref("WindowPartition"),
-            "units": enum(UNITS, "rows, or range (value-ordered cumulative frames)."),
-            "second": {"type": "string", "description": "The second series of covar / corr."},
+            "units": enum(
+                UNITS, "rows, range (value-ordered cumulative frames) or groups (1.14)."
+            ),
+            "second": {
+                "type": "string",
+                "description": "The second series of covar / corr, or x of regr_* (1.14).",
+            },
             "scope": {"const": "partition", "description": "The whole partition (1.9)."},
+            "following": {
+                "description": 'Buckets after the current one, or "unbounded" (1.14).',
+                "oneOf": [{"type": "integer", "minimum": 0}, {"const": "unbounded"}],
+            },
+            "exclusion": enum(EXCLUSIONS, "Rows left out of the frame (1.14)."),
+            "fraction": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": "The percentile of percentile_cont / percentile_disc (1.14).",
+            },
         },
         "required": ["function"],
         "anyOf": [{"required": ["preceding"]}, {"required": ["scope"]}],
@@ -246,7 +262,9 @@ def window_defs() -> dict[str, Any]:
         "WindowOffset": offset,
         "WindowFrame": frame,
         "WindowRank": ordered(RANK_FUNCTIONS, "buckets", "ntile", "Rank the metric's rows."),
-        "WindowValue": ordered(VALUE_FUNCTIONS, "n", "nth_value", "A value of another row."),
+        "WindowValue": _with_ignore_nulls(
+            ordered(VALUE_FUNCTIONS, "n", "nth_value", "A value of another row.")
+        ),
         "WindowOrder": order,
         "WindowPartition": partition,
         "ParamRef": {
@@ -512,3 +530,12 @@ def payload_defs() -> dict[str, Any]:
     missing = set(REGISTRY) - listed
     assert not missing, f"JSON Schema lacks DATUS keys {sorted(missing)}"
     return defs
+
+
+def _with_ignore_nulls(value: dict[str, Any]) -> dict[str, Any]:
+    """The value family's 1.14 `ignore_nulls`."""
+    value["properties"]["ignore_nulls"] = {
+        "type": "boolean",
+        "description": "Navigate the non-NULL values only (1.14).",
+    }
+    return value

@@ -22,6 +22,13 @@ WINDOW_FEATURES: dict[str, str] = {
     "window.order.nulls": "1.9",
     "window.share": "1.13",
     "window.streak": "1.13",
+    "window.frame.following": "1.14",
+    "window.frame.units (groups)": "1.14",
+    "window.frame.exclusion": "1.14",
+    "window.frame.function (regr_*)": "1.14",
+    "window.frame.function (percentiles)": "1.14",
+    "window.frame.fraction": "1.14",
+    "window.value.ignore_nulls": "1.14",
 }
 """In-family growth of `window` (no registry rows, §7 1.3 / 1.9): the minor that added each
 shape. Used by the gate for `datus_ext_key_newer_than_declared` (a new accepted shape of an
@@ -87,5 +94,13 @@ HISTORY: tuple[HistoryEntry, ...] = (
         (),
         "in-family window growth: the share and streak families (general-form keys and their "
         "reserved window types)",
+    ),
+    HistoryEntry(
+        "1.14",
+        "2026-12-02",
+        (),
+        "in-family window growth (the 1.3 roadmap's rest): frame.following, GROUPS units, "
+        "frame.exclusion, the regr_* and percentile frame functions (frame.fraction), "
+        "value.ignore_nulls",
     ),
 )

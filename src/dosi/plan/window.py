@@ -467,6 +467,8 @@ class _WindowPlanner:
                 (start if shift.direction == "back" else end).append(m.name)
             elif (w is not None and w.reset_grain is not None) or self._dense_lookback(m):
                 start.append(m.name)
+            if w is not None and w.reads_ahead:  # frame.following (1.14): the end widens
+                end.append(m.name)
         if tr.range.start is None:
             start = []
         if tr.range.end is None:
@@ -532,10 +534,11 @@ class _WindowPlanner:
         own = w.reset_grain is not None or (
             w.bucket_lookback is not None and self.dense is not None
         )
+        # a following frame reads the rows after the range for itself (1.14)
         return replace(
             wm,
             mask_before=trim.start if start_x and not own else None,
-            mask_after=trim.end if end_x else None,
+            mask_after=trim.end if end_x and not w.reads_ahead else None,
         )
 
     def _dense_lookback(self, m: MetricIr) -> int:
@@ -544,6 +547,15 @@ class _WindowPlanner:
         January to March; without densify a frame counts the rows that exist, WIN-FRM-15)."""
         back = m.window.bucket_lookback if m.window is not None else None
         return back or 0 if self.dense is not None else 0
+
+    def _lookahead(self, m: MetricIr) -> int | None:
+        """How far a following frame reads past the range's end (1.14): n calendar buckets over
+        a densified series; None (the scan keeps no end bound) when the frame is unbounded
+        ahead, or counts rows of an undensified series, where its n next existing buckets may
+        lie any distance after the end (a cost, never a wrong number)."""
+        w = m.window
+        n = w.bucket_lookahead if w is not None else None
+        return n if self.dense is not None else None
 
     def _second_metrics(self) -> tuple[MetricIr, ...]:
         requested = {m.name for m in self.rq.planned_metrics}
@@ -580,6 +592,11 @@ class _WindowPlanner:
                 shift = m.window.shift if m.window is not None else None
                 if shift is not None and shift.direction == "forward":
                     highs.append(shift_when(end, shift.count, shift.granularity))
+            ahead = [self._lookahead(m) for m in self.all_windows if m.window.reads_ahead]  # type: ignore[union-attr]
+            if any(n is None for n in ahead):
+                return replace(tf, start=new_start, end=None)
+            if ahead and self.grain is not None:  # densified: n calendar buckets ahead
+                highs.append(shift_when(end, max(ahead), self.grain))  # type: ignore[type-var]
             new_end = max(highs, key=_sort_key)
         # week starts are the calendar's, not the dialect's: every low is a literal (WIN-FRM-19)
         return replace(tf, start=new_start, end=new_end)

@@ -10,7 +10,11 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 from dosi.ext.envelope import json_type
-from dosi.ext.window.functions import TWO_ARG_FUNCTIONS, frame_function
+from dosi.ext.window.functions import (
+    FRACTION_FUNCTIONS,
+    TWO_ARG_FUNCTIONS,
+    frame_function,
+)
 from dosi.ext.window.modifiers import parse_order, parse_partition
 from dosi.ext.window.reader import WindowReader, alternatives, is_int, present, show
 from dosi.ext.window.spec import (
@@ -33,8 +37,13 @@ FRAME_KEYS: tuple[str, ...] = (
     "units",
     "second",
     "scope",
+    "following",
+    "exclusion",
+    "fraction",
 )
-UNITS: tuple[str, ...] = ("rows", "range")
+UNITS: tuple[str, ...] = ("rows", "range", "groups")
+#: SQL:2011 frame exclusion (1.14); `no_others` is the default and renders no clause
+EXCLUSIONS: tuple[str, ...] = ("current_row", "group", "ties", "no_others")
 #: Top-level payload keys of the general frame form.
 TOP_KEYS: tuple[str, ...] = ("frame",)
 
@@ -49,7 +58,9 @@ class FrameWindow(WindowSpec):
     """Ordered re-aggregation (WM "General form — frame"; `rolling` / `cumulative` desugar here).
 
     `preceding is None` means UNBOUNDED PRECEDING. With `scope == "partition"` (1.9) the frame is
-    the whole partition: `preceding`, `reset`, `units` and `order` do not apply.
+    the whole partition: `preceding`, `reset`, `units` and `order` do not apply. 1.14:
+    `following` (0 = CURRENT ROW, the default; None with `following_unbounded`), GROUPS units,
+    `exclusion`, and `fraction` for the percentiles.
     """
 
     function: str
@@ -62,6 +73,10 @@ class FrameWindow(WindowSpec):
     second: str | None = None
     scope: Literal["partition"] | None = None
     sugar: str | None = None
+    following: int = 0
+    following_unbounded: bool = False
+    exclusion: Literal["current_row", "group", "ties", "no_others"] | None = None
+    fraction: float | None = None
     family: ClassVar[str] = "frame"
     default_partition: ClassVar[PartitionSpec | None] = FRAME_DEFAULT_PARTITION
 
@@ -80,6 +95,29 @@ class FrameWindow(WindowSpec):
     @property
     def ordered_by_time(self) -> bool:
         return self.order.by == "time" and self.scope is None
+
+    @property
+    def window_features(self) -> tuple[str, ...]:
+        """Frame clauses a dialect may lack (1.14): GROUPS units, an EXCLUDE clause."""
+        out: list[str] = []
+        if self.units == "groups" and self.scope is None:
+            out.append("groups")
+        if self.exclusion not in (None, "no_others"):
+            out.append("exclude")
+        return tuple(out)
+
+    @property
+    def reads_ahead(self) -> bool:
+        """A time-ordered frame whose end bound follows the current row (1.14)."""
+        return self.time_ordered and (self.following > 0 or self.following_unbounded)
+
+    @property
+    def bucket_lookahead(self) -> int | None:
+        """The buckets after the current one a time-ordered frame reads (None: unbounded, or
+        none at all when `reads_ahead` is false)."""
+        if not self.reads_ahead or self.following_unbounded:
+            return None
+        return self.following if self.units in ("rows", "groups") else None
 
     @property
     def wants_total_order(self) -> bool:
@@ -120,7 +158,9 @@ class FrameWindow(WindowSpec):
 
     @property
     def bucket_lookback(self) -> int | None:
-        return self.preceding if self.time_ordered and self.units == "rows" else None
+        if not self.time_ordered or self.units == "range":
+            return None
+        return self.preceding
 
     @property
     def listed_function(self) -> str:
@@ -131,7 +171,14 @@ class FrameWindow(WindowSpec):
             return f"frame {self.function} over the whole partition"
         start = "unbounded" if self.preceding is None else self.preceding
         order = f"order={self.order.by} {self.order.direction}"
-        text = f"frame {self.function} {self.units} {start} preceding {order}"
+        fn = self.function if self.fraction is None else f"{self.function}({self.fraction:g})"
+        text = f"frame {fn} {self.units} {start} preceding"
+        if self.following or self.following_unbounded:
+            end = "unbounded" if self.following_unbounded else self.following
+            text += f" {end} following"
+        text += f" {order}"
+        if self.exclusion is not None:
+            text += f" exclude={self.exclusion}"
         if self.reset:
             text += f" reset={self.reset}"
         if self.require_full_window:
@@ -186,9 +233,26 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
     if present(raw, "second"):
         r.feature("window.frame.second")
         second = r.metric_name(f"{kp}.second", raw["second"])
+    following: int | str | None = 0
+    if present(raw, "following"):
+        r.feature("window.frame.following")
+        following = _bound(r, f"{kp}.following", raw["following"], "following")
+    if units == "groups":
+        r.feature("window.frame.units (groups)")
+    exclusion: str | None = None
+    if present(raw, "exclusion"):
+        r.feature("window.frame.exclusion")
+        exclusion = r.enum(
+            f"{kp}.exclusion",
+            raw["exclusion"],
+            EXCLUSIONS,
+            hint='e.g. "exclusion": "current_row" for the neighbours without the bucket itself',
+        )
+    fraction = _fraction(r, kp, raw, fn)
 
     if present(raw, "scope"):
-        for k in ("preceding", "reset", "require_full_window", "units", "order"):
+        for k in ("preceding", "reset", "require_full_window", "units", "order", "following",
+                  "exclusion"):
             if present(raw, k):
                 r.err(
                     f"{kp}.{k}",
@@ -203,6 +267,44 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
                 'cannot be true with preceding "unbounded": an unbounded frame is never '
                 "partial",
                 hint="drop require_full_window, or give preceding a number",
+            )
+        if rfw and following == _UNBOUNDED:
+            r.err(
+                f"{kp}.require_full_window",
+                'cannot be true with following "unbounded": an unbounded frame is never '
+                "partial",
+                hint="drop require_full_window, or give following a number",
+            )
+        if (
+            present(raw, "following")
+            and following != 0
+            and order is not None
+            and order.by == "time"
+            and order.direction == "desc"
+        ):
+            p_text = "\"unbounded\"" if preceding == _UNBOUNDED else str(preceding)
+            f_text = "\"unbounded\"" if following == _UNBOUNDED else str(following)
+            r.err(
+                f"{kp}.following",
+                'is not allowed with order {"by": "time", "direction": "desc"}: a following '
+                "bound would read earlier buckets; the same frame reads forward in time "
+                "ascending",
+                hint=f'write "preceding": {f_text}, "following": {p_text} with the default '
+                "ascending time order",
+            )
+        if units == "groups" and rfw:
+            r.err(
+                f"{kp}.require_full_window",
+                'cannot be true under units "groups": a group holds any number of rows',
+                hint='drop require_full_window, or use units "rows"',
+            )
+        if units == "range" and present(raw, "following"):
+            r.err(
+                f"{kp}.following",
+                'is not allowed under units "range" (a value-ordered cumulative frame ends at '
+                "the current row's peers)",
+                hint='use units "rows" or "groups" for a frame that reads ahead, or scope '
+                '"partition" for the whole partition',
             )
         if units == "range":
             if rfw:
@@ -243,10 +345,13 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         elif fn not in TWO_ARG_FUNCTIONS and present(raw, "second"):
             r.err(
                 f"{kp}.second",
-                f'only applies to covar_pop / covar_samp / corr, not "{fn}"',
+                f'only applies to covar_pop / covar_samp / corr and the regr_* functions, not '
+                f'"{fn}"',
                 hint="remove window.frame.second",
             )
     if r.errors != start or fn is None or order is None or partition is None:
+        return None
+    if following is None:
         return None
     return FrameWindow(
         function=fn,
@@ -259,19 +364,60 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         second=second,
         scope="partition" if scope else None,
         sugar=None,
+        following=following if isinstance(following, int) else 0,
+        following_unbounded=following == _UNBOUNDED,
+        exclusion=exclusion,  # type: ignore[arg-type]
+        fraction=fraction,
     )
 
 
 def _preceding(r: WindowReader, key: str, value: Any) -> int | str | None:
+    return _bound(r, key, value, "preceding")
+
+
+def _bound(r: WindowReader, key: str, value: Any, side: str) -> int | str | None:
     if value == _UNBOUNDED:
         return _UNBOUNDED
     if is_int(value) and value >= 0:
         return int(value)
+    example = (
+        '"preceding": 2 for a 3-bucket trailing frame, "unbounded" for a running one'
+        if side == "preceding"
+        else '"preceding": 1, "following": 1 for a centered 3-bucket frame'
+    )
     r.err(
         key,
         f'must be an integer >= 0 or "unbounded" (got {json_type(value)} {show(value)})',
-        hint='e.g. "preceding": 2 for a 3-bucket trailing frame, "unbounded" for a running one',
+        hint=f"e.g. {example}",
     )
+    return None
+
+
+def _fraction(r: WindowReader, kp: str, raw: dict[str, Any], fn: str | None) -> float | None:
+    """`fraction` of percentile_cont / percentile_disc: a number in [0, 1] (1.14)."""
+    key = f"{kp}.fraction"
+    if fn in FRACTION_FUNCTIONS:
+        if not present(raw, "fraction"):
+            r.err(
+                key,
+                f'is required with "{fn}": the percentile as a number between 0 and 1',
+                hint=f'e.g. {{"function": "{fn}", "fraction": 0.9, "preceding": 6}}',
+            )
+            return None
+        r.feature("window.frame.fraction")
+        value = raw["fraction"]
+        if (is_int(value) or isinstance(value, float)) and 0 <= value <= 1:
+            return float(value)
+        r.err(
+            key,
+            f"must be a number between 0 and 1 (got {json_type(value)} {show(value)})",
+            hint="e.g. 0.5 for the median, 0.9 for the 90th percentile",
+        )
+        return None
+    if present(raw, "fraction"):
+        what = "median (always 0.5)" if fn == "median" else f'"{fn}"'
+        r.err(key, f"only applies to percentile_cont / percentile_disc, not {what}",
+              hint="remove window.frame.fraction")
     return None
 
 

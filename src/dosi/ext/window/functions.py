@@ -13,8 +13,24 @@ from dosi.ext.window.reader import WindowReader
 FRAME_W1: tuple[str, ...] = ("sum", "avg", "min", "max", "count")
 FRAME_W2: tuple[str, ...] = ("stddev_pop", "stddev_samp", "var_pop", "var_samp")
 FRAME_W3: tuple[str, ...] = ("covar_pop", "covar_samp", "corr")
-FRAME_FUNCTIONS: tuple[str, ...] = FRAME_W1 + FRAME_W2 + FRAME_W3
-TWO_ARG_FUNCTIONS: frozenset[str] = frozenset(FRAME_W3)
+#: 1.14: the SQL:2003 linear-regression aggregates, two-argument like W3 (`second` is x)
+FRAME_REGR: tuple[str, ...] = (
+    "regr_slope",
+    "regr_intercept",
+    "regr_r2",
+    "regr_count",
+    "regr_avgx",
+    "regr_avgy",
+    "regr_sxx",
+    "regr_syy",
+    "regr_sxy",
+)
+#: 1.14: the inverse-distribution functions as frame aggregates (`fraction` for the two
+#: percentiles; median is percentile_cont at 0.5)
+FRAME_PERCENTILES: tuple[str, ...] = ("percentile_cont", "percentile_disc", "median")
+FRACTION_FUNCTIONS: frozenset[str] = frozenset({"percentile_cont", "percentile_disc"})
+FRAME_FUNCTIONS: tuple[str, ...] = FRAME_W1 + FRAME_W2 + FRAME_W3 + FRAME_REGR + FRAME_PERCENTILES
+TWO_ARG_FUNCTIONS: frozenset[str] = frozenset(FRAME_W3 + FRAME_REGR)
 RANK_FUNCTIONS: tuple[str, ...] = (
     "row_number",
     "rank",
@@ -34,7 +50,8 @@ _BARE_STATS: dict[str, str] = {
 
 
 def frame_function(r: WindowReader, key: str, value: Any, allow_two_arg: bool) -> str | None:
-    """W1 / W2 / W3 registry levels (WIN-ENUM-07/09/10, WIN-REG-02)."""
+    """W1 / W2 / W3 registry levels (WIN-ENUM-07/09/10, WIN-REG-02), and the 1.14 regression
+    and percentile functions."""
     if value is None:
         r.err(key, f"is required (one of {', '.join(FRAME_FUNCTIONS)})")
         return None
@@ -51,7 +68,13 @@ def frame_function(r: WindowReader, key: str, value: Any, allow_two_arg: bool) -
                     '"second": "<metric>"}}',
                 )
                 return None
-            r.feature("window.frame.function (W3 two-argument)")
+            r.feature(
+                "window.frame.function (regr_*)"
+                if value in FRAME_REGR
+                else "window.frame.function (W3 two-argument)"
+            )
+        if value in FRAME_PERCENTILES:
+            r.feature("window.frame.function (percentiles)")
         return value
     if isinstance(value, str) and value.lower() in _BARE_STATS:
         r.err(

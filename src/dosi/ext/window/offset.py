@@ -128,6 +128,18 @@ def _offset(r: WindowReader, value: Any) -> tuple[int, Grain, Direction] | None:
             f"(got {json_type(value)} {show(value)})",
         )
         return None
+    if "ignore_nulls" in value:
+        # 1.14: the value family's key; an offset is a calendar-exact self-join (never LAG), so
+        # "the previous non-NULL bucket" is not an offset
+        r.err(
+            f"{key}.ignore_nulls",
+            "is not a key of an offset: offsets read the bucket at exactly the shifted calendar "
+            "key (a self-join, never LAG), so there is no previous non-NULL row to skip to",
+            hint='for a partition\'s first or last non-NULL value use {"value": {"function": '
+            '"last_value", "ignore_nulls": true}}; to read gaps as a value, fill the base '
+            "(D-FILL)",
+        )
+        value = {k: v for k, v in value.items() if k != "ignore_nulls"}
     r.deny_unknown(key, value, OFFSET_KEYS)
     start = r.errors
     count = grain = None

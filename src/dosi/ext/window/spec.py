@@ -96,6 +96,23 @@ class WindowSpec:
         return None
 
     @property
+    def window_features(self) -> tuple[str, ...]:
+        """SQL window clauses beyond the function that a dialect may lack (1.14: `groups`,
+        `exclude`, `ignore_nulls`), gated like a function (`dialect_unsupported_window_function`)."""
+        return ()
+
+    @property
+    def reads_ahead(self) -> bool:
+        """A time-ordered frame that reads buckets after the current one (`frame.following`,
+        1.14): under a time_range end the scan's end widens, the output is trimmed back."""
+        return False
+
+    @property
+    def bucket_lookahead(self) -> int | None:
+        """The buckets after the current one such a frame reads (None: unbounded)."""
+        return None
+
+    @property
     def partition_spec(self) -> PartitionSpec | None:
         """Its declared partition (None: offsets partition by the non-time dims)."""
         return None

@@ -1,5 +1,6 @@
 """The `value` family: first / last / nth navigation (WM "General form — value", 1.3;
-WIN-VAL-01..07). `nth_value` takes `n`, counting from 1."""
+WIN-VAL-01..07). `nth_value` takes `n`, counting from 1; 1.14 `ignore_nulls` navigates the
+non-NULL values (the spec's reserved key, gated per dialect)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from dosi.ext.window.spec import (
     key_in_object,
 )
 
-VALUE_KEYS: tuple[str, ...] = ("function", "n", "order", "partition")
+VALUE_KEYS: tuple[str, ...] = ("function", "n", "order", "partition", "ignore_nulls")
 #: Top-level payload keys of the general value form.
 TOP_KEYS: tuple[str, ...] = ("value",)
 VALUE_DEFAULT_ORDER = OrderSpec("time", "asc")
@@ -32,6 +33,8 @@ class ValueWindow(OrderedFamily):
     n: int | None = None
     order: OrderSpec = VALUE_DEFAULT_ORDER
     partition: PartitionSpec = VALUE_DEFAULT_PARTITION
+    #: 1.14: navigate the non-NULL values only (SQL:2011 IGNORE NULLS)
+    ignore_nulls: bool = False
     family: ClassVar[str] = "value"
     default_partition: ClassVar[PartitionSpec | None] = VALUE_DEFAULT_PARTITION
 
@@ -42,6 +45,14 @@ class ValueWindow(OrderedFamily):
     @property
     def argument(self) -> int | None:
         return self.n
+
+    @property
+    def window_features(self) -> tuple[str, ...]:
+        return ("ignore_nulls",) if self.ignore_nulls else ()
+
+    def describe(self) -> str:
+        text = super().describe()
+        return text + " ignore_nulls" if self.ignore_nulls else text
 
 
 def parse(r: WindowReader, window: dict[str, Any]) -> ValueWindow | None:
@@ -65,10 +76,18 @@ def parse_value_object(r: WindowReader, value: Any) -> ValueWindow | None:
             'e.g. {"function": "nth_value", "n": 2} for the second value',
         ),
     )
+    ignore = False
+    if isinstance(value, dict) and "ignore_nulls" in value:
+        r.feature("window.value.ignore_nulls")
+        ignore = r.boolean("window.value.ignore_nulls", value["ignore_nulls"])
+        if ignore is None:
+            return None
     if parsed is None:
         return None
     fn, n, order, part = parsed
-    return ValueWindow(fn, n, order or VALUE_DEFAULT_ORDER, part or VALUE_DEFAULT_PARTITION)
+    return ValueWindow(
+        fn, n, order or VALUE_DEFAULT_ORDER, part or VALUE_DEFAULT_PARTITION, bool(ignore)
+    )
 
 
 def _bind_n(spec: WindowSpec, value: int) -> WindowSpec:

@@ -96,6 +96,17 @@ class Dialect:
         server than the one assumed would lift the gate (None: no version has it)."""
         return None
 
+    def percentile(
+        self, function: str, value: exp.Expression, fraction: float | None
+    ) -> exp.Expression:
+        """A percentile frame aggregate (1.14): PERCENTILE_CONT / PERCENTILE_DISC at `fraction`,
+        median as PERCENTILE_CONT at 0.5 (sqlglot spells them per dialect: DuckDB's
+        QUANTILE_CONT); only dialects the gate admits reach here."""
+        p = exp.Literal.number(0.5 if function == "median" else fraction)
+        if function == "percentile_disc":
+            return exp.PercentileDisc(this=value, expression=p)
+        return exp.PercentileCont(this=value, expression=p)
+
     def at_version(self, version: tuple[int, ...]) -> Dialect:
         """This dialect on a server of `version` (a version fact: `clickhouse@25.11`). Only a
         dialect whose facts depend on the server version overrides it."""
@@ -404,6 +415,14 @@ STATISTICS = (
     exp.CovarPop,
     exp.CovarSamp,
     exp.Corr,
+    exp.RegrSlope,
+    exp.RegrIntercept,
+    exp.RegrR2,
+    exp.RegrAvgx,
+    exp.RegrAvgy,
+    exp.RegrSxx,
+    exp.RegrSyy,
+    exp.RegrSxy,
 )
 _DOUBLE = exp.DataType.build("DOUBLE")
 

@@ -18,6 +18,7 @@ from sqlglot import exp
 from dosi.sql.dialects.base import Dialect, float_statistic, sqlglot_null_ordering
 from dosi.sql.dialects.sqlite import union_values
 from dosi.sql.dialects.time_format import MYSQL_TOKENS, TimeParser
+from dosi.sql.dialects.window_support import CLICKHOUSE_LACKS
 
 
 def _to_date(value: exp.Expression) -> exp.Expression:
@@ -138,7 +139,7 @@ def _window_statistics(node: exp.Expression) -> exp.Expression:
 CLICKHOUSE = ClickHouse(
     "clickhouse",
     null_ordering=sqlglot_null_ordering("clickhouse"),
-    unsupported_window_functions=VERSION_GATED,
+    unsupported_window_functions=VERSION_GATED | CLICKHOUSE_LACKS,
     streaming=True,
     time_parser=PARSER,
     spine_series="array_join",

@@ -11,6 +11,7 @@ from sqlglot import exp
 from dosi.sql.dialects.base import Dialect
 from dosi.sql.dialects.postgres import Postgres
 from dosi.sql.dialects.time_format import TimeParser
+from dosi.sql.dialects.window_support import DATAFUSION_LACKS
 
 _BIGINT = exp.DataType.build("BIGINT")
 _INT = exp.DataType.build("INT")
@@ -62,6 +63,18 @@ class DataFusion(Postgres):
         joins)."""
         return tree.transform(_finish)
 
+    def percentile(
+        self, function: str, value: exp.Expression, fraction: float | None
+    ) -> exp.Expression:
+        p = exp.Literal.number(0.5 if function == "median" else fraction)
+        return _percentile_cont(value, p)
+
+
+def _percentile_cont(value: exp.Expression, fraction: exp.Expression) -> exp.Expression:
+    """DataFusion's percentile_cont(x, p) aggregate (the PostgreSQL generator would write the
+    ordered-set form, which DataFusion refuses under OVER)."""
+    return exp.Anonymous(this="percentile_cont", expressions=[value, fraction])
+
 
 def _finish(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.IntDiv):
@@ -77,6 +90,7 @@ def _finish(node: exp.Expression) -> exp.Expression:
 # DataFusion sorts NULLs last ascending and first descending (PostgreSQL's "large" NULLs)
 DATAFUSION = DataFusion(
     "postgres",
+    unsupported_window_functions=DATAFUSION_LACKS,
     key="datafusion",
     null_ordering="nulls_are_large",
     null_safe_full_join=False,

@@ -14,9 +14,10 @@ from sqlglot import exp
 from dosi.sql.dialects.base import Dialect, float_statistic, order_outside, sqlglot_null_ordering
 from dosi.sql.dialects.sqlite import union_values
 from dosi.sql.dialects.time_format import MYSQL_TOKENS, TimeParser
+from dosi.sql.dialects.window_support import MYSQL_LACKS
 
 _EPOCH = exp.Literal.string("1970-01-01 00:00:00")
-_NO_COVARIANCE = frozenset({"covar_pop", "covar_samp", "corr"})
+_NO_COVARIANCE = frozenset({"covar_pop", "covar_samp", "corr"}) | MYSQL_LACKS
 
 
 def _fn(name: str, *args: exp.Expression) -> exp.Expression:
@@ -125,6 +126,8 @@ TIDB = _mysql("mysql", "tidb")
 DORIS = MySQL(
     "doris",
     null_ordering=sqlglot_null_ordering("doris"),
+    # none of the 1.14 window shapes is documented for them as a window function / clause
+    unsupported_window_functions=MYSQL_LACKS,
     null_safe_full_join=False,
     time_parser=PARSER,
     spine_series=None,
@@ -132,6 +135,8 @@ DORIS = MySQL(
 STARROCKS = MySQL(
     "starrocks",
     null_ordering=sqlglot_null_ordering("starrocks"),
+    # none of the 1.14 window shapes is documented for them as a window function / clause
+    unsupported_window_functions=MYSQL_LACKS,
     null_safe_full_join=False,
     time_parser=PARSER,
     spine_series=None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 from dosi.sql.dialects.time_format import ORACLE_TOKENS, TimeParser
+from dosi.sql.dialects.window_support import ORACLE_LACKS
 
 # D-FORMAT: TO_DATE (a DATE, which carries a time on Oracle) / TO_TIMESTAMP
 PARSER = TimeParser(
@@ -14,6 +15,7 @@ PARSER = TimeParser(
 # a time spine: its recursive WITH wants a column list and FROM dual, which dosi does not write
 ORACLE = Dialect(
     "oracle",
+    unsupported_window_functions=ORACLE_LACKS,
     null_ordering=sqlglot_null_ordering("oracle"),
     time_parser=PARSER,
     week_unit="IW",

@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 from dosi.sql.dialects.time_format import ORACLE_TOKENS, TimeParser
+from dosi.sql.dialects.window_support import POSTGRES_LACKS
 
 # D-FORMAT: TO_DATE / TO_TIMESTAMP with template patterns (TO_TIMESTAMP is zoned: cast back)
 PARSER = TimeParser(date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=ORACLE_TOKENS, ts_cast=True)
@@ -81,6 +82,7 @@ class Postgres(Dialect):
 
 POSTGRES = Postgres(
     "postgres",
+    unsupported_window_functions=POSTGRES_LACKS,
     null_ordering=sqlglot_null_ordering("postgres"),
     null_safe_full_join=False,
     streaming=True,

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 from dosi.sql.dialects.time_format import ORACLE_TOKENS, TimeParser
+from dosi.sql.dialects.window_support import REDSHIFT_LACKS
 
 REDSHIFT = Dialect(
     "redshift",
     null_ordering=sqlglot_null_ordering("redshift"),
-    unsupported_window_functions=frozenset({"covar_pop", "covar_samp", "corr"}),
+    unsupported_window_functions=frozenset({"covar_pop", "covar_samp", "corr"}) | REDSHIFT_LACKS,
     null_safe_full_join=False,
     # D-FORMAT: TO_DATE / TO_TIMESTAMP (zoned: cast back to TIMESTAMP), PostgreSQL patterns
     time_parser=TimeParser(

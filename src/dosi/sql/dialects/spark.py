@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 from dosi.sql.dialects.time_format import JAVA_TOKENS, TimeParser
+from dosi.sql.dialects.window_support import HIVE_LACKS, SPARK_LACKS
 
 # D-FORMAT: to_date / to_timestamp with datetime patterns (yyyy, MM, dd, HH, mm, ss)
 PARSER = TimeParser(date_fn="TO_DATE", ts_fn="TO_TIMESTAMP", tokens=JAVA_TOKENS)
@@ -40,6 +41,14 @@ def _fn(name: str, *args: exp.Expression) -> exp.Expression:
 
 @dataclass(frozen=True)
 class Spark(Dialect):
+    def percentile(
+        self, function: str, value: exp.Expression, fraction: float | None
+    ) -> exp.Expression:
+        """percentile(x, p), Spark's exact interpolated percentile: the one of its percentile
+        aggregates that takes a window frame (percentile_disc is gated)."""
+        p = exp.Literal.number(0.5 if function == "median" else fraction)
+        return _fn("percentile", value, p)
+
     def date_part(self, expr: exp.Expression, part: str) -> exp.Expression:
         """DAYOFWEEK counts from Sunday = 1: (d + 5) % 7 + 1 is ISO (Monday = 1)."""
         if part == "isodow":
@@ -65,6 +74,7 @@ class Spark(Dialect):
 
 SPARK = Spark(
     "spark",
+    unsupported_window_functions=SPARK_LACKS,
     null_ordering=sqlglot_null_ordering("spark"),
     streaming=True,
     time_parser=PARSER,
@@ -72,6 +82,7 @@ SPARK = Spark(
 )
 DATABRICKS = Spark(
     "databricks",
+    unsupported_window_functions=SPARK_LACKS,
     null_ordering=sqlglot_null_ordering("databricks"),
     streaming=True,
     time_parser=PARSER,
@@ -79,5 +90,7 @@ DATABRICKS = Spark(
 )
 # Hive has neither SEQUENCE nor a recursive WITH
 HIVE = Spark(
-    "hive", null_ordering=sqlglot_null_ordering("hive"), time_parser=PARSER, spine_series=None
+    "hive",
+    unsupported_window_functions=HIVE_LACKS,
+    null_ordering=sqlglot_null_ordering("hive"), time_parser=PARSER, spine_series=None
 )

@@ -18,6 +18,7 @@ from sqlglot import exp
 from dosi.ext.time_format import TimeFormat
 from dosi.sql.dialects.base import Dialect, sqlglot_null_ordering
 from dosi.sql.dialects.time_format import canonical_text, encoded_text
+from dosi.sql.dialects.window_support import SQLITE_LACKS
 
 _TEMPORAL_TS = {"DateTime", "DateTimeTz"}
 _INT = exp.DataType.build("BIGINT")
@@ -202,7 +203,7 @@ class SQLite(Dialect):
 SQLITE = SQLite(
     "sqlite",
     null_ordering=sqlglot_null_ordering("sqlite"),
-    unsupported_window_functions=STATISTICAL,
+    unsupported_window_functions=STATISTICAL | SQLITE_LACKS,
     null_safe_full_join=False,
     streaming=True,
 )

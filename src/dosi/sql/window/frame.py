@@ -1,6 +1,9 @@
 """SQL of the `frame` family (WM "Compilation semantics", "Frame family"): the aggregate OVER
-the metric's frame (partition, reset key, order, ROWS / RANGE bounds), masked to the buckets
-it may read; `require_full_window` NULLs partial frames; CORR is NULL without variance."""
+the metric's frame (partition, reset key, order, ROWS / RANGE / GROUPS bounds, 1.14 following
+bounds and EXCLUDE), masked to the buckets it may read; `require_full_window` NULLs partial
+frames; CORR is NULL without variance. The 1.14 regression functions read the metric as y and
+`second` as x (REGR_SLOPE(y, x)); the percentiles are the dialect's spelling of
+PERCENTILE_CONT / PERCENTILE_DISC (sqlglot renders DuckDB's QUANTILE_CONT)."""
 
 from __future__ import annotations
 
@@ -26,6 +29,20 @@ _TWO_ARG: dict[str, type[exp.Expression]] = {
     "covar_samp": exp.CovarSamp,
     "corr": exp.Corr,
 }
+#: REGR_*(y, x): y is the metric's own series, x the `second` one (1.14)
+_REGR: dict[str, type[exp.Expression]] = {
+    "regr_slope": exp.RegrSlope,
+    "regr_intercept": exp.RegrIntercept,
+    "regr_r2": exp.RegrR2,
+    "regr_count": exp.RegrCount,
+    "regr_avgx": exp.RegrAvgx,
+    "regr_avgy": exp.RegrAvgy,
+    "regr_sxx": exp.RegrSxx,
+    "regr_syy": exp.RegrSyy,
+    "regr_sxy": exp.RegrSxy,
+}
+_NEED_SPREAD = frozenset({"regr_slope", "regr_intercept", "regr_r2"})
+_EXCLUDE = {"current_row": "CURRENT ROW", "group": "GROUP", "ties": "TIES"}
 
 
 def render(s: WindowStageSql, wm: WindowMetric, spec: WindowSpec) -> exp.Expression:
@@ -34,6 +51,23 @@ def render(s: WindowStageSql, wm: WindowMetric, spec: WindowSpec) -> exp.Express
     v = s.masked(wm, s.cur(wm.base_column))
     if w.function == "count":
         return _framed(s, wm, w, s.frame_count(wm))
+    if w.function in _REGR:
+        assert wm.second_column is not None
+        x = s.masked(wm, s.cur(wm.second_column))
+        out = _framed(s, wm, w, _REGR[w.function](this=v, expression=x))
+        if w.function not in _NEED_SPREAD:
+            return out
+        # undefined without spread in x: NULL, as the standard and PostgreSQL say (DuckDB and
+        # ClickHouse return NaN)
+        spread = _framed(s, wm, w, exp.RegrSxx(this=clone(v), expression=clone(x)))
+        varies = exp.GT(this=spread, expression=exp.Literal.number(0))
+        return exp.Case(ifs=[exp.If(this=varies, true=out)])
+    if w.function in ("percentile_cont", "percentile_disc", "median"):
+        if w.function != "percentile_disc":
+            # an interpolated value is not a value of the series: over DECIMAL, DuckDB would
+            # round it to the column's scale
+            v = exp.Cast(this=v, to=exp.DataType.build("DOUBLE"))
+        return _framed(s, wm, w, s.dialect.percentile(w.function, v, w.fraction))
     if w.function not in _TWO_ARG:
         return _framed(s, wm, w, _AGGS[w.function](this=v))
     assert wm.second_column is not None
@@ -71,20 +105,27 @@ def _framed(
     start: str | exp.Expression = (
         "UNBOUNDED" if w.preceding is None else exp.Literal.number(w.preceding)
     )
-    spec = exp.WindowSpec(
-        kind="RANGE" if w.units == "range" else "ROWS",
-        start=start,
-        start_side="PRECEDING",
-        end="CURRENT ROW",
-    )
+    spec = exp.WindowSpec(kind=w.units.upper(), start=start, start_side="PRECEDING")
+    if w.following_unbounded:
+        spec.set("end", "UNBOUNDED")
+        spec.set("end_side", "FOLLOWING")
+    elif w.following:
+        spec.set("end", exp.Literal.number(w.following))
+        spec.set("end_side", "FOLLOWING")
+    else:
+        spec.set("end", "CURRENT ROW")
+    extent = clone(spec)  # the frame's extent: what require_full_window counts
+    if w.exclusion in _EXCLUDE:
+        spec.set("exclude", _EXCLUDE[w.exclusion])
     out: exp.Expression = s.window(func, partition, order, spec)
     if w.require_full_window and w.preceding is not None:
         count = s.window(
             s.frame_count(wm),
             [clone(p) for p in partition],
             [clone(o) for o in order],
-            clone(spec),
+            extent,
         )
-        full = exp.GTE(this=count, expression=exp.Literal.number(w.preceding + 1))
+        width = w.preceding + 1 + w.following
+        full = exp.GTE(this=count, expression=exp.Literal.number(width))
         out = exp.Case(ifs=[exp.If(this=full, true=out)])
     return out

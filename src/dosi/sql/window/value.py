@@ -1,5 +1,6 @@
 """SQL of the `value` family (WM "Compilation semantics", "Value family"): FIRST_VALUE /
-LAST_VALUE / NTH_VALUE over the whole ordered partition (ROWS UNBOUNDED both ways)."""
+LAST_VALUE / NTH_VALUE over the whole ordered partition (ROWS UNBOUNDED both ways), with
+IGNORE NULLS under 1.14 `ignore_nulls`."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ def render(s: WindowStageSql, wm: WindowMetric, spec: WindowSpec) -> exp.Express
         func = exp.LastValue(this=v)
     else:
         func = exp.NthValue(this=v, offset=exp.Literal.number(spec.n or 1))
+    if spec.ignore_nulls:  # 1.14; the dialect gate admits it only where the engine has it
+        func = exp.IgnoreNulls(this=func)
     order = s.order_keys(wm, spec.order.by, spec.order.direction, spec.order.nulls)
     frame = exp.WindowSpec(
         kind="ROWS",
