@@ -28,6 +28,7 @@ from dosi.ext.window.functions import (
     VALUE_FUNCTIONS,
 )
 from dosi.ext.window.offset import CALCULATIONS, DIRECTIONS, OFFSET_KEYS
+from dosi.ext.window.period_value import PERIOD_GRAINS, PICKS
 from dosi.ext.window.share import SHARE_KEYS
 from dosi.ext.window.spec import (
     GRAINS,
@@ -121,6 +122,22 @@ def window_defs() -> dict[str, Any]:
             },
         ],
     }
+    period_value = {
+        "description": "Accumulate per `grain` (day by default); a coarser query bucket "
+        "reports the first, last or average of those running values.",
+        "oneOf": [
+            enum(PICKS, "Which running value stands for the bucket."),
+            {
+                "type": "object",
+                "properties": {
+                    "value": enum(PICKS, "Which running value stands for the bucket."),
+                    "grain": enum(PERIOD_GRAINS, "The grain the frame accumulates at."),
+                },
+                "required": ["value"],
+                "additionalProperties": False,
+            },
+        ],
+    }
     frame = {
         "type": "object",
         "description": "An ordered re-aggregation of the metric's buckets.",
@@ -141,6 +158,7 @@ def window_defs() -> dict[str, Any]:
             "units": enum(UNITS, "rows, or range (value-ordered cumulative frames)."),
             "second": {"type": "string", "description": "The second series of covar / corr."},
             "scope": {"const": "partition", "description": "The whole partition (1.9)."},
+            "period_value": period_value,
         },
         "required": ["function"],
         "anyOf": [{"required": ["preceding"]}, {"required": ["scope"]}],
@@ -168,7 +186,7 @@ def window_defs() -> dict[str, Any]:
     common = {"base": {"type": "string", "description": "Window another metric (D-DERIVE)."}}
     forbid = dict.fromkeys(
         ("offset", "calculation", "frame", "rank", "value", "function", "periods", "reset",
-         "require_full_window"),
+         "require_full_window", "period_value"),
         False,
     )  # fmt: skip
 
@@ -220,6 +238,7 @@ def window_defs() -> dict[str, Any]:
                     "function": enum(sugar_fns, "How the buckets combine."),
                     "periods": _slot(1, "Buckets in the window, the current one included."),
                     "require_full_window": {"type": "boolean"},
+                    "period_value": period_value,
                 },
                 ["type", "function", "periods"],
             ),
@@ -228,6 +247,7 @@ def window_defs() -> dict[str, Any]:
                 {
                     "function": enum(sugar_fns, "How the buckets combine."),
                     "reset": enum(RESET_GRAINS, "Restart each period."),
+                    "period_value": period_value,
                 },
                 ["type", "function"],
             ),

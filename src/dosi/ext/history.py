@@ -22,6 +22,7 @@ WINDOW_FEATURES: dict[str, str] = {
     "window.order.nulls": "1.9",
     "window.share": "1.13",
     "window.streak": "1.13",
+    "window.frame.period_value": "1.13",
 }
 """In-family growth of `window` (no registry rows, §7 1.3 / 1.9): the minor that added each
 shape. Used by the gate for `datus_ext_key_newer_than_declared` (a new accepted shape of an

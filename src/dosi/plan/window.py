@@ -22,9 +22,10 @@ from dosi.plan.derive_series import needs_series, series_metric, series_name
 from dosi.plan.derive_stage import is_nested_window, lower_stage
 from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.joins import JoinGraph
+from dosi.plan.period_sample import sampled_query
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
-from dosi.query.densify import ResolvedDensify
+from dosi.query.densify import ResolvedDensify, resolve_densify
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 from dosi.query.spec import query_to_dict
 
@@ -75,6 +76,19 @@ def plan_windows(
     """The query's plan records: the branches, and the window stage when a metric windows;
     `dense` (the query key `densify`) puts a time spine under the stage's series or the
     result (plan/densify.py)."""
+    sampled = sampled_query(model, rq)
+    if sampled is not None:  # D-WINDOW period_value: planned at the accumulation grain
+        inner = resolve_densify(model, sampled.rq) if dense is not None else None
+        if inner is not None and inner.mode == "time":
+            # every finer bucket of every combination: a running value carries through a
+            # coarser bucket where a combination has no rows (docs/densify.md)
+            inner = replace(inner, mode="all")
+        plan = plan_windows(model, graph, sampled.rq, planner, dialect, inner)
+        key = sampled.sample.key
+        datatype = next(
+            (d.datatype for b in plan.branches for d in b.dims if d.output == key), None
+        )
+        return replace(plan, sample=replace(sampled.sample, datatype=datatype))
     stage = lower_stage(model, rq.planned_metrics)  # D-DERIVE stage tier
     windowed = [m for m in rq.planned_metrics if m.window is not None and not is_nested_window(m)]
     names = {m.name for m in windowed}

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 from dosi.ext.envelope import json_type
 from dosi.ext.window.functions import TWO_ARG_FUNCTIONS, frame_function
 from dosi.ext.window.modifiers import parse_order, parse_partition
+from dosi.ext.window.period_value import PeriodValue, parse_period_value
 from dosi.ext.window.reader import WindowReader, alternatives, is_int, present, show
 from dosi.ext.window.spec import (
     RESET_GRAINS,
@@ -33,6 +34,7 @@ FRAME_KEYS: tuple[str, ...] = (
     "units",
     "second",
     "scope",
+    "period_value",
 )
 UNITS: tuple[str, ...] = ("rows", "range")
 #: Top-level payload keys of the general frame form.
@@ -49,7 +51,9 @@ class FrameWindow(WindowSpec):
     """Ordered re-aggregation (WM "General form — frame"; `rolling` / `cumulative` desugar here).
 
     `preceding is None` means UNBOUNDED PRECEDING. With `scope == "partition"` (1.9) the frame is
-    the whole partition: `preceding`, `reset`, `units` and `order` do not apply.
+    the whole partition: `preceding`, `reset`, `units` and `order` do not apply. `period_value`
+    (issue 22): the frame accumulates at its grain, and a coarser query bucket reports the
+    first, last or average of those running values (`dosi.ext.window.period_value`).
     """
 
     function: str
@@ -62,6 +66,7 @@ class FrameWindow(WindowSpec):
     second: str | None = None
     scope: Literal["partition"] | None = None
     sugar: str | None = None
+    period_value: PeriodValue | None = None
     family: ClassVar[str] = "frame"
     default_partition: ClassVar[PartitionSpec | None] = FRAME_DEFAULT_PARTITION
 
@@ -126,6 +131,10 @@ class FrameWindow(WindowSpec):
     def listed_function(self) -> str:
         return self.function
 
+    @property
+    def sampled(self) -> PeriodValue | None:
+        return self.period_value
+
     def describe(self) -> str:
         if self.scope == "partition":
             return f"frame {self.function} over the whole partition"
@@ -136,6 +145,8 @@ class FrameWindow(WindowSpec):
             text += f" reset={self.reset}"
         if self.require_full_window:
             text += " full-window"
+        if self.period_value is not None:
+            text += f" {self.period_value.describe()}"
         return text
 
 
@@ -246,6 +257,16 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
                 f'only applies to covar_pop / covar_samp / corr, not "{fn}"',
                 hint="remove window.frame.second",
             )
+    period = None
+    if present(raw, "period_value"):
+        period = parse_period_value(r, f"{kp}.period_value", raw["period_value"])
+        if present(raw, "scope") or (order is not None and order.by == "value"):
+            r.err(
+                f"{kp}.period_value",
+                "needs a frame ordered by time: it picks among the running values of the "
+                "buckets inside a coarser one",
+                hint='drop period_value, or order the frame by "time"',
+            )
     if r.errors != start or fn is None or order is None or partition is None:
         return None
     return FrameWindow(
@@ -259,6 +280,7 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         second=second,
         scope="partition" if scope else None,
         sugar=None,
+        period_value=period,
     )
 
 
