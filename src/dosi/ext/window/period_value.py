@@ -8,7 +8,7 @@ this period_agg). Without the key a frame accumulates the query grain's own buck
 reset finer than the query grain stays `window_reset_too_fine` (WIN-QRY-03).
 
     "period_value": "last"                          # accumulated per day (the default grain)
-    "period_value": {"value": "average", "grain": "week"}
+    "period_value": {"value": "average", "grain": "month"}
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from dosi.ext.grains import FIXED_SECONDS, MONTHS
 from dosi.ext.window.reader import WindowReader, present
 
 PICKS: tuple[str, ...] = ("first", "last", "average")
-#: The grains a frame may accumulate at: the fixed-length ones and whole months (a coarser
-#: query grain must be a union of its buckets, see `nests`).
-PERIOD_GRAINS: tuple[str, ...] = ("second", "minute", "hour", "day", "week", "month", "quarter")
+#: The grains a frame may accumulate at: a day or finer, and whole months (a coarser query
+#: grain must be a union of its buckets, see `nests`; weeks straddle months and years).
+PERIOD_GRAINS: tuple[str, ...] = ("second", "minute", "hour", "day", "month", "quarter")
 KEYS: tuple[str, ...] = ("value", "grain")
 DEFAULT_GRAIN = "day"
 
