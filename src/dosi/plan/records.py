@@ -266,8 +266,10 @@ class Spine:
 
     def describe(self) -> str:
         keys = ", ".join(f"{k.output}" for k in self.keys)
-        lo = self.start or f"first {self.driver}"
-        hi = self.end or f"last {self.driver}"
+        whole = self.table is not None and self.table.bounds == "table"
+        of = f"row of {self.table.qualified}" if whole and self.table else self.driver
+        lo = self.start or f"first {of}"
+        hi = self.end or f"last {of}"
         bracket = ")" if self.end else "]"
         source = (
             f"rows of {self.table.qualified}" if self.table else f"{self.step} steps in SQL"

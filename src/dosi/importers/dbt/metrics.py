@@ -34,6 +34,7 @@ from sqlglot import exp
 from dosi.importers.common import Notes, datus_entry, metric_obj
 from dosi.importers.dbt.filters import FilterRenderer, field_sql
 from dosi.importers.dbt.names import GRAINS, DbtNames, Element
+from dosi.importers.dbt.spine import period_value
 
 DBT_VENDOR = "DBT"
 _SQL = "duckdb"  # sqlglot dialect used to read dbt expressions (warehouse SQL, liberal)
@@ -483,14 +484,7 @@ class MetricConverter:
             spec = {"type": "cumulative", "function": func, "reset": g}
         else:
             spec = {"type": "cumulative", "function": func}
-        if period is not PeriodAggregation.LAST:
-            self.notes.warn(
-                "period_agg_not_carried",
-                f"metric `{name}` reports the `{period.value}` value of each coarser bucket "
-                "(period_agg); dosi reports the running value at the bucket's end (`last`), "
-                "equal at the day grain",
-                path=f"metric:{name}",
-            )
+        spec["period_value"] = period_value(period, self.time_of(agg.measure))
         if base is None:
             plain = Out(f"{name}__base", agg.sql(), self._time_payload(agg.measure), plain=True)
         else:

@@ -21,6 +21,7 @@ from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
 from dosi.importers.dbt.names import ALL_GRAINS, GRAINS, DbtNameError, DbtNames, Element, Resolved
+from dosi.importers.dbt.spine import joins_time_spine
 
 #: what a translation may need that dosi (or this translation) does not have; the test bed's
 #: `needs:` names come from here
@@ -202,6 +203,9 @@ class QueryTranslator:
                 (res.grain for res, _ in items if res.is_metric_time and res.grain), native
             )
             q["time_range"] = _time_range(t, time_constraint, grain)
+        axes = {el.qualified for m in metrics for el in self.metric_times.get(m, ())}
+        if joins_time_spine(self.names.manifest, metrics, q, axes):  # MetricFlow's spine join
+            q["densify"] = "time"
         t.query = q
         return t
 
