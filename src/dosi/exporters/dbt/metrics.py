@@ -28,6 +28,7 @@ from dosi.exporters.dbt.forms import (
     windows_as_text,
 )
 from dosi.exporters.dbt.models import ModelWriter
+from dosi.exporters.dbt.spine import project_configuration, spine_dataset
 
 
 class MetricWriter(ModelWriter):
@@ -40,8 +41,16 @@ class MetricWriter(ModelWriter):
         for name, m in self.metrics.items():
             if not vendor_payload(m, DBT).get("helper"):
                 self._metric(name)
-        sms = [sm for sm in (self._semantic_model(d) for d in self.datasets.values()) if sm]
+        spine = spine_dataset(self.model)  # written as the project's time spine instead
+        sms = [
+            sm
+            for sm in (self._semantic_model(d) for n, d in self.datasets.items() if n != spine)
+            if sm
+        ]
         data: dict[str, Any] = {"semantic_models": sms}
+        project = project_configuration(self.model)
+        if project is not None:
+            data["project_configuration"] = project
         data["metrics"] = list(self.out_metrics.values())  # helpers before their users
         saved = vendor_payload(self.model, DBT).get("saved_queries")
         if saved:
