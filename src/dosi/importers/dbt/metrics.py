@@ -227,8 +227,9 @@ class MetricConverter:
         if tp.join_to_timespine:
             self.notes.warn(
                 "time_spine_not_carried",
-                f"metric `{name}` joins to the time spine (a row for every time bucket); dosi "
-                "returns the buckets that have data",
+                f"metric `{name}` joins to the time spine (a row for every time bucket): the "
+                'queries the importer translates ask densify: "time"; a hand-written dosi '
+                "query returns the buckets that have data unless it does",
                 path=f"metric:{name}",
             )
         if not filters:
