@@ -26,7 +26,9 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _months(engine: Engine, db: Path, **kw: Any) -> dict[str, Any]:
     q = {"metrics": ["revenue_or_zero"], "group_by": ["metric_time:month"], "densify": "time", **kw}
-    return {r["metric_time__month"]: r["revenue_or_zero"] for r in engine.execute(q, db_path=db)["rows"]}
+    return {
+        r["metric_time__month"]: r["revenue_or_zero"] for r in engine.execute(q, db_path=db)["rows"]
+    }
 
 
 def test_table_bounds_span_the_whole_spine(db: Path) -> None:

@@ -295,6 +295,10 @@ class _WindowPlanner:
                 "part then partitions the window)",
                 suggested_retry=self._retry_with_axis(needing),
             )
+        if all(_totals_without_axis(m) for m in needing) and self.rq.time_range is None:
+            # a running total with no time bucket to order: the frame spans the whole series,
+            # one row per partition, so it is the total (issue 22; MetricFlow's all-time metric)
+            return None, axis
         raise QueryError(
             "time_axis_not_grouped",
             f"window metric{'s' if len(needing) > 1 else ''} "
@@ -622,6 +626,19 @@ class _WindowPlanner:
             hint="remove " + " and ".join(f'"{x}"' for x in spellings) + " from group_by, or "
             'partition the streak by it ("partition": {"mode": "query_dimensions"})',
         )
+
+
+def _totals_without_axis(m: MetricIr) -> bool:
+    """A running sum / min / max / count (time-ordered, unbounded, never reset): without its
+    time axis grouped it is its base's total per partition (a period_value has no coarser
+    bucket to sample then)."""
+    w = m.window
+    return (
+        w is not None
+        and w.is_running
+        and w.window_function in ("sum", "min", "max", "count")
+        and not getattr(w, "require_full_window", False)
+    )
 
 
 def _sort_key(v: dt.date | dt.datetime) -> dt.datetime:
