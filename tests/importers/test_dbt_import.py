@@ -262,6 +262,8 @@ def test_metric_kinds_map_to_datus_payloads(simple: Any) -> None:
         "type": "cumulative",
         "function": "sum",
         "reset": "month",
+        # MetricFlow's period_agg (default first) over the day running values (issue 22)
+        "period_value": {"value": "first", "grain": "day"},
     }
     assert _datus(m["trailing_7_days_bookings"])["window"]["periods"] == 7
     assert m["median_booking_value"]["expression"]["dialects"][0]["expression"] == (
@@ -341,10 +343,7 @@ def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["datasets"] == 3 and report["metrics"] == 13
-    assert {w["code"] for w in report["warnings"]} == {
-        "period_agg_not_carried",
-        "cumulative_window_in_buckets",
-    }
+    assert {w["code"] for w in report["warnings"]} == {"cumulative_window_in_buckets"}
     v = runner.invoke(cli, ["validate", "-m", str(out)])
     assert v.exit_code == 0, v.output
     assert sorted(p.name for p in queries.iterdir()) == [

@@ -51,4 +51,4 @@ def compile_time_spine(
             hint="name the spine's date column, declared with dimension.is_time: true",
         )
         return None
-    return TimeSpineIr(ds.name, f.name, f.expr, f.time_granularity or "day")
+    return TimeSpineIr(ds.name, f.name, f.expr, f.time_granularity or "day", spine.bounds)

@@ -28,6 +28,7 @@ from dosi.ext.window.functions import (
     VALUE_FUNCTIONS,
 )
 from dosi.ext.window.offset import CALCULATIONS, DIRECTIONS, OFFSET_KEYS
+from dosi.ext.window.period_value import PERIOD_GRAINS, PICKS
 from dosi.ext.window.share import SHARE_KEYS
 from dosi.ext.window.spec import (
     GRAINS,
@@ -121,6 +122,22 @@ def window_defs() -> dict[str, Any]:
             },
         ],
     }
+    period_value = {
+        "description": "Accumulate per `grain` (day by default); a coarser query bucket "
+        "reports the first, last or average of those running values.",
+        "oneOf": [
+            enum(PICKS, "Which running value stands for the bucket."),
+            {
+                "type": "object",
+                "properties": {
+                    "value": enum(PICKS, "Which running value stands for the bucket."),
+                    "grain": enum(PERIOD_GRAINS, "The grain the frame accumulates at."),
+                },
+                "required": ["value"],
+                "additionalProperties": False,
+            },
+        ],
+    }
     frame = {
         "type": "object",
         "description": "An ordered re-aggregation of the metric's buckets.",
@@ -157,6 +174,7 @@ def window_defs() -> dict[str, Any]:
                 "maximum": 1,
                 "description": "The percentile of percentile_cont / percentile_disc (1.14).",
             },
+            "period_value": period_value,
         },
         "required": ["function"],
         "anyOf": [{"required": ["preceding"]}, {"required": ["scope"]}],
@@ -184,7 +202,7 @@ def window_defs() -> dict[str, Any]:
     common = {"base": {"type": "string", "description": "Window another metric (D-DERIVE)."}}
     forbid = dict.fromkeys(
         ("offset", "calculation", "frame", "rank", "value", "function", "periods", "reset",
-         "require_full_window"),
+         "require_full_window", "period_value"),
         False,
     )  # fmt: skip
 
@@ -239,6 +257,7 @@ def window_defs() -> dict[str, Any]:
                     "function": enum(sugar_fns, "How the buckets combine."),
                     "periods": _slot(1, "Buckets in the window, the current one included."),
                     "require_full_window": {"type": "boolean"},
+                    "period_value": period_value,
                 },
                 ["type", "function", "periods"],
             ),
@@ -247,6 +266,7 @@ def window_defs() -> dict[str, Any]:
                 {
                     "function": enum(sugar_fns, "How the buckets combine."),
                     "reset": enum(RESET_GRAINS, "Restart each period."),
+                    "period_value": period_value,
                 },
                 ["type", "function"],
             ),

@@ -29,6 +29,7 @@ WINDOW_FEATURES: dict[str, str] = {
     "window.frame.function (percentiles)": "1.14",
     "window.frame.fraction": "1.14",
     "window.value.ignore_nulls": "1.14",
+    "window.frame.period_value": "1.14",
 }
 """In-family growth of `window` (no registry rows, §7 1.3 / 1.9): the minor that added each
 shape. Used by the gate for `datus_ext_key_newer_than_declared` (a new accepted shape of an

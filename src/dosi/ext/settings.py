@@ -33,6 +33,9 @@ UNKNOWN = "unknown_dosi_setting"
 MODEL_SETTINGS: tuple[str, ...] = ("densify", "time_spine")
 DENSIFY_DEFAULTS: tuple[str, ...] = ("time", "all", "windows")
 _SPINE_KEYS: tuple[str, ...] = ("dataset", "field")
+#: optional: where a spine without a time_range runs (issue 22): the data's first to last
+#: bucket (the default), or every row of the table (MetricFlow's time spine)
+_SPINE_BOUNDS: tuple[str, ...] = ("data", "table")
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class TimeSpineSetting:
 
     dataset: str
     field: str
+    bounds: str = "data"  # "data" | "table": the extent of a spine without a time_range
 
 
 @dataclass(frozen=True)
@@ -143,10 +147,10 @@ def _time_spine(value: Any, path: str, sink: DiagnosticSink) -> TimeSpineSetting
         return None
     ok = True
     for key in value:
-        if key not in _SPINE_KEYS:
+        if key not in (*_SPINE_KEYS, "bounds"):
             sink.error(
                 INVALID,
-                f"`time_spine.{key}` is not a key of time_spine (dataset, field)",
+                f"`time_spine.{key}` is not a key of time_spine (dataset, field, bounds)",
                 path=path,
                 candidates=tuple(closest(key, _SPINE_KEYS)),
                 hint=hint,
@@ -160,6 +164,15 @@ def _time_spine(value: Any, path: str, sink: DiagnosticSink) -> TimeSpineSetting
             ok = False
         else:
             names[key] = v.strip()
+    bounds = value.get("bounds", "data")
+    if bounds not in _SPINE_BOUNDS:
+        sink.error(
+            INVALID,
+            f'`time_spine.bounds` must be "data" or "table" (got {json_type(bounds)})',
+            path=path,
+            hint='"table": a query without a time_range spans every row of the spine table',
+        )
+        ok = False
     if not ok:
         return None
-    return TimeSpineSetting(names["dataset"], names["field"])
+    return TimeSpineSetting(names["dataset"], names["field"], bounds)

@@ -18,6 +18,9 @@ class TimeSpineIr:
     field: str  # the date field's name in `dataset`
     expr: exp.Expression  # the field's expression over the dataset's source
     grain: str  # the field's D-GRAIN, else day
+    # "table": a spine without a time_range spans the table's rows (MetricFlow); "data": the
+    # data's first to last bucket
+    bounds: str = "data"
 
     @property
     def qualified(self) -> str:

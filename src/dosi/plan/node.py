@@ -86,6 +86,10 @@ class PlanVisitor(ABC, Generic[T]):
         """A `OrderLimit` node (plan/nodes/order_limit.py)."""
 
     @abstractmethod
+    def visit_period_sample(self, node: PlanNode) -> T:
+        """A `PeriodSample` node (plan/nodes/period_sample.py)."""
+
+    @abstractmethod
     def visit_pre_aggregate(self, node: PlanNode) -> T:
         """A `PreAggregate` node (plan/nodes/pre_aggregate.py)."""
 

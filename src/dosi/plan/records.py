@@ -205,6 +205,30 @@ class WindowStage:
 
 
 @dataclass(frozen=True)
+class PeriodSample:
+    """D-WINDOW `period_value` (issue 22 item 7): the plan runs at the frame's accumulation
+    grain (`key`, one row per `grain` bucket); each coarser bucket of the query (`buckets`:
+    output column and grain, computed from `key`) keeps the first, last or average running
+    value of its rows (`picks`), per the other group-by values (`dims`). `outputs`, `order`
+    and `limit` are the query's own, applied after the sampling."""
+
+    key: str
+    grain: str
+    buckets: tuple[tuple[str, str], ...]
+    dims: tuple[str, ...]
+    picks: tuple[tuple[str, str], ...]  # (metric column, "first" | "last" | "average")
+    outputs: tuple[str, ...]
+    order: tuple[tuple[str, bool, str | None], ...]
+    limit: int | None
+    datatype: str | None = None  # the key's datatype (buckets keep the query's types)
+
+    def describe(self) -> str:
+        by = ", ".join(f"{o}" for o, _ in self.buckets)
+        picks = ", ".join(f"{m}={p}" for m, p in self.picks)
+        return f"PeriodSample by [{by}] of {self.key} ({self.grain}): {picks}"
+
+
+@dataclass(frozen=True)
 class FilterResult:
     """where_sql conjuncts that name a metric (HAVING semantics): they keep result rows after
     aggregation, the window stage and its trim, before order / limit."""
@@ -242,8 +266,10 @@ class Spine:
 
     def describe(self) -> str:
         keys = ", ".join(f"{k.output}" for k in self.keys)
-        lo = self.start or f"first {self.driver}"
-        hi = self.end or f"last {self.driver}"
+        whole = self.table is not None and self.table.bounds == "table"
+        of = f"row of {self.table.qualified}" if whole and self.table else self.driver
+        lo = self.start or f"first {of}"
+        hi = self.end or f"last {of}"
         bracket = ")" if self.end else "]"
         source = (
             f"rows of {self.table.qualified}" if self.table else f"{self.step} steps in SQL"
@@ -290,6 +316,8 @@ class QueryPlan:
     densify: DensePlan | None = None
     # query warnings the plan made (a time_range a branch cannot read: time_range_not_applied)
     warnings: tuple[Diagnostic, ...] = ()
+    # D-WINDOW period_value: the plan runs at the accumulation grain, sampled after (issue 22)
+    sample: PeriodSample | None = None
 
 
 LodMode = Literal["rollup", "detail", "grid"]

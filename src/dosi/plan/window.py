@@ -22,9 +22,10 @@ from dosi.plan.derive_series import needs_series, series_metric, series_name
 from dosi.plan.derive_stage import is_nested_window, lower_stage
 from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.joins import JoinGraph
+from dosi.plan.period_sample import sampled_query
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
-from dosi.query.densify import ResolvedDensify
+from dosi.query.densify import ResolvedDensify, resolve_densify
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 from dosi.query.spec import query_to_dict
 
@@ -73,6 +74,19 @@ def plan_windows(
     """The query's plan records: the branches, and the window stage when a metric windows;
     `dense` (the query key `densify`) puts a time spine under the stage's series or the
     result (plan/densify.py)."""
+    sampled = sampled_query(model, rq)
+    if sampled is not None:  # D-WINDOW period_value: planned at the accumulation grain
+        inner = resolve_densify(model, sampled.rq) if dense is not None else None
+        if inner is not None and inner.mode == "time":
+            # every finer bucket of every combination: a running value carries through a
+            # coarser bucket where a combination has no rows (docs/densify.md)
+            inner = replace(inner, mode="all")
+        plan = plan_windows(model, graph, sampled.rq, planner, dialect, inner)
+        key = sampled.sample.key
+        datatype = next(
+            (d.datatype for b in plan.branches for d in b.dims if d.output == key), None
+        )
+        return replace(plan, sample=replace(sampled.sample, datatype=datatype))
     stage = lower_stage(model, rq.planned_metrics)  # D-DERIVE stage tier
     windowed = [m for m in rq.planned_metrics if m.window is not None and not is_nested_window(m)]
     names = {m.name for m in windowed}
@@ -283,6 +297,10 @@ class _WindowPlanner:
                 "part then partitions the window)",
                 suggested_retry=self._retry_with_axis(needing),
             )
+        if all(_totals_without_axis(m) for m in needing) and self.rq.time_range is None:
+            # a running total with no time bucket to order: the frame spans the whole series,
+            # one row per partition, so it is the total (issue 22; MetricFlow's all-time metric)
+            return None, axis
         raise QueryError(
             "time_axis_not_grouped",
             f"window metric{'s' if len(needing) > 1 else ''} "
@@ -675,6 +693,19 @@ class _WindowPlanner:
             hint="remove " + " and ".join(f'"{x}"' for x in spellings) + " from group_by, or "
             'partition the streak by it ("partition": {"mode": "query_dimensions"})',
         )
+
+
+def _totals_without_axis(m: MetricIr) -> bool:
+    """A running sum / min / max / count (time-ordered, unbounded, never reset): without its
+    time axis grouped it is its base's total per partition (a period_value has no coarser
+    bucket to sample then)."""
+    w = m.window
+    return (
+        w is not None
+        and w.is_running
+        and w.window_function in ("sum", "min", "max", "count")
+        and not getattr(w, "require_full_window", False)
+    )
 
 
 def _sort_key(v: dt.date | dt.datetime) -> dt.datetime:

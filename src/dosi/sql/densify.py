@@ -69,7 +69,11 @@ def _bounds(r: Renderer, spine: Spine, rows: str) -> exp.Select:
     """One row `lo, hi`: the first step (the start's bucket at the step grain) and the end
     (exclusive); a missing side is the data's first bucket / the one after its last."""
     dia = r.dialect
-    driver = col(spine.driver)
+    driver: exp.Expression = col(spine.driver)
+    whole = spine.table is not None and spine.table.bounds == "table"
+    if whole:  # a missing side is the spine table's own first / last row (MetricFlow)
+        assert spine.table is not None
+        driver = clone(spine.table.expr)
     if spine.start is not None:
         first = _literal(dia, spine.start)
         lo = r.bucket(first, spine.step, None)  # on the query's calendar (week start)
@@ -83,6 +87,12 @@ def _bounds(r: Renderer, spine: Spine, rows: str) -> exp.Select:
         aliased(dia.as_timestamp(lo), "lo"), aliased(dia.as_timestamp(hi), "hi"), copy=False
     )
     if spine.start is None or spine.end is None:
+        if whole:
+            assert spine.table is not None
+            ds = r.model.datasets[spine.table.dataset]
+            source = clone(ds.source)
+            source.set("alias", exp.TableAlias(this=exp.to_identifier(ds.name)))
+            return sel.from_(source, copy=False)
         sel = sel.from_(table(rows), copy=False)
     return sel
 

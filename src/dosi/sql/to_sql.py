@@ -34,6 +34,7 @@ from dosi.plan.nodes import (
     LodRollup,
     Merge,
     OrderLimit,
+    PeriodSample,
     PreAggregate,
     Scan,
     SemiAdditiveJoin,
@@ -53,6 +54,7 @@ from dosi.sql.densify import densify_sql
 from dosi.sql.dialects import Dialect
 from dosi.sql.dialects.base import RECURSIVE_CTE
 from dosi.sql.lod_metric import attach_sql, include_sql
+from dosi.sql.period_sample import period_sample_sql
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, cte_name, table
 from dosi.sql.window import BASE, WIN, render_window, trim_predicates
@@ -282,6 +284,25 @@ class ToSql(PlanVisitor[SqlPart]):
         rows = self._rows(below)  # after the trim: both keep rows of the windowed result
         rows.wheres.append(clone(node.predicate))
         return rows
+
+    def visit_period_sample(self, node: PeriodSample) -> _Rows:
+        """D-WINDOW period_value: the accumulation-grain rows (their trim and filters applied)
+        folded to one row per coarser bucket (dosi.sql.period_sample), as the window CTE."""
+        below = self._staged(node.parent)
+        if isinstance(below, exp.Select):  # a densified result: its own WITH, read whole
+            ctes: list[tuple[str, exp.Select]] = []
+            rows = below
+        else:
+            done = self._rows(below)
+            ctes = done.ctes
+            rows = exp.Select().select(exp.Star(), copy=False).from_(table(WIN), copy=False)
+            for cond in done.wheres:
+                rows = rows.where(cond, copy=False)
+            name, body = ctes[-1]
+            under = f"{name}_{len(ctes)}"
+            ctes[-1] = (under, body)
+            rows = rows.from_(table(under), copy=False)
+        return _Rows([*ctes, (WIN, period_sample_sql(self.r, node.spec, rows))])
 
     def visit_order_limit(self, node: OrderLimit) -> exp.Select:
         below = self._staged(node.parent)

@@ -28,6 +28,7 @@ from dosi.exporters.dbt.forms import (
     windows_as_text,
 )
 from dosi.exporters.dbt.models import ModelWriter
+from dosi.exporters.dbt.spine import project_configuration, spine_dataset
 from dosi.exporters.dbt.time_spine import calendar_dataset, time_spine_model
 
 
@@ -41,15 +42,21 @@ class MetricWriter(ModelWriter):
         for name, m in self.metrics.items():
             if not vendor_payload(m, DBT).get("helper"):
                 self._metric(name)
-        spine = calendar_dataset(self.model)
+        calendar = calendar_dataset(self.model)
+        # the calendar (or the spine) is written as the project's time spine instead
+        spine = calendar or spine_dataset(self.model)
         sms = [
             sm
             for sm in (self._semantic_model(d) for n, d in self.datasets.items() if n != spine)
             if sm
         ]
         data: dict[str, Any] = {"semantic_models": sms}
-        if spine in self.datasets:
-            data["models"] = [time_spine_model(self.model, self.datasets[spine])]
+        if calendar is not None and calendar in self.datasets:
+            data["models"] = [time_spine_model(self.model, self.datasets[calendar])]
+        else:
+            project = project_configuration(self.model)
+            if project is not None:
+                data["project_configuration"] = project
         data["metrics"] = list(self.out_metrics.values())  # helpers before their users
         saved = vendor_payload(self.model, DBT).get("saved_queries")
         if saved:

@@ -16,6 +16,7 @@ from dosi.ext.window.functions import (
     frame_function,
 )
 from dosi.ext.window.modifiers import parse_order, parse_partition
+from dosi.ext.window.period_value import PeriodValue, parse_period_value
 from dosi.ext.window.reader import WindowReader, alternatives, is_int, present, show
 from dosi.ext.window.spec import (
     RESET_GRAINS,
@@ -40,6 +41,7 @@ FRAME_KEYS: tuple[str, ...] = (
     "following",
     "exclusion",
     "fraction",
+    "period_value",
 )
 UNITS: tuple[str, ...] = ("rows", "range", "groups")
 #: SQL:2011 frame exclusion (1.14); `no_others` is the default and renders no clause
@@ -60,7 +62,9 @@ class FrameWindow(WindowSpec):
     `preceding is None` means UNBOUNDED PRECEDING. With `scope == "partition"` (1.9) the frame is
     the whole partition: `preceding`, `reset`, `units` and `order` do not apply. 1.14:
     `following` (0 = CURRENT ROW, the default; None with `following_unbounded`), GROUPS units,
-    `exclusion`, and `fraction` for the percentiles.
+    `exclusion`, and `fraction` for the percentiles; `period_value` (issue 22): the frame
+    accumulates at its grain, and a coarser query bucket reports the first, last or average of
+    those running values (`dosi.ext.window.period_value`).
     """
 
     function: str
@@ -77,6 +81,7 @@ class FrameWindow(WindowSpec):
     following_unbounded: bool = False
     exclusion: Literal["current_row", "group", "ties", "no_others"] | None = None
     fraction: float | None = None
+    period_value: PeriodValue | None = None
     family: ClassVar[str] = "frame"
     default_partition: ClassVar[PartitionSpec | None] = FRAME_DEFAULT_PARTITION
 
@@ -166,6 +171,10 @@ class FrameWindow(WindowSpec):
     def listed_function(self) -> str:
         return self.function
 
+    @property
+    def sampled(self) -> PeriodValue | None:
+        return self.period_value
+
     def describe(self) -> str:
         if self.scope == "partition":
             return f"frame {self.function} over the whole partition"
@@ -183,6 +192,8 @@ class FrameWindow(WindowSpec):
             text += f" reset={self.reset}"
         if self.require_full_window:
             text += " full-window"
+        if self.period_value is not None:
+            text += f" {self.period_value.describe()}"
         return text
 
 
@@ -349,6 +360,16 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
                 f'"{fn}"',
                 hint="remove window.frame.second",
             )
+    period = None
+    if present(raw, "period_value"):
+        period = parse_period_value(r, f"{kp}.period_value", raw["period_value"])
+        if present(raw, "scope") or (order is not None and order.by == "value"):
+            r.err(
+                f"{kp}.period_value",
+                "needs a frame ordered by time: it picks among the running values of the "
+                "buckets inside a coarser one",
+                hint='drop period_value, or order the frame by "time"',
+            )
     if r.errors != start or fn is None or order is None or partition is None:
         return None
     if following is None:
@@ -368,6 +389,7 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         following_unbounded=following == _UNBOUNDED,
         exclusion=exclusion,  # type: ignore[arg-type]
         fraction=fraction,
+        period_value=period,
     )
 
 

@@ -8,11 +8,12 @@ from typing import Any
 
 from dosi.ext.window.frame import FrameWindow
 from dosi.ext.window.functions import frame_function
+from dosi.ext.window.period_value import parse_period_value
 from dosi.ext.window.reader import WindowReader, present
 from dosi.ext.window.spec import WindowSlot, WindowSpec
 
 #: Top-level payload keys this sugar takes (besides `type`).
-TOP_KEYS: tuple[str, ...] = ("function", "periods", "require_full_window")
+TOP_KEYS: tuple[str, ...] = ("function", "periods", "require_full_window", "period_value")
 #: Hints for its keys written in the general form (where they belong there).
 GENERAL_HINTS: dict[str, str] = {
     "function": "put it inside the family object (window.frame.function), or use "
@@ -20,6 +21,7 @@ GENERAL_HINTS: dict[str, str] = {
     "periods": 'in the general form write window.frame.preceding = periods - 1, or use "type": '
     '"rolling"',
     "require_full_window": "put it at window.frame.require_full_window",
+    "period_value": "put it at window.frame.period_value",
 }
 
 
@@ -37,9 +39,12 @@ def parse(r: WindowReader, raw: dict[str, Any]) -> FrameWindow | None:
     rfw = False
     if present(raw, "require_full_window"):
         rfw = bool(r.boolean("window.require_full_window", raw["require_full_window"]))
+    period = None
+    if present(raw, "period_value"):
+        period = parse_period_value(r, "window.period_value", raw["period_value"])
     if r.errors != start or fn is None or periods is None:
         return None
-    return FrameWindow(fn, periods - 1, None, rfw, sugar="rolling")
+    return FrameWindow(fn, periods - 1, None, rfw, sugar="rolling", period_value=period)
 
 
 def _periods_site(window: dict[str, Any]) -> tuple[dict[str, Any], str] | None:

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, NamedTuple
 
 from dosi.ext.grains import CALENDAR_GRAINS, DAY_GRAINS, FISCAL_GRAINS, SUB_DAY_GRAINS
+from dosi.ext.window.period_value import PeriodValue
 
 Grain = str  # a grain of the vocabulary (dosi.ext.grains)
 Direction = Literal["back", "forward"]
@@ -171,6 +172,13 @@ class WindowSpec:
         """The buckets before the current one a time-ordered bounded frame reads: over a
         densified series (one row per calendar bucket) the scan widens by that many grains, so
         a rolling 3-month frame spans three calendar months; None: no such frame."""
+        return None
+
+    @property
+    def sampled(self) -> PeriodValue | None:
+        """A frame's `period_value` (dosi.ext.window.period_value.PeriodValue): the grain it
+        accumulates at and the running value a coarser bucket reports; None: the frame
+        accumulates the query grain's buckets."""
         return None
 
     @property

@@ -22,6 +22,7 @@ from dosi.importers.dbt.manifest import load_manifest
 from dosi.importers.dbt.metrics import MetricConverter
 from dosi.importers.dbt.names import DbtNames
 from dosi.importers.dbt.queries import QueryTranslator
+from dosi.importers.dbt.spine import day_spine, spine_dataset, spine_setting
 from dosi.importers.yaml_writer import to_yaml
 
 MAX_ROUNDS = 8
@@ -89,8 +90,16 @@ def convert(manifest: PydanticSemanticManifest, name: str) -> Converted:
             "examples": [q.get("description") or q["name"] for q in queries],
         }
     model["custom_extensions"] = [{"vendor_name": DBT_VENDOR, "data": json.dumps(ext)}]
-    if names.calendar is not None:
+    spine = day_spine(manifest)
+    if names.calendar is not None:  # the day spine with custom granularities: also the spine
         model["custom_extensions"].append(datus_entry({"calendar": names.calendar.calendar()}))
+        model["custom_extensions"].append(
+            spine_setting(names.calendar.dataset, names.calendar.date_field)
+        )
+    elif spine is not None:  # MetricFlow's time spine: densified queries read it
+        ds = spine_dataset(spine, [d["name"] for d in model["datasets"]])
+        model["datasets"].append(ds)
+        model["custom_extensions"].append(spine_setting(ds["name"]))
     skipped = sum(
         1
         for n in notes.items

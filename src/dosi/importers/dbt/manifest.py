@@ -120,6 +120,7 @@ def _from_yaml(files: list[Path], schema: str | None) -> PydanticSemanticManifes
             continue
         spines += list(_time_spines(docs, schema))
         converted = list(_dbt_documents(docs, schema, f))
+        has_project = has_project or any("project_configuration" in d for d in converted)
         if converted:
             body = yaml.safe_dump_all(converted, sort_keys=False)
             configs.append(YamlConfigFile(filepath=str(f), contents=body))
@@ -156,6 +157,9 @@ def _dbt_documents(
 ) -> Iterator[dict[str, Any]]:
     """dbt project YAML (`semantic_models:` lists) as MetricFlow documents."""
     for doc in docs:
+        project = doc.get("project_configuration")  # the time spines (dosi export dbt)
+        if isinstance(project, dict):
+            yield {"project_configuration": project}
         for key in _DBT_KEYS:
             entries = doc.get(key)
             if not isinstance(entries, list):

@@ -38,6 +38,7 @@ from dosi.importers.common import Notes, datus_entry, metric_obj
 from dosi.importers.dbt.filters import FilterRenderer, field_sql
 from dosi.importers.dbt.names import GRAINS, DbtNames, Element
 from dosi.importers.dbt.time_grains import SHARED_GRAINS
+from dosi.importers.dbt.spine import period_value
 
 DBT_VENDOR = "DBT"
 _SQL = "duckdb"  # sqlglot dialect used to read dbt expressions (warehouse SQL, liberal)
@@ -219,8 +220,9 @@ class MetricConverter:
         if tp.join_to_timespine:
             self.notes.warn(
                 "time_spine_not_carried",
-                f"metric `{name}` joins to the time spine (a row for every time bucket); dosi "
-                "returns the buckets that have data",
+                f"metric `{name}` joins to the time spine (a row for every time bucket): the "
+                'queries the importer translates ask densify: "time"; a hand-written dosi '
+                "query returns the buckets that have data unless it does",
                 path=f"metric:{name}",
             )
         if not filters:
@@ -593,14 +595,7 @@ class MetricConverter:
             spec = {"type": "cumulative", "function": func, "reset": g}
         else:
             spec = {"type": "cumulative", "function": func}
-        if period is not PeriodAggregation.LAST:
-            self.notes.warn(
-                "period_agg_not_carried",
-                f"metric `{name}` reports the `{period.value}` value of each coarser bucket "
-                "(period_agg); dosi reports the running value at the bucket's end (`last`), "
-                "equal at the day grain",
-                path=f"metric:{name}",
-            )
+        spec["period_value"] = period_value(period, self.time_of(agg.measure))
         if base is None:
             plain = Out(f"{name}__base", agg.sql(), self._time_payload(agg.measure), plain=True)
         else:

@@ -23,6 +23,7 @@ from dosi.plan.nodes import (
     Merge,
     MergeStrategy,
     OrderLimit,
+    PeriodSample,
     PreAggregate,
     Scan,
     SemiAdditiveJoin,
@@ -143,6 +144,10 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: PlanDialect) -> OrderLim
         top = output_densified(model, top, plan)
     if having is not None:
         top = FilterResult(top, having.predicate, having.metrics, plan.outputs)
+    sample = plan.sample
+    if sample is not None:  # D-WINDOW period_value: one row per coarser bucket
+        top = PeriodSample(top, sample)
+        return OrderLimit(top, sample.outputs, sample.order, sample.limit)
     return OrderLimit(top, plan.outputs, plan.order, plan.limit)
 
 

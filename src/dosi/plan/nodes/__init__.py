@@ -18,6 +18,7 @@ from dosi.plan.nodes.lod_include import LodInclude, LodIncludeMetric
 from dosi.plan.nodes.lod_rollup import LodRollup
 from dosi.plan.nodes.merge import Merge, MergeStrategy
 from dosi.plan.nodes.order_limit import OrderLimit
+from dosi.plan.nodes.period_sample import PeriodSample
 from dosi.plan.nodes.pre_aggregate import PreAggregate
 from dosi.plan.nodes.scan import Scan
 from dosi.plan.nodes.semi_additive_join import SemiAdditiveJoin
@@ -40,6 +41,7 @@ NODE_KINDS: tuple[type[PlanNode], ...] = (
     LodRollup,
     Merge,
     OrderLimit,
+    PeriodSample,
     PreAggregate,
     Scan,
     SemiAdditiveJoin,
@@ -71,6 +73,7 @@ __all__ = [
     "Merge",
     "MergeStrategy",
     "OrderLimit",
+    "PeriodSample",
     "PreAggregate",
     "Scan",
     "SemiAdditiveJoin",

@@ -97,7 +97,8 @@ def _framed(
 ) -> exp.Expression:
     """`func` OVER the metric's frame (partition, reset key, order, ROWS/RANGE bounds)."""
     partition: list[exp.Expression] = [s.cur(p) for p in wm.partition]
-    if w.scope == "partition":
+    if w.scope == "partition" or (s.stage.time_key is None and w.order.by == "time"):
+        # no time key: a running total queried without its axis spans the whole partition
         return s.window(func, partition, None, None)
     if w.reset is not None:
         partition.append(s.r.bucket(s.cur(s.stage.time_key), w.reset, None))  # type: ignore[arg-type]

@@ -1,0 +1,136 @@
+"""D-WINDOW `period_value` at query time (issue 22 item 7): a running or period-to-date frame
+grouped coarser than the grain it accumulates at.
+
+The query is planned again with the axis at the accumulation grain (one row per day, say):
+the window stage, its scan expansion and trim, and densify all run on that series as they
+would for a day query. A `PeriodSample` step then keeps one row per coarser bucket the query
+grouped by (and per its other group-by values), holding the first, last or average of the
+finer running values. Every metric of such a query must be sampled this way: a plain
+aggregate cannot be rebuilt from day rows (a count distinct does not add up), so it is
+refused and queried separately.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from dosi.errors import QueryError
+from dosi.ext.grains import grain_rank, is_date_part
+from dosi.ext.window.period_value import nests
+from dosi.ir.conform import same_dimension
+from dosi.ir.model import MetricIr, ModelIr
+from dosi.plan.records import PeriodSample
+from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
+
+
+@dataclass(frozen=True)
+class SampledQuery:
+    """The query at the accumulation grain, and how its rows fold into the query's buckets."""
+
+    rq: ResolvedQuery
+    sample: PeriodSample
+
+
+def sampled_query(model: ModelIr, rq: ResolvedQuery) -> SampledQuery | None:
+    """None unless a requested frame declares `period_value` and the query groups its axis
+    only by grains coarser than the frame's accumulation grain."""
+    declared = [m for m in rq.planned_metrics if m.window is not None and m.window.sampled]
+    if not declared:
+        return None
+    axis = declared[0].time_axis
+    items = [d for d in rq.dims if _on_axis(model, d, axis)]
+    if not items:
+        return None  # the window planner answers time_axis_not_grouped
+    finest = min(items, key=lambda d: grain_rank(d.grain or ""))
+    coarser = [m for m in declared if grain_rank(_grain(m)) < grain_rank(finest.grain or "")]
+    if not coarser:
+        return None
+    grain = _grain(coarser[0])
+    _check(rq, coarser, items, grain)
+    key = _key_name(rq, finest, grain)
+    spelling = f"{METRIC_TIME if finest.field is None else finest.field.qualified}:{grain}"
+    key_dim = ResolvedDim(key, spelling, finest.field, grain)
+    others = [d for d in rq.dims if d not in items]
+    inner = replace(rq, dims=[key_dim, *others], order=[], query=replace(rq.query, limit=None))
+    dims = tuple(d.output for d in rq.dims)
+    explicit = {k for k, *_ in rq.order}
+    sample = PeriodSample(
+        key=key,
+        grain=grain,
+        buckets=tuple((d.output, d.grain or grain) for d in items),
+        dims=tuple(d.output for d in others),
+        picks=tuple((m.name, m.window.sampled.value) for m in rq.metrics),  # type: ignore[union-attr]
+        outputs=(*dims, *(m.name for m in rq.metrics)),
+        order=(*rq.order, *((d, False, None) for d in dims if d not in explicit)),
+        limit=rq.query.limit,
+    )
+    return SampledQuery(inner, sample)
+
+
+def _grain(m: MetricIr) -> str:
+    assert m.window is not None and m.window.sampled is not None
+    return m.window.sampled.grain
+
+
+def _on_axis(model: ModelIr, d: ResolvedDim, axis: str | None) -> bool:
+    if d.grain is None or d.window is not None or is_date_part(d.grain):
+        return False
+    if d.is_metric_time:
+        return True
+    return (
+        d.field is not None and axis is not None and same_dimension(model, d.field.qualified, axis)
+    )
+
+
+def _check(
+    rq: ResolvedQuery, coarser: list[MetricIr], items: list[ResolvedDim], grain: str
+) -> None:
+    names = [m.name for m in coarser]
+    grains = {_grain(m) for m in coarser}
+    if len(grains) > 1:
+        raise QueryError(
+            "not_implemented",
+            "window metrics " + ", ".join(f"`{n}`" for n in names) + " accumulate at "
+            "different grains (" + ", ".join(sorted(grains)) + "): one query samples one series",
+            metrics=names,
+            hint="query them separately",
+        )
+    if rq.result_filter is not None:
+        raise QueryError(
+            "not_implemented",
+            "a where_sql condition on a metric beside a period_value metric: it would keep "
+            f"{grain} rows before each coarser bucket picks its value",
+            metrics=names,
+            hint="drop the metric condition, or query without period_value sampling",
+        )
+    other = [m.name for m in rq.planned_metrics if m.name not in names]
+    if other:
+        raise QueryError(
+            "not_implemented",
+            f"window metric{'s' if len(names) > 1 else ''} "
+            + ", ".join(f"`{n}`" for n in names)
+            + f" accumulate per {grain} and report a value per coarser bucket "
+            "(period_value); " + ", ".join(f"`{n}`" for n in other) + " cannot be rebuilt "
+            f"from {grain} rows",
+            metrics=other,
+            hint="query the period_value metrics separately from the others",
+        )
+    for d in items:
+        if not nests(grain, d.grain or ""):
+            raise QueryError(
+                "window_reset_too_fine",
+                f"window metric `{names[0]}` accumulates per {grain}, whose buckets do not "
+                f"nest in `{d.spelling}`: a {d.grain} bucket would hold parts of a {grain}",
+                metrics=names,
+                hint=f"group by a grain made of whole {grain}s, or accumulate per day "
+                '("period_value": {"grain": "day", ...})',
+            )
+
+
+def _key_name(rq: ResolvedQuery, finest: ResolvedDim, grain: str) -> str:
+    base = METRIC_TIME if finest.field is None else finest.field.name
+    name = f"{base}__{grain}"
+    taken = {d.output for d in rq.dims} | {m.name for m in rq.metrics}
+    while name in taken:
+        name = "_" + name
+    return name
