@@ -69,6 +69,7 @@ SPARK = Spark(
     streaming=True,
     time_parser=PARSER,
     spine_series="sequence",
+    percentile_style="spark",
 )
 DATABRICKS = Spark(
     "databricks",
@@ -76,8 +77,13 @@ DATABRICKS = Spark(
     streaming=True,
     time_parser=PARSER,
     spine_series="sequence",
+    percentile_style="spark",
 )
 # Hive has neither SEQUENCE nor a recursive WITH
 HIVE = Spark(
-    "hive", null_ordering=sqlglot_null_ordering("hive"), time_parser=PARSER, spine_series=None
+    "hive",
+    null_ordering=sqlglot_null_ordering("hive"),
+    time_parser=PARSER,
+    spine_series=None,
+    percentile_style="spark",
 )

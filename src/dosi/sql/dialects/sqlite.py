@@ -201,4 +201,5 @@ SQLITE = SQLite(
     unsupported_window_functions=STATISTICAL,
     null_safe_full_join=False,
     streaming=True,
+    percentile_style=None,
 )

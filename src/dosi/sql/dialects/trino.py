@@ -12,17 +12,19 @@ PARSER = TimeParser(ts_fn="DATE_PARSE", tokens=MYSQL_TOKENS)
 # a time spine is UNNEST(SEQUENCE(lo, hi, step)) (their recursive WITH stops at 10 steps)
 _SPINE = "unnest_sequence"
 TRINO = Dialect(
-    "trino", null_ordering=sqlglot_null_ordering("trino"), time_parser=PARSER, spine_series=_SPINE
+    "trino", null_ordering=sqlglot_null_ordering("trino"), time_parser=PARSER, spine_series=_SPINE, percentile_style=None
 )
 PRESTO = Dialect(
     "presto",
     null_ordering=sqlglot_null_ordering("presto"),
     time_parser=PARSER,
     spine_series=_SPINE,
+    percentile_style=None,  # approx_percentile only
 )
 ATHENA = Dialect(
     "athena",
     null_ordering=sqlglot_null_ordering("athena"),
     time_parser=PARSER,
     spine_series=_SPINE,
+    percentile_style=None,  # approx_percentile only
 )
