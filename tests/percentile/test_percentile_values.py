@@ -222,3 +222,50 @@ def test_engines_without_percentiles_refuse_before_sql(pct: Any, dialect: str) -
         eng.compile({"metrics": ["amount_median"]}, dialect=dialect)
     assert info.value.code == "dialect_unsupported_percentile"
     assert "PERCENTILE_CONT(0.5)" in str(info.value)
+
+
+LOD = [
+    metric("amount_median", "MEDIAN(orders.amount)"),
+    metric(
+        "median_per_customer",
+        "AVG(MEDIAN(orders.amount))",
+        {
+            "v": "1.10",
+            "requires": ["lod"],
+            "derive": {"type": "lod", "expr": "avg(include(amount_median, orders.customer_id))"},
+        },
+    ),
+    metric(
+        "median_fixed_channel",
+        "SUM(MEDIAN(orders.amount))",
+        {
+            "v": "1.10",
+            "requires": ["lod"],
+            "derive": {"type": "lod", "expr": "fixed(amount_median, orders.channel)"},
+        },
+    ),
+]
+
+
+def test_lod_over_a_percentile_base(mini_engine: Make, mini_ref: Any) -> None:
+    """D-LOD include (LOD-PLAN) and fixed (LOD-FXM-01) over a median base: each customer's
+    median from that customer's rows, averaged per region; each channel's median."""
+    _, run = mini_engine(extra_metrics=LOD)
+    res = run({"metrics": ["median_per_customer"], "group_by": ["customers.region"]})
+    per = grouped(
+        mini_ref.exact(
+            "SELECT coalesce(c.region, '~') || '|' || o.customer_id, o.amount FROM orders o "
+            "LEFT JOIN customers c ON o.customer_id = c.id"
+        )
+    )
+    by_region: dict[Any, list[float]] = defaultdict(list)
+    for key, values in per.items():
+        m = cont(values, 0.5)
+        if m is not None:
+            region = key.split("|")[0]
+            by_region[None if region == "~" else region].append(m)
+    want = [(k, statistics.fmean(v)) for k, v in by_region.items()]
+    assert_rows_equal(result_rows(res), want)
+    res = run({"metrics": ["median_fixed_channel"], "group_by": ["orders.channel"]})
+    by_channel = grouped(mini_ref.exact("SELECT channel, amount FROM orders"))
+    assert_rows_equal(result_rows(res), [(k, cont(v, 0.5)) for k, v in by_channel.items()])

@@ -91,17 +91,25 @@ def _sorted_pick(
     q: Decimal,
     method: Method,
     element: str,
+    int_index: bool = False,
 ) -> exp.Expression:
-    """v[rank] of a sorted array built by `arr()` (1-based `element`), or the interpolation."""
+    """v[rank] of a sorted array built by `arr()` (1-based `element`), or the interpolation.
+    `int_index`: the engine indexes by a 32-bit INT (Spark), not by the BIGINT a count is."""
+
+    def at(index: exp.Expression) -> exp.Expression:
+        if int_index:
+            index = exp.Cast(this=index, to=exp.DataType.build("INT"))
+        return _fn(element, arr(), index)
+
     if method == "disc":
-        return _fn(element, arr(), _ceil_rank(count, q))
+        return at(_ceil_rank(count, q))
     num, den = _ratio(q)
     h = exp.Mul(this=_num(num), expression=exp.Paren(this=exp.Sub(this=count, expression=_num(1))))
     lo = exp.IntDiv(this=exp.Paren(this=h), expression=_num(den))
     rest = exp.Mod(this=exp.Paren(this=h.copy()), expression=_num(den))
     # the elements, not the array, are cast: one sorted array serves every percentile of x
-    first = _double(_fn(element, arr(), exp.Add(this=lo, expression=_num(1))))
-    second = _double(_fn(element, arr(), exp.Add(this=lo.copy(), expression=_num(2))))
+    first = _double(at(exp.Add(this=lo, expression=_num(1))))
+    second = _double(at(exp.Add(this=lo.copy(), expression=_num(2))))
     step = exp.Div(
         this=exp.Mul(
             this=exp.Paren(this=exp.Sub(this=second, expression=first.copy())),
@@ -127,6 +135,7 @@ def _spark(value: exp.Expression, q: Decimal, method: Method) -> exp.Expression:
         q,
         method,
         "try_element_at",  # an empty group: NULL (element_at raises under ANSI mode)
+        int_index=True,
     )
 
 
