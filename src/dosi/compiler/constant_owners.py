@@ -15,9 +15,7 @@ from dosi.compiler.sqlparse import SqlSnippetError, SqlTooComplex, parse_scalar
 from dosi.ext.derive import ComposeDerive
 
 
-def member_owners(
-    scope: MetricScope, decl: object, unowned: list[exp.AggFunc]
-) -> dict[int, str]:
+def member_owners(scope: MetricScope, decl: object, unowned: list[exp.AggFunc]) -> dict[int, str]:
     """id(aggregate) -> its member's dataset, for the column-less aggregates a compose's
     members explain; empty when `decl` is not a compose or nothing matches."""
     if not isinstance(decl, ComposeDerive) or not unowned:

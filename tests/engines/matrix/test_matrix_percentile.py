@@ -10,8 +10,13 @@ percentiles are each engine's own estimate: checked to lie within the group's va
 and MariaDB have no percentile aggregate: a structured `dialect_unsupported_percentile` before
 any SQL runs.
 
+Also on every engine (issue 21 items 3 and 4): a compose of pinned row counts of two datasets
+(`SUM(1) / COUNT(*)`, each member its own dataset's rows), grouped with the
+`metric_time__quarter` spelling.
+
 Requirement IDs: CORE-MEAS-01 (percentile measures), CORE-FAN-02 (merged with another
-dataset's metric), WIN-OFF-01 (a window over a percentile base).
+dataset's metric), WIN-OFF-01 (a window over a percentile base), DSET-01 and DRV-CMP-01 (the
+row-count compose), CORE-Q-02 / CORE-Q-04 (the grain spelling and its output name).
 """
 
 from __future__ import annotations
@@ -66,6 +71,11 @@ def model_text() -> str:
     for name, expression in PCT_METRICS.items():
         add(name, expression)
     add("amount_median_mom", "MEDIAN(orders.amount)", WINDOWED["amount_median_mom"])
+    # issue 21 item 4: row counts of two datasets in one compose
+    add("order_rows", "COUNT(*)", {"dataset": "orders"})
+    add("refund_rows", "SUM(1)", {"dataset": "refunds"})
+    compose = {"v": "1.4", "derive": {"type": "compose", "expr": "refund_rows / order_rows"}}
+    add("refunds_per_order", "SUM(1) / COUNT(*)", compose)
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
@@ -220,3 +230,36 @@ def test_approximate_and_window(
         prev = norm(dt.date(day.year - (day.month == 1), (day.month - 2) % 12 + 1, 1))
         want = medians[cur] - medians[prev] if prev in medians else None  # type: ignore[operator]
         assert same(norm(got[cur]), want), f"{kind} {cur}: {got[cur]} != {want}"
+
+
+def test_row_count_compose_by_quarter_spelling(
+    pct_target: tuple[str, dosi.Engine], shop_files: tuple[Path, Path]
+) -> None:
+    kind, eng = pct_target
+    query = {
+        "metrics": ["refunds_per_order", "order_rows", "refund_rows"],
+        "group_by": ["metric_time__quarter"],
+    }
+    res = eng.execute(query, connection=kind)
+    assert res["columns"] == ["metric_time__quarter", *query["metrics"]]
+    quarter = "CAST(date_trunc('quarter', {}) AS DATE)"
+    orders = {
+        k: len(v)
+        for k, v in _groups(
+            shop_files[0], f"SELECT {quarter.format('order_date')}, 1 FROM main.orders"
+        ).items()
+    }
+    refunds = {
+        k: len(v)
+        for k, v in _groups(
+            shop_files[0], f"SELECT {quarter.format('refund_date')}, 1 FROM main.refunds"
+        ).items()
+    }
+    got = {norm(r["metric_time__quarter"]): r for r in res["rows"]}
+    assert set(got) == set(orders) | set(refunds)
+    for k, row in got.items():
+        o, r = orders.get(k, 0), refunds.get(k)
+        assert norm(row["order_rows"]) == float(o), (kind, k)
+        assert same(norm(row["refund_rows"]), None if r is None else float(r)), (kind, k)
+        want = None if r is None or not o else r / o
+        assert same(norm(row["refunds_per_order"]), want), (kind, k, row)
