@@ -48,3 +48,22 @@ def method_of(node: exp.Expression) -> str:
     if isinstance(node, exp.ApproxQuantile):
         return "approx"
     return "cont"
+
+
+def written(tree: exp.Expression) -> str:
+    """The tree's SQL with each canonical percentile node in its ANSI spelling
+    (`PERCENTILE_CONT(0.9) WITHIN GROUP (ORDER BY x)`, `APPROX_QUANTILE(x, 0.9)`): what
+    lineage and messages show, never the internal argument order."""
+
+    def one(node: exp.Expression) -> exp.Expression:
+        if not isinstance(node, PERCENTILE_NODES) or isinstance(node, exp.Median):
+            return node
+        q = exp.Literal.number(str(quantile_of(node)))
+        if isinstance(node, exp.ApproxQuantile):
+            return exp.Anonymous(this="APPROX_QUANTILE", expressions=[node.this.copy(), q])
+        order = exp.Order(expressions=[exp.Ordered(this=node.this.copy(), nulls_first=True)])
+        return exp.WithinGroup(this=type(node)(this=q), expression=order)
+
+    if not any(True for _ in tree.find_all(*PERCENTILE_NODES)):
+        return tree.sql()
+    return tree.transform(one).sql()

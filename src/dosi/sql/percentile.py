@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from dosi.errors import QueryError
 from dosi.ir.model import ModelIr
-from dosi.ir.percentile import PERCENTILE_AGGS, PERCENTILE_NODES, method_of, quantile_of
+from dosi.ir.percentile import PERCENTILE_AGGS, PERCENTILE_NODES, method_of, quantile_of, written
 from dosi.sql.dialects import Dialect
 
 
@@ -24,7 +24,7 @@ def render_percentiles(model: ModelIr, tree: exp.Expression, dialect: Dialect) -
         node = next(tree.find_all(*PERCENTILE_NODES))
         raise QueryError(
             "dialect_unsupported_percentile",
-            f"{dialect.key} has no percentile aggregate, so `{_spelled(node)}` cannot be "
+            f"{dialect.key} has no percentile aggregate, so `{written(node)}` cannot be "
             "computed there",
             hint="query this metric on DuckDB, PostgreSQL, ClickHouse, Spark or DataFusion, "
             "or precompute it in the dataset SQL",
@@ -36,12 +36,3 @@ def render_percentiles(model: ModelIr, tree: exp.Expression, dialect: Dialect) -
         return dialect.percentile(node.this, quantile_of(node), method_of(node))
 
     return tree.transform(one, copy=False)
-
-
-def _spelled(node: exp.Expression) -> str:
-    method, q = method_of(node), quantile_of(node)
-    value = node.this.sql() if node.this is not None else "?"
-    if method == "approx":
-        return f"APPROX_QUANTILE({value}, {q})"
-    name = "PERCENTILE_DISC" if method == "disc" else "PERCENTILE_CONT"
-    return f"{name}({q}) WITHIN GROUP (ORDER BY {value})"
