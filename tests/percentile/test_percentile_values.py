@@ -269,3 +269,39 @@ def test_lod_over_a_percentile_base(mini_engine: Make, mini_ref: Any) -> None:
     res = run({"metrics": ["median_fixed_channel"], "group_by": ["orders.channel"]})
     by_channel = grouped(mini_ref.exact("SELECT channel, amount FROM orders"))
     assert_rows_equal(result_rows(res), [(k, cont(v, 0.5)) for k, v in by_channel.items()])
+
+
+DERIVED = [
+    metric("p90", CONT.format(p=0.9)),
+    metric("med", "MEDIAN(orders.amount)"),
+    metric(
+        "p90_web",
+        "PERCENTILE_CONT(0.9) WITHIN GROUP "
+        "(ORDER BY CASE WHEN orders.channel = 'web' THEN orders.amount END)",
+        {"v": "1.4", "derive": {"type": "filter", "base": "p90", "where": "channel = 'web'"}},
+    ),
+    metric(
+        "spread",
+        "PERCENTILE_CONT(0.9) WITHIN GROUP (ORDER BY orders.amount) - MEDIAN(orders.amount)",
+        {"v": "1.4", "derive": {"type": "compose", "expr": "p90 - med"}},
+    ),
+]
+
+
+def test_filter_and_compose_over_percentiles(mini_engine: Make, mini_ref: Any) -> None:
+    """DRV-FIL-02 / DRV-CMP-01: a filtered percentile ranks only the selected rows; a compose
+    subtracts two percentiles of the same rows, per region."""
+    _, run = mini_engine(extra_metrics=DERIVED)
+    res = run({"metrics": ["p90_web", "spread"], "group_by": ["customers.region"]})
+    web = grouped(
+        mini_ref.exact(
+            "SELECT c.region, CASE WHEN o.channel = 'web' THEN o.amount END FROM orders o "
+            "LEFT JOIN customers c ON o.customer_id = c.id"
+        )
+    )
+    every = grouped(mini_ref.exact(BY_REGION))
+    want = []
+    for k, v in every.items():
+        hi, mid = cont(v, 0.9), cont(v, 0.5)
+        want.append((k, cont(web[k], 0.9), None if hi is None else hi - mid))  # type: ignore[operator]
+    assert_rows_equal(result_rows(res), want)
