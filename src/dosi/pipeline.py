@@ -29,6 +29,7 @@ from dosi.query.derive import check_conformed
 from dosi.query.params import OutputColumn, expand_params
 from dosi.query.resolve import ResolvedQuery, resolve_query
 from dosi.query.spec import Query, parse_query
+from dosi.query.spellings import canonical_spellings
 from dosi.query.time_ranges import (
     RangePredicates,
     RangeScan,
@@ -78,6 +79,7 @@ def compile_query(
         raise
     dia = get_dialect(dialect)
     model = with_week_start(model, query.week_start)  # the query's calendar (issue 22)
+    query = canonical_spellings(model, query)  # `metric_time__month` (dosi.query.spellings)
     expanded, scan = expand_time_ranges(expand_params(model, query), _range_predicates(dia))
     model, query = expanded.model, expanded.query
     rq, plan, dag = plan_dag(model, graph, query, dia, scan)

@@ -269,6 +269,13 @@ def test_metric_kinds_map_to_datus_payloads(simple: Any) -> None:
     assert m["median_booking_value"]["expression"]["dialects"][0]["expression"] == (
         "MEDIAN(bookings_source.median_booking_value)"
     )
+    # issue 21 item 5: dbt percentile measures are percentile aggregates
+    exprs = {n: m[n]["expression"]["dialects"][0]["expression"] for n in m}
+    assert exprs["booking_value_p99"] == (
+        "PERCENTILE_CONT(0.99) WITHIN GROUP (ORDER BY bookings_source.booking_value_p99)"
+    )
+    assert exprs["discrete_booking_value_p99"].startswith("PERCENTILE_DISC(0.99) WITHIN GROUP")
+    assert exprs["approximate_continuous_booking_value_p99"].startswith("APPROX_QUANTILE(")
 
 
 def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
@@ -280,7 +287,6 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
         if w.path.startswith("metric:"):
             by_metric.setdefault(w.path[len("metric:") :], set()).add(w.code)
     expected = {
-        "booking_value_p99": "percentile_not_supported",
         "bookings_at_start_of_month": "offset_to_grain_not_supported",
         "bookings_offset_alien_day": "custom_granularity_not_supported",
         "active_listings": "filter_not_carried",
@@ -292,7 +298,7 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
     metrics = {m["name"] for m in simple.plain()["semantic_model"][0]["metrics"]}
     for metric, code in expected.items():
         assert code in by_metric.get(metric, set()), metric
-    for metric in ("booking_value_p99", "active_listings"):
+    for metric in ("active_listings",):
         assert metric not in metrics
     skipped = {
         m

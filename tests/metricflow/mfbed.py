@@ -240,8 +240,6 @@ def translate(case: Case, imp: Imported) -> Translated:
         t.need("min_max_only", "min_max_only")
     if spec.get("apply_group_by") is False:
         t.need("no_group_by", "apply_group_by: false")
-    if spec.get("required_features"):
-        t.need("percentile", "the case requires percentile aggregation")
     for m in spec.get("metrics") or ():
         if m not in imp.metrics:
             for need, code in _root_needs(imp, m, set()):

@@ -15,6 +15,7 @@ from dosi.errors import QueryError, closest
 from dosi.ir.graph import RelationshipGraph
 from dosi.ir.lod_metric_catalog import lod_lineage
 from dosi.ir.model import MetricIr, ModelIr
+from dosi.ir.percentile import written
 
 LAYERS = (
     {"index": 0, "kind": "physical_table", "label": "physical table"},
@@ -40,7 +41,7 @@ def _metric_tree(model: ModelIr, graph: RelationshipGraph, m: MetricIr, redact: 
             {
                 "name": name,
                 "agg": ms.agg,
-                "expression": ms.expr.sql(),
+                "expression": written(ms.expr),  # a percentile in its ANSI spelling
                 "dataset": ms.dataset,
                 "reads": sorted(ms.datasets),
             }

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from decimal import Decimal
 
 from sqlglot import exp
 
 from dosi.compiler.sqlparse import strip_parens
+from dosi.ir.percentile import quantile_of
 
 _AGG_NAMES: dict[type[exp.Expression], str] = {
     exp.Sum: "sum",
@@ -26,6 +28,9 @@ _AGG_NAMES: dict[type[exp.Expression], str] = {
     exp.Variance: "var_samp",
     exp.ApproxDistinct: "approx_count_distinct",
     exp.Median: "median",
+    exp.PercentileCont: "percentile_cont",
+    exp.PercentileDisc: "percentile_disc",
+    exp.ApproxQuantile: "approx_quantile",
     exp.CountIf: "count_if",
     exp.AnyValue: "any_value",
 }
@@ -33,7 +38,19 @@ _AGG_NAMES: dict[type[exp.Expression], str] = {
 # Aggregates whose argument values are "measured" (D-DIM inference); COUNT / MIN / MAX only
 # mention a column.
 MEASURING_AGGS = frozenset(
-    {"sum", "avg", "stddev_pop", "stddev_samp", "stddev", "var_pop", "var_samp", "median"}
+    {
+        "sum",
+        "avg",
+        "stddev_pop",
+        "stddev_samp",
+        "stddev",
+        "var_pop",
+        "var_samp",
+        "median",
+        "percentile_cont",
+        "percentile_disc",
+        "approx_quantile",
+    }
 )
 
 
@@ -77,6 +94,8 @@ def sanitize(text: str) -> str:
 def measure_stem(dataset: str, node: exp.AggFunc) -> str:
     """`<dataset>_<argument>_<agg>`, the argument written without its dataset qualifiers."""
     agg = agg_name(node)
+    if isinstance(node, (exp.PercentileCont, exp.PercentileDisc, exp.ApproxQuantile)):
+        agg = f"{_percent_tag(quantile_of(node))}_{agg}"  # p50 and p99 of one column differ
     ds = sanitize(dataset) or "ds"
     if agg == "count_star":
         return f"{ds}_count"
@@ -91,6 +110,12 @@ def measure_stem(dataset: str, node: exp.AggFunc) -> str:
         digest = hashlib.sha1(arg_text.encode()).hexdigest()[:8]
         arg_text = f"{arg_text[:40].rstrip('_')}_{digest}"
     return f"{ds}_{arg_text or 'expr'}_{agg}"
+
+
+def _percent_tag(q: Decimal) -> str:
+    """`p99` for 0.99, `p99_9` for 0.999, `p5` for 0.05."""
+    text = format((q * 100).normalize(), "f")
+    return "p" + text.replace(".", "_")
 
 
 def is_single_aggregate(node: exp.Expression) -> bool:

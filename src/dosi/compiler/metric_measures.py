@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dosi import ext
+from dosi.compiler.constant_owners import member_owners
 from dosi.compiler.context import Site
 from dosi.compiler.measures import safe_division
 from dosi.compiler.metric_scope import MetricScope
@@ -38,6 +39,11 @@ def split_measures(
             return None, [], []
         owners.append(o)  # type: ignore[arg-type]
     known = {o for o in owners if o}
+    if pin is None and None in owners:  # row counts of a compose: its members' pins
+        left_to_right = [n for n in tree.walk(bfs=False) if isinstance(n, exp.AggFunc)]
+        loose = [a for a in left_to_right if owners[_index(aggs, a)] is None]
+        for agg_id, owner in member_owners(scope, mext.derive, loose).items():
+            owners[next(i for i, a in enumerate(aggs) if id(a) == agg_id)] = owner
     for i, o in enumerate(owners):
         if o is not None:
             continue
@@ -97,6 +103,10 @@ def split_measures(
         )
         return None, [], []
     return formula, names, [o for o in owners if o]
+
+
+def _index(aggs: list[exp.AggFunc], node: exp.AggFunc) -> int:
+    return next(i for i, a in enumerate(aggs) if a is node)
 
 
 def _owner(scope: MetricScope, metric: str, node: exp.AggFunc, site: Site) -> str | bool | None:

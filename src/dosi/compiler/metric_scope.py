@@ -10,7 +10,7 @@ from typing import Any
 from dosi.compiler.context import CompileContext
 from dosi.compiler.measure_names import MeasureRegistry
 from dosi.ir.graph import RelationshipGraph
-from dosi.ir.model import ConformedIr, DatasetIr
+from dosi.ir.model import ConformedIr, DatasetIr, MetricIr
 
 
 @dataclass(frozen=True)
@@ -24,3 +24,6 @@ class MetricScope:
     lod_pending: list[tuple[Any, Any, Any]] = field(default_factory=list)
     # D-CONFORM classes: a compose member reaches every spelling of a paired column (CONF-05)
     conformed: ConformedIr = field(default_factory=ConformedIr)
+    # metrics compiled so far (document order): a compose's row counts take their members'
+    # D-DATASET pins (dosi.compiler.constant_owners)
+    compiled: dict[str, MetricIr] = field(default_factory=dict)

@@ -20,6 +20,7 @@ from dosi.compiler.metric_columns import note_measured_fields, resolve_metric_co
 from dosi.compiler.metric_measures import split_measures
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.params import check_no_bind_markers
+from dosi.compiler.percentile import PercentileError, normalize_percentiles
 from dosi.compiler.semi_additive import (
     check_semi_additive,
     measure_suffix,
@@ -166,6 +167,18 @@ def _parse(
         return None
     except SqlSnippetError as err:
         cx.sink.error("unparseable_expression", str(err), path=mpath, line=mline)
+        return None
+    try:
+        tree = normalize_percentiles(tree)  # one aggregate node per percentile (issue 21)
+    except PercentileError as err:
+        cx.sink.error(
+            "invalid_percentile",
+            f"metric `{metric}`: {err}",
+            path=mpath,
+            line=mline,
+            hint="PERCENTILE_CONT(0.9) WITHIN GROUP (ORDER BY dataset.field), MEDIAN(x) or "
+            "APPROX_QUANTILE(x, 0.9)",
+        )
         return None
     if not cx.trust_sql:
         what = untrusted_construct(tree)

@@ -153,6 +153,7 @@ def _metrics(
         scope.registry.apply_renames(metrics)
         if ir is not None:
             metrics[m.name] = ir
+            scope.compiled[m.name] = ir
         elif cx.mode == "basic":
             defer_basic_failure(cx, m.name, mark, unavailable)
     compile_lod_pending(scope, metrics)  # D-LOD metrics, then composes over them

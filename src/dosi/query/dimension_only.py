@@ -22,6 +22,7 @@ from dosi.errors import QueryError, QueryShapeError
 from dosi.ir.model import ModelIr
 from dosi.query.detail import DetailQuery, parse_detail
 from dosi.query.resolve import find_field, resolve_where
+from dosi.query.spellings import grain_spelling
 
 METRIC_TIME = "metric_time"
 _PASSED = ("where_sql", "context_filter", "time_range", "limit")
@@ -70,8 +71,13 @@ def dimension_query(
             )
     group_by = _items(raw["group_by"])
     fields = []
+    canonical: dict[str, str] = {}  # a `field__grain` spelling -> `field:grain`
     for spelling in group_by:
         name, _, grain = spelling.partition(":")
+        split = grain_spelling(model, name) if not grain else None
+        if split is not None:  # `orders.order_date__month` (dosi.query.spellings)
+            name, grain = split
+            canonical[spelling] = f"{name}:{grain}"
         if name == METRIC_TIME:
             times = [
                 f.qualified
@@ -115,8 +121,11 @@ def dimension_query(
         key = o.get("key")
         if isinstance(key, str) and key in seen:
             o["key"] = seen[key]  # the column name -> its group_by spelling
+        if isinstance(o.get("key"), str):
+            o["key"] = canonical.get(o["key"], o["key"])
         order_by.append(o)
-    detail: dict[str, Any] = {"from": source, "fields": group_by, "distinct": True}
+    fields_spelled = [canonical.get(g, g) for g in group_by]
+    detail: dict[str, Any] = {"from": source, "fields": fields_spelled, "distinct": True}
     detail.update({k: raw[k] for k in _PASSED if raw.get(k) is not None})
     if order_by:
         detail["order_by"] = order_by

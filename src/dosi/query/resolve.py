@@ -42,6 +42,7 @@ from dosi.query.params_shape import check_no_bind_marker
 from dosi.query.predicate_allowlist import check_predicate
 from dosi.query.predicate_types import ANY, BOOL, DATATYPE_FAMILY, NUM, TEMPORAL, check_types
 from dosi.query.spec import GroupByItem, Query, TimeRange, query_to_dict
+from dosi.query.spellings import canonical_spellings, misspelt_grain, near_miss_grain
 from dosi.query.stream_window import StreamWindow, check_stream_query
 from dosi.query.time_format import check_bounds, reject_in_where
 
@@ -111,6 +112,7 @@ class ResolvedQuery:
 
 
 def resolve_query(model: ModelIr, query: Query) -> ResolvedQuery:
+    query = canonical_spellings(model, query)  # `metric_time__month` = `metric_time:month`
     metrics = [_metric(model, query, name) for name in query.metrics]
     dims = [_dim(model, query, g) for g in query.group_by]
     if any(d.window is not None for d in dims):  # streaming windows (window_start/_end)
@@ -206,7 +208,15 @@ def find_field(
 
 def _unknown(model: ModelIr, query: Query | None, name: str, role: str) -> None:
     options = all_dimension_names(model)
-    cands = closest(name, options)
+    wrong = misspelt_grain(model, name) if role == "dimension" else None
+    if wrong is not None:
+        check_known(model, wrong[1], name)  # raises unknown_grain with the grains offered
+    near = near_miss_grain(model, name) if role == "dimension" else None
+    if near is not None:  # `orders.order_dat__month`: the retry keeps the grain (issue 21)
+        times = [f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time]
+        cands = [f"{c}__{near[1]}" for c in closest(near[0], [*times, METRIC_TIME])]
+    else:
+        cands = closest(name, options)
     if role == "dimension":
         cands = cands or closest(name, [*options, METRIC_TIME])
     code = "unknown_dimension" if role == "dimension" else "unknown_field"
@@ -527,10 +537,12 @@ def _order(query: Query, rq: ResolvedQuery) -> list[tuple[str, bool, str | None]
     for d in rq.dims:
         names[d.output] = d.output
         names[d.spelling] = d.output
-        if d.field is not None:
-            names[d.field.qualified + (f":{d.grain}" if d.grain else "")] = d.output
-            if d.grain is None:
-                names[d.field.qualified] = d.output
+        base = d.field.qualified if d.field is not None else METRIC_TIME
+        if d.grain is not None:  # either spelling of a grain (issue 21 item 3)
+            names[f"{base}:{d.grain}"] = d.output
+            names[f"{base}__{d.grain}"] = d.output
+        elif d.field is not None:
+            names[d.field.qualified] = d.output
         if d.window is not None:
             names["window_end"] = "window_end"
     out: list[tuple[str, bool, str | None]] = []

@@ -55,6 +55,7 @@ from dosi.sql.dialects import Dialect
 from dosi.sql.dialects.base import RECURSIVE_CTE
 from dosi.sql.lod_metric import attach_sql, include_sql
 from dosi.sql.period_sample import period_sample_sql
+from dosi.sql.percentile import render_percentiles
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, cte_name, table
 from dosi.sql.window import BASE, WIN, render_window, trim_predicates
@@ -327,7 +328,8 @@ def _lift(sel: exp.Select) -> list[tuple[str, exp.Select]]:
 
 
 def dag_to_sql(model: ModelIr, root: PlanNode, dialect: Dialect) -> exp.Expression:
-    return _recursive(ToSql(model, dialect)._select(root))
+    tree = _recursive(ToSql(model, dialect)._select(root))
+    return render_percentiles(model, tree, dialect)  # the dialect's own percentile aggregates
 
 
 def _recursive(tree: exp.Expression) -> exp.Expression:

@@ -10,10 +10,10 @@
 | cumulative | D-WINDOW `cumulative` (all time, or reset at `grain_to_date`), `rolling` for a `window` |
 
 The expression written for a derived metric is the expansion dosi checks it against
-(D-DERIVE's flatten-tier gate), so basic mode computes the same number. What has no DATUS form
-yet (conversion metrics, semi-additive measures, `offset_to_grain`, approximate and non-median
-percentiles, metric-valued filters) is skipped with a structured warning naming the metric and
-the reason, and so is every metric that depends on a skipped one.
+(D-DERIVE's flatten-tier gate), so basic mode computes the same number. A `percentile` measure
+is a percentile aggregate (`PercentileAgg`). What has no DATUS form yet (conversion metrics,
+semi-additive measures, `offset_to_grain`, metric-valued filters) is skipped with a structured
+warning naming the metric and the reason, and so is every metric that depends on a skipped one.
 """
 
 from __future__ import annotations
@@ -82,6 +82,24 @@ class Agg:
     def sql(self, arg: str | None = None) -> str:
         inner = arg if arg is not None else self.col
         return f"{self.func}({'DISTINCT ' if self.distinct else ''}{inner})"
+
+
+@dataclass(frozen=True)
+class PercentileAgg(Agg):
+    """A dbt `percentile` measure (issue 21 item 5): `percentile: p` is
+    `PERCENTILE_CONT(p) WITHIN GROUP (ORDER BY x)`, `use_discrete_percentile` PERCENTILE_DISC,
+    `use_approximate_percentile` (continuous or discrete) `APPROX_QUANTILE(x, p)`."""
+
+    fraction: float = 0.5
+    discrete: bool = False
+    approximate: bool = False
+
+    def sql(self, arg: str | None = None) -> str:
+        inner = arg if arg is not None else self.col
+        if self.approximate:
+            return f"APPROX_QUANTILE({inner}, {self.fraction!r})"
+        name = "PERCENTILE_DISC" if self.discrete else "PERCENTILE_CONT"
+        return f"{name}({self.fraction!r}) WITHIN GROUP (ORDER BY {inner})"
 
 
 class MetricConverter:
@@ -200,11 +218,20 @@ class MetricConverter:
             a is AggregationType.PERCENTILE and p == 0.5 and not discrete and not approx
         ):
             return Agg("MEDIAN", False, col, el, semi)
+        if a is AggregationType.PERCENTILE and p is not None:
+            return PercentileAgg(
+                "PERCENTILE",
+                False,
+                col,
+                el,
+                semi,
+                fraction=float(p),
+                discrete=discrete,
+                approximate=approx,
+            )
         raise Skip(
             "percentile_not_supported",
-            f"measure `{el.name}` is a {'discrete ' if discrete else ''}"
-            f"{'approximate ' if approx else ''}percentile ({p}); dosi aggregates have no "
-            "percentile other than the exact continuous median",
+            f"measure `{el.name}` is a percentile without a `percentile` fraction",
         )
 
     def time_of(self, el: Element) -> Element | None:

@@ -23,6 +23,10 @@ Facts a dialect states (each checked against sqlglot or an engine in tests/sql/d
   "generate_series" (PostgreSQL's set-returning function), "sequence" (Spark's explode),
   "unnest_sequence" (Trino), "array_join" (ClickHouse's arrayJoin over range); None where
   dosi knows no way (a structured `dialect_unsupported_densify` before any SQL);
+- `percentile_style`: how PERCENTILE_CONT / PERCENTILE_DISC / MEDIAN / APPROX_QUANTILE are
+  computed (dosi.sql.dialects.percentile, which states the numbers every style gives); None
+  where the engine has no percentile aggregate (a structured `dialect_unsupported_percentile`
+  before any SQL runs);
 - `pre_aggregate_count_guard`: the day pre-aggregation grouped by the date alone carries a
   no-op `HAVING COUNT(*) > 0` (DuckDB 2.0 runs a perfect-hash GROUP BY on a DATE key with a
   lone SUM about 2x slower without a COUNT(*) beside it: docs/performance.md, rule 4).
@@ -33,12 +37,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import cache
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect as SqlglotDialect
 
 from dosi.ext.time_format import TimeFormat
+from dosi.sql.dialects.percentile import STYLES as PERCENTILE_STYLES
 from dosi.sql.dialects.time_format import CAST_ONLY, TimeParser, decode
 
 _DATE = exp.DataType.build("DATE")
@@ -79,6 +85,7 @@ class Dialect:
     time_parser: TimeParser = CAST_ONLY
     pre_aggregate_count_guard: bool = False
     spine_series: str | None = "recursive"
+    percentile_style: str | None = "within_group"
     # its engine returns dosi's canonical Arrow types already (UTC wall clocks, int64, float64):
     # results from any other engine are conformed to them (dosi.execute.shape.conform)
     canonical_result_types: bool = False
@@ -321,6 +328,14 @@ class Dialect:
             exp.Ordered(this=key, desc=False, nulls_first=self.nulls_first_default(False)),
             exp.Ordered(this=expr, desc=desc, nulls_first=default_first),
         ]
+
+    # -- percentiles (issue 21) ---------------------------------------------------------------
+    def percentile(self, value: exp.Expression, q: Decimal, method: str) -> exp.Expression:
+        """The `method` ("cont", "disc", "approx") percentile `q` of `value` over a group's
+        rows; ValueError where `percentile_style` is None."""
+        if self.percentile_style is None:
+            raise ValueError(f"{self.key} has no percentile aggregate")
+        return PERCENTILE_STYLES[self.percentile_style](value, q, method)
 
     # -- the statement -------------------------------------------------------------------------
     def finalize(self, tree: exp.Expression) -> exp.Expression:

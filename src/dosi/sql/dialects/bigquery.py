@@ -16,4 +16,5 @@ BIGQUERY = Dialect(
     streaming=True,
     time_parser=PARSER,
     week_unit="ISOWEEK",  # WEEK is WEEK(SUNDAY) on BigQuery
+    percentile_style=None,  # PERCENTILE_CONT is analytic (OVER) only
 )

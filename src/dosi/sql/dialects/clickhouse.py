@@ -143,5 +143,6 @@ CLICKHOUSE = ClickHouse(
     streaming=True,
     time_parser=PARSER,
     spine_series="array_join",
+    percentile_style="clickhouse",
     groups_by_correlated_subquery=False,
 )

@@ -99,4 +99,5 @@ DATAFUSION = DataFusion(
     time_parser=TimeParser(date_fn="to_date", ts_fn="to_timestamp"),
     spine_series="unnest_generate_series",
     groups_by_correlated_subquery=False,  # "Invalid (non-executable) plan after Analyzer"
+    percentile_style="datafusion",
 )

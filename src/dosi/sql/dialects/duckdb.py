@@ -17,4 +17,5 @@ DUCKDB = Dialect(
     pre_aggregate_count_guard=True,
     canonical_result_types=True,
     spine_series="unnest_generate_series",
+    percentile_style="duckdb",
 )

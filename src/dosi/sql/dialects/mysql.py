@@ -115,6 +115,7 @@ def _mysql(name: str, key: str, **kw: object) -> MySQL:
         supports_full_outer_join=False,
         null_safe_full_join=False,
         time_parser=PARSER,
+        percentile_style=None,  # MySQL / MariaDB: PERCENTILE_CONT is a window function only
         **kw,  # type: ignore[arg-type]
     )
 
@@ -131,6 +132,7 @@ DORIS = MySQL(
     null_safe_full_join=False,
     time_parser=PARSER,
     spine_series=None,
+    percentile_style=None,
 )
 STARROCKS = MySQL(
     "starrocks",
@@ -140,4 +142,5 @@ STARROCKS = MySQL(
     null_safe_full_join=False,
     time_parser=PARSER,
     spine_series=None,
+    percentile_style=None,
 )

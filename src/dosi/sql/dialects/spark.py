@@ -79,6 +79,7 @@ SPARK = Spark(
     streaming=True,
     time_parser=PARSER,
     spine_series="sequence",
+    percentile_style="spark",
 )
 DATABRICKS = Spark(
     "databricks",
@@ -87,10 +88,14 @@ DATABRICKS = Spark(
     streaming=True,
     time_parser=PARSER,
     spine_series="sequence",
+    percentile_style="spark",
 )
 # Hive has neither SEQUENCE nor a recursive WITH
 HIVE = Spark(
     "hive",
     unsupported_window_functions=HIVE_LACKS,
-    null_ordering=sqlglot_null_ordering("hive"), time_parser=PARSER, spine_series=None
+    null_ordering=sqlglot_null_ordering("hive"),
+    time_parser=PARSER,
+    spine_series=None,
+    percentile_style="spark",
 )

@@ -206,4 +206,5 @@ SQLITE = SQLite(
     unsupported_window_functions=STATISTICAL | SQLITE_LACKS,
     null_safe_full_join=False,
     streaming=True,
+    percentile_style=None,
 )

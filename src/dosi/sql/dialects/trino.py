@@ -18,6 +18,7 @@ TRINO = Dialect(
     time_parser=PARSER,
     spine_series=_SPINE,
     unsupported_window_functions=TRINO_LACKS,
+    percentile_style=None,
 )
 PRESTO = Dialect(
     "presto",
@@ -25,6 +26,7 @@ PRESTO = Dialect(
     null_ordering=sqlglot_null_ordering("presto"),
     time_parser=PARSER,
     spine_series=_SPINE,
+    percentile_style=None,  # approx_percentile only
 )
 ATHENA = Dialect(
     "athena",
@@ -32,4 +34,5 @@ ATHENA = Dialect(
     null_ordering=sqlglot_null_ordering("athena"),
     time_parser=PARSER,
     spine_series=_SPINE,
+    percentile_style=None,  # approx_percentile only
 )

@@ -15,4 +15,5 @@ TSQL = Dialect(
     supports_nulls_clause=False,
     spine_series=None,
     week_unit="ISO_WEEK",
+    percentile_style=None,  # PERCENTILE_CONT is analytic (OVER) only
 )
