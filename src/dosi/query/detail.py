@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dosi.errors import QueryError, QueryShapeError, closest
-from dosi.ir.model import GRAINS, FieldIr, ModelIr
+from dosi.ext.grains import NATIVE_GRAINS
+from dosi.ir.model import FieldIr, ModelIr
 from dosi.query.request import request_object, shape_error
 from dosi.query.resolve import ResolvedWhere, check_grain, find_field, resolve_where
 from dosi.query.spec import OrderItem, TimeRange, order_item, parse_limit, parse_time_range
@@ -143,9 +144,11 @@ def resolve_detail(model: ModelIr, q: DetailQuery) -> ResolvedDetail:
         f = find_field(model, None, name, role="dimension")
         g = grain or None
         if g is not None:
-            if g not in GRAINS:
+            if g not in NATIVE_GRAINS:  # truncation grains, sub-day included (D-GRAIN)
                 raise QueryShapeError(
-                    "unknown_grain", f"unknown grain `{g}` in `{spelling}`", candidates=GRAINS
+                    "unknown_grain",
+                    f"unknown grain `{g}` in `{spelling}`",
+                    candidates=list(NATIVE_GRAINS),
                 )
             if not f.is_time:
                 raise QueryError(
