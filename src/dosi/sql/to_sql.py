@@ -54,8 +54,8 @@ from dosi.sql.densify import densify_sql
 from dosi.sql.dialects import Dialect
 from dosi.sql.dialects.base import RECURSIVE_CTE
 from dosi.sql.lod_metric import attach_sql, include_sql
-from dosi.sql.period_sample import period_sample_sql
 from dosi.sql.percentile import render_percentiles
+from dosi.sql.period_sample import period_sample_sql
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, clone, col, cte_name, table
 from dosi.sql.window import BASE, WIN, render_window, trim_predicates

@@ -37,8 +37,8 @@ from sqlglot import exp
 from dosi.importers.common import Notes, datus_entry, metric_obj
 from dosi.importers.dbt.filters import FilterRenderer, field_sql
 from dosi.importers.dbt.names import GRAINS, DbtNames, Element
-from dosi.importers.dbt.time_grains import SHARED_GRAINS
 from dosi.importers.dbt.spine import period_value
+from dosi.importers.dbt.time_grains import SHARED_GRAINS
 
 DBT_VENDOR = "DBT"
 _SQL = "duckdb"  # sqlglot dialect used to read dbt expressions (warehouse SQL, liberal)
