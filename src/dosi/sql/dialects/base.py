@@ -103,7 +103,7 @@ class Dialect:
         server than the one assumed would lift the gate (None: no version has it)."""
         return None
 
-    def percentile(
+    def frame_percentile(
         self, function: str, value: exp.Expression, fraction: float | None
     ) -> exp.Expression:
         """A percentile frame aggregate (1.14): PERCENTILE_CONT / PERCENTILE_DISC at `fraction`,

@@ -63,7 +63,7 @@ class DataFusion(Postgres):
         joins)."""
         return tree.transform(_finish)
 
-    def percentile(
+    def frame_percentile(
         self, function: str, value: exp.Expression, fraction: float | None
     ) -> exp.Expression:
         p = exp.Literal.number(0.5 if function == "median" else fraction)

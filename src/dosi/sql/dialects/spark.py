@@ -41,7 +41,7 @@ def _fn(name: str, *args: exp.Expression) -> exp.Expression:
 
 @dataclass(frozen=True)
 class Spark(Dialect):
-    def percentile(
+    def frame_percentile(
         self, function: str, value: exp.Expression, fraction: float | None
     ) -> exp.Expression:
         """percentile(x, p), Spark's exact interpolated percentile: the one of its percentile

@@ -67,7 +67,7 @@ def render(s: WindowStageSql, wm: WindowMetric, spec: WindowSpec) -> exp.Express
             # an interpolated value is not a value of the series: over DECIMAL, DuckDB would
             # round it to the column's scale
             v = exp.Cast(this=v, to=exp.DataType.build("DOUBLE"))
-        return _framed(s, wm, w, s.dialect.percentile(w.function, v, w.fraction))
+        return _framed(s, wm, w, s.dialect.frame_percentile(w.function, v, w.fraction))
     if w.function not in _TWO_ARG:
         return _framed(s, wm, w, _AGGS[w.function](this=v))
     assert wm.second_column is not None
