@@ -555,7 +555,11 @@ class Engine:
         how: dict[str, str] = {}
         for ds in self.model.datasets.values():
             got = table_columns(
-                lambda sql: self._run(profile, sql, timeout), ds.source, dia.key, dia.name
+                lambda sql: self._run(profile, sql, timeout),
+                ds.source,
+                dia.key,
+                dia.name,
+                catalog=dia.column_catalog,
             )
             found[ds.name] = (got.columns, got.tables)
             how[ds.name] = got.how

@@ -82,6 +82,17 @@ _SHOP_PLUS_METRICS: list[dict[str, Any]] = [
             {"v": "1.13", "window": {"streak": {"compare": "change", "op": ">"}}}
         ),
     },
+    {
+        "name": "revenue_running_month_end",
+        "expression": _ansi("SUM(orders.amount)"),
+        "description": "The running total of daily revenue, sampled at each month's last day.",
+        "custom_extensions": _datus(
+            {
+                "v": "1.14",
+                "window": {"type": "cumulative", "function": "sum", "period_value": "last"},
+            }
+        ),
+    },
 ]
 
 

@@ -85,6 +85,10 @@ MODEL_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "conversion_join": ("conv", snapshotkit.SQL_QUERIES["conversion_rate"][1]),
     "window_share": ("shop_plus", snapshotkit.SQL_QUERIES["window_share"][1]),
     "window_streak": ("shop_plus", snapshotkit.SQL_QUERIES["window_streak"][1]),
+    "period_sample": (
+        "shop_plus",
+        {"metrics": ["revenue_running_month_end"], "group_by": ["metric_time:month"]},
+    ),
 }
 KINDS = SNAPSHOTS / "node_kinds.json"
 

@@ -15,6 +15,7 @@ from sqlglot import exp
 from dosi.errors import closest
 from dosi.ir.lod_field import lod_tag
 from dosi.ir.model import DatasetIr, FieldIr, ModelIr
+from dosi.sql.dialects import get_dialect
 
 #: what the warehouse holds per dataset: (column -> engine type name, or None when the source
 #: does not exist; the schema's tables, for candidates)
@@ -70,7 +71,8 @@ def compatible(declared: str, actual: str, dialect: str) -> bool:
         return True
     if want == BOOL and have == NUMBER:  # MySQL's TINYINT(1), SQLite's 0 / 1
         return True
-    return dialect == "sqlite" and want in (TIME, BOOL) and have == TEXT  # SQLite: ISO text
+    # SQLite keeps dates and flags in any column type: ISO text reads as either
+    return get_dialect(dialect).temporal_as_text and want in (TIME, BOOL) and have == TEXT
 
 
 def _columns_of(expr: exp.Expression, dataset: str) -> list[str]:

@@ -27,17 +27,12 @@ Run = Callable[[str], pa.Table]
 #: dialect -> (columns of one table, the tables of the schema): the catalog statements,
 #: completed with the table name by `_where_table`
 _CATALOGS: Final[dict[str, tuple[str, str]]] = {
-    "duckdb": (
+    "current_schema": (
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = "
         "current_schema() ORDER BY ordinal_position",
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()",
     ),
-    "postgres": (
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = "
-        "current_schema() ORDER BY ordinal_position",
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()",
-    ),
-    "mysql": (
+    "database": (
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = "
         "DATABASE() ORDER BY ordinal_position",
         "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()",
@@ -105,20 +100,25 @@ def _probe(run: Run, source: exp.Expression, dialect: str) -> TableColumns:
 
 
 def table_columns(
-    run: Run, source: exp.Expression, dialect: str, render: str | None = None
+    run: Run,
+    source: exp.Expression,
+    dialect: str,
+    render: str | None = None,
+    catalog: str | None = None,
 ) -> TableColumns:
     """What `source` (a dataset's Table or Subquery) holds on the warehouse `run` reads;
-    `dialect`: the dosi dialect key (which catalog), `render`: the sqlglot dialect."""
+    `dialect`: the dosi dialect key, `render`: the sqlglot dialect, `catalog`: the dialect's
+    column_catalog fact (where the columns are listed; None: a probe)."""
     if not isinstance(source, exp.Table) or source.catalog or not source.name:
         return _probe(run, source, render or dialect)
-    if dialect == "sqlite" and not source.db:
+    if catalog == "pragma" and not source.db:
         found = run(_sqlite_columns(source))
         if found.num_rows:
             return TableColumns(dict(zip(_strings(found, 0), _strings(found, 1), strict=True)))
         return TableColumns(None, tuple(_strings(run(_SQLITE_TABLES), 0)))
-    if dialect not in _CATALOGS:
+    if catalog not in _CATALOGS:
         return _probe(run, source, render or dialect)
-    cols_sql, tables_sql = _CATALOGS[dialect]
+    cols_sql, tables_sql = _CATALOGS[catalog]
     found = run(_catalog_sql(cols_sql, dialect, source, True))
     if found.num_rows:
         return TableColumns(dict(zip(_strings(found, 0), _strings(found, 1), strict=True)))

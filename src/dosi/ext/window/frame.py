@@ -9,17 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
-from dosi.ext.envelope import json_type
-from dosi.ext.window.functions import (
-    FRACTION_FUNCTIONS,
-    TWO_ARG_FUNCTIONS,
-    frame_function,
+from dosi.ext.window.frame_rules import (
+    UNBOUNDED,
+    bound,
+    check_combinations,
+    parse_fraction,
+    parse_reset,
 )
+from dosi.ext.window.functions import frame_function
 from dosi.ext.window.modifiers import parse_order, parse_partition
 from dosi.ext.window.period_value import PeriodValue, parse_period_value
-from dosi.ext.window.reader import WindowReader, alternatives, is_int, present, show
+from dosi.ext.window.reader import WindowReader, present
 from dosi.ext.window.spec import (
-    RESET_GRAINS,
     Grain,
     OrderSpec,
     PartitionSpec,
@@ -52,7 +53,6 @@ TOP_KEYS: tuple[str, ...] = ("frame",)
 FRAME_DEFAULT_ORDER = OrderSpec("time", "asc")
 FRAME_DEFAULT_PARTITION = PartitionSpec("query_dimensions")
 
-_UNBOUNDED = "unbounded"
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,7 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         scope = r.enum(f"{kp}.scope", raw["scope"], ("partition",))
     preceding: int | str | None = None
     if present(raw, "preceding"):
-        preceding = _preceding(r, f"{kp}.preceding", raw["preceding"])
+        preceding = bound(r, f"{kp}.preceding", raw["preceding"], "preceding")
     elif not present(raw, "scope"):
         r.err(
             f"{kp}.preceding",
@@ -247,7 +247,7 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
     following: int | str | None = 0
     if present(raw, "following"):
         r.feature("window.frame.following")
-        following = _bound(r, f"{kp}.following", raw["following"], "following")
+        following = bound(r, f"{kp}.following", raw["following"], "following")
     if units == "groups":
         r.feature("window.frame.units (groups)")
     exclusion: str | None = None
@@ -259,124 +259,18 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
             EXCLUSIONS,
             hint='e.g. "exclusion": "current_row" for the neighbours without the bucket itself',
         )
-    fraction = _fraction(r, kp, raw, fn)
-
-    if present(raw, "scope"):
-        for k in ("preceding", "reset", "require_full_window", "units", "order", "following",
-                  "exclusion"):
-            if present(raw, k):
-                r.err(
-                    f"{kp}.{k}",
-                    f'cannot be combined with `{kp}.scope: "partition"`: scope makes the '
-                    "frame the whole partition (no ORDER BY, no frame clause)",
-                    hint=f"remove `{kp}.{k}`, or remove scope for an ordered frame",
-                )
-    else:
-        if rfw and preceding == _UNBOUNDED:
-            r.err(
-                f"{kp}.require_full_window",
-                'cannot be true with preceding "unbounded": an unbounded frame is never '
-                "partial",
-                hint="drop require_full_window, or give preceding a number",
-            )
-        if rfw and following == _UNBOUNDED:
-            r.err(
-                f"{kp}.require_full_window",
-                'cannot be true with following "unbounded": an unbounded frame is never '
-                "partial",
-                hint="drop require_full_window, or give following a number",
-            )
-        if (
-            present(raw, "following")
-            and following != 0
-            and order is not None
-            and order.by == "time"
-            and order.direction == "desc"
-        ):
-            p_text = "\"unbounded\"" if preceding == _UNBOUNDED else str(preceding)
-            f_text = "\"unbounded\"" if following == _UNBOUNDED else str(following)
-            r.err(
-                f"{kp}.following",
-                'is not allowed with order {"by": "time", "direction": "desc"}: a following '
-                "bound would read earlier buckets; the same frame reads forward in time "
-                "ascending",
-                hint=f'write "preceding": {f_text}, "following": {p_text} with the default '
-                "ascending time order",
-            )
-        if units == "groups" and rfw:
-            r.err(
-                f"{kp}.require_full_window",
-                'cannot be true under units "groups": a group holds any number of rows',
-                hint='drop require_full_window, or use units "rows"',
-            )
-        if units == "range" and present(raw, "following"):
-            r.err(
-                f"{kp}.following",
-                'is not allowed under units "range" (a value-ordered cumulative frame ends at '
-                "the current row's peers)",
-                hint='use units "rows" or "groups" for a frame that reads ahead, or scope '
-                '"partition" for the whole partition',
-            )
-        if units == "range":
-            if rfw:
-                r.err(
-                    f"{kp}.require_full_window",
-                    'cannot be true under units "range": frame-row counting is undefined '
-                    "over tie peers",
-                    hint='drop require_full_window, or use units "rows"',
-                )
-            if preceding is not None and preceding != _UNBOUNDED:
-                r.err(
-                    f"{kp}.units",
-                    '"range" requires preceding "unbounded" (a value-ordered cumulative frame)',
-                    hint='set "preceding": "unbounded", or use units "rows"',
-                )
-            if order is not None and order.by != "value":
-                r.err(
-                    f"{kp}.units",
-                    '"range" requires order.by "value" (a time-ordered series has one row '
-                    "per bucket, where RANGE equals ROWS)",
-                    hint='add "order": {"by": "value"}, or use units "rows"',
-                )
-        if present(raw, "reset") and order is not None and order.by == "value":
-            r.err(
-                f"{kp}.reset",
-                'is not allowed with order.by "value": a time partition without time order '
-                "is incoherent",
-                hint='drop the reset, or order by "time"',
-            )
-    if fn is not None:
-        if fn in TWO_ARG_FUNCTIONS and not present(raw, "second"):
-            r.err(
-                f"{kp}.second",
-                f'is required for the two-argument function "{fn}": name the second input '
-                "series (a plain single-aggregate metric of this model)",
-                hint=f'add "second": "<metric name>" next to "function": "{fn}"',
-            )
-        elif fn not in TWO_ARG_FUNCTIONS and present(raw, "second"):
-            r.err(
-                f"{kp}.second",
-                f'only applies to covar_pop / covar_samp / corr and the regr_* functions, not '
-                f'"{fn}"',
-                hint="remove window.frame.second",
-            )
+    fraction = parse_fraction(r, kp, raw, fn)
+    check_combinations(r, kp, raw, fn, preceding, following, order, units, rfw)
     period = None
     if present(raw, "period_value"):
         period = parse_period_value(r, f"{kp}.period_value", raw["period_value"])
-        if present(raw, "scope") or (order is not None and order.by == "value"):
-            r.err(
-                f"{kp}.period_value",
-                "needs a frame ordered by time: it picks among the running values of the "
-                "buckets inside a coarser one",
-                hint='drop period_value, or order the frame by "time"',
-            )
     if r.errors != start or fn is None or order is None or partition is None:
         return None
     if following is None:
         return None
     return FrameWindow(
         function=fn,
-        preceding=None if preceding in (None, _UNBOUNDED) else int(preceding),  # type: ignore[arg-type]
+        preceding=None if preceding in (None, UNBOUNDED) else int(preceding),  # type: ignore[arg-type]
         reset=reset,  # type: ignore[arg-type]
         require_full_window=rfw,
         order=order,
@@ -386,74 +280,11 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         scope="partition" if scope else None,
         sugar=None,
         following=following if isinstance(following, int) else 0,
-        following_unbounded=following == _UNBOUNDED,
+        following_unbounded=following == UNBOUNDED,
         exclusion=exclusion,  # type: ignore[arg-type]
         fraction=fraction,
         period_value=period,
     )
-
-
-def _preceding(r: WindowReader, key: str, value: Any) -> int | str | None:
-    return _bound(r, key, value, "preceding")
-
-
-def _bound(r: WindowReader, key: str, value: Any, side: str) -> int | str | None:
-    if value == _UNBOUNDED:
-        return _UNBOUNDED
-    if is_int(value) and value >= 0:
-        return int(value)
-    example = (
-        '"preceding": 2 for a 3-bucket trailing frame, "unbounded" for a running one'
-        if side == "preceding"
-        else '"preceding": 1, "following": 1 for a centered 3-bucket frame'
-    )
-    r.err(
-        key,
-        f'must be an integer >= 0 or "unbounded" (got {json_type(value)} {show(value)})',
-        hint=f"e.g. {example}",
-    )
-    return None
-
-
-def _fraction(r: WindowReader, kp: str, raw: dict[str, Any], fn: str | None) -> float | None:
-    """`fraction` of percentile_cont / percentile_disc: a number in [0, 1] (1.14)."""
-    key = f"{kp}.fraction"
-    if fn in FRACTION_FUNCTIONS:
-        if not present(raw, "fraction"):
-            r.err(
-                key,
-                f'is required with "{fn}": the percentile as a number between 0 and 1',
-                hint=f'e.g. {{"function": "{fn}", "fraction": 0.9, "preceding": 6}}',
-            )
-            return None
-        r.feature("window.frame.fraction")
-        value = raw["fraction"]
-        if (is_int(value) or isinstance(value, float)) and 0 <= value <= 1:
-            return float(value)
-        r.err(
-            key,
-            f"must be a number between 0 and 1 (got {json_type(value)} {show(value)})",
-            hint="e.g. 0.5 for the median, 0.9 for the 90th percentile",
-        )
-        return None
-    if present(raw, "fraction"):
-        what = "median (always 0.5)" if fn == "median" else f'"{fn}"'
-        r.err(key, f"only applies to percentile_cont / percentile_disc, not {what}",
-              hint="remove window.frame.fraction")
-    return None
-
-
-def parse_reset(r: WindowReader, key: str, value: Any) -> str | None:
-    """A reset grain: week .. year, and (issue 22) the fiscal / retail grains."""
-    if value == "day":
-        r.err(
-            key,
-            'cannot be "day": a day reset is never coarser than the query grain (WIN-FRM-04)',
-            hint=f"use {alternatives(RESET_GRAINS)}, or drop the reset",
-        )
-        return None
-    return r.enum(key, value, RESET_GRAINS)
-
 
 
 def _bind_preceding(spec: WindowSpec, value: int) -> WindowSpec:

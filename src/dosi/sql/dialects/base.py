@@ -86,6 +86,12 @@ class Dialect:
     pre_aggregate_count_guard: bool = False
     spine_series: str | None = "recursive"
     percentile_style: str | None = "within_group"
+    # where `dosi validate --db` reads a table's columns (dosi.execute.warehouse_columns):
+    # "current_schema" / "database" (information_schema in the current schema / DATABASE()),
+    # "pragma" (SQLite pragma_table_info), None: a `SELECT * ... LIMIT 0` probe
+    column_catalog: str | None = None
+    # dates and timestamps may be stored as ISO text columns (SQLite has no temporal type)
+    temporal_as_text: bool = False
     # its engine returns dosi's canonical Arrow types already (UTC wall clocks, int64, float64):
     # results from any other engine are conformed to them (dosi.execute.shape.conform)
     canonical_result_types: bool = False

@@ -11,6 +11,7 @@ PARSER = TimeParser(ts_fn="STRPTIME")
 
 DUCKDB = Dialect(
     "duckdb",
+    column_catalog="current_schema",
     null_ordering=sqlglot_null_ordering("duckdb"),
     streaming=True,
     time_parser=PARSER,

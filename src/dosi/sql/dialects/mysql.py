@@ -116,6 +116,7 @@ def _mysql(name: str, key: str, **kw: object) -> MySQL:
         null_safe_full_join=False,
         time_parser=PARSER,
         percentile_style=None,  # MySQL / MariaDB: PERCENTILE_CONT is a window function only
+        column_catalog="database",
         **kw,  # type: ignore[arg-type]
     )
 

@@ -82,6 +82,7 @@ class Postgres(Dialect):
 
 POSTGRES = Postgres(
     "postgres",
+    column_catalog="current_schema",
     unsupported_window_functions=POSTGRES_LACKS,
     null_ordering=sqlglot_null_ordering("postgres"),
     null_safe_full_join=False,

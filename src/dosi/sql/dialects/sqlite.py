@@ -202,6 +202,8 @@ class SQLite(Dialect):
 
 SQLITE = SQLite(
     "sqlite",
+    column_catalog="pragma",
+    temporal_as_text=True,
     null_ordering=sqlglot_null_ordering("sqlite"),
     unsupported_window_functions=STATISTICAL | SQLITE_LACKS,
     null_safe_full_join=False,
