@@ -29,6 +29,7 @@ from enginekit import (
 from servekit import Server
 
 from dosi import Engine
+from dosi.errors import ExecuteError
 
 Q = {
     "metrics": ["revenue", "order_count", "revenue_mom"],
@@ -420,3 +421,61 @@ def test_query_accepts_context_filter(server: Server, engine: Engine, shop_db: P
         r = c.post("/v1/query", json=q)
     assert r.status_code == 200, r.text
     assert r.json()["rows"] == json_rows(engine.execute(q, db_path=shop_db))
+
+
+RAW_MISTAKES = [
+    ("deep", b'{"metrics": ' + b"[" * 5000 + b"]" * 5000 + b"}", 400, "invalid_json"),
+    ("deep_objects", b'{"a":' * 200 + b"1" + b"}" * 200, 400, "invalid_json"),
+    ("surrogate", b'{"metrics": ["\\ud800"]}', 400, "invalid_json"),
+    ("surrogate_key", b'{"\\udfff": 1}', 400, "invalid_json"),
+    ("huge_int", b'{"metrics": ["revenue"], "limit": ' + b"9" * 5000 + b"}", 400, "invalid_json"),
+    ("not_utf8", b'{"metrics": ["\xff"]}', 400, "invalid_json"),
+    (
+        "engine_rejects",
+        b'{"metrics": ["revenue"], "where_sql": '
+        b"\"substring(orders.channel, 1, 9223372036854775807) = 'web'\"}",
+        422,
+        "value_rejected",
+    ),
+    (
+        "bad_cast",
+        b'{"metrics": ["revenue"], "where_sql": "CAST(orders.channel AS INTEGER) = 1"}',
+        422,
+        "value_rejected",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "status", "code"), RAW_MISTAKES, ids=[m[0] for m in RAW_MISTAKES]
+)
+def test_caller_mistakes_in_raw_bodies_are_4xx(
+    server: Server, name: str, raw: bytes, status: int, code: str
+) -> None:
+    """Issue 29 item 3: deep JSON, lone surrogates, giant integers and the database's refusal
+    of an allow-listed value are structured 4xx errors with a hint, and no traceback is logged."""
+    before = len(server.log_text())
+    with server.client() as c:
+        r = c.post("/v1/query", content=raw, headers={"content-type": "application/json"})
+        assert r.status_code == status, r.text
+        body = r.json()
+        _contract(body, code)
+        assert body["hint"], body
+        assert c.post("/v1/sql", content=raw).status_code < 500
+    time.sleep(0.1)
+    assert "Traceback" not in server.log_text()[before:]
+
+
+def test_value_rejected_is_a_structured_error_of_the_python_api(
+    engine: Engine, shop_db: Path
+) -> None:
+    """The same refusal from `Engine.execute` is ExecuteError `value_rejected` (no raw DuckDB
+    exception), with the statement in `detail.sql`."""
+    with pytest.raises(ExecuteError) as info:
+        engine.execute(
+            {"metrics": ["revenue"], "where_sql": "CAST(orders.channel AS INTEGER) = 1"},
+            db_path=shop_db,
+        )
+    assert info.value.code == "value_rejected"
+    assert info.value.detail["duckdb_error"] == "ConversionException"
+    assert "CAST" in info.value.detail["sql"]

@@ -15,7 +15,6 @@ log line per request (logger `dosi.access`).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from dosi.frontends.contract import (
     sql_request,
     validate_body,
 )
+from dosi.frontends.rest.body import parse_body
 from dosi.frontends.rest.guard import Guard
 from dosi.frontends.rest.responses import error_response, result_response, too_large
 from dosi.frontends.rest.schemas import (
@@ -108,18 +108,7 @@ def create_app(
             if size > max_body:
                 raise _BodyTooLarge
             chunks.append(chunk)
-        raw = b"".join(chunks)
-        if not raw.strip():
-            raise OsiErrorBody(
-                400, error_body("invalid_json", "the request body is empty; send a JSON object")
-            )
-        try:
-            return json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise OsiErrorBody(
-                400,
-                error_body("invalid_json", f"the request body is not valid JSON: {exc}"),
-            ) from None
+        return parse_body(b"".join(chunks))
 
     async def call(request: Request, fn: Callable[..., Any]) -> Any:
         """Run `fn(engine, token)` in a worker thread; cancel it if the client goes away."""
