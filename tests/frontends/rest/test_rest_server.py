@@ -26,7 +26,7 @@ from enginekit import (
     model_doc,
     to_yaml,
 )
-from servekit import Server
+from servekit import Server, start_server
 
 from dosi import Engine
 from dosi.errors import ExecuteError
@@ -266,7 +266,14 @@ def test_model_reload_on_file_change(launch: Any, model_copy: Path) -> None:
         model_copy.write_text("this: [is not, a model")  # a broken edit keeps the old model
         time.sleep(1.0)
         assert c.post("/v1/query", json={"metrics": ["revenue_x2"]}).status_code == 200
-        assert c.get("/healthz").json()["last_reload_error"] is not None
+        public = c.get("/healthz")
+        assert public.json() == {
+            "ok": True,
+            "reloads": public.json()["reloads"],
+            "last_reload_failed": True,
+        }
+        detail = c.get("/v1/health").json()["last_reload_error"]
+        assert detail is not None and str(model_copy.parent) not in json.dumps(detail)
 
 
 def test_openapi_and_access_log(server: Server) -> None:
@@ -479,3 +486,70 @@ def test_value_rejected_is_a_structured_error_of_the_python_api(
     assert info.value.code == "value_rejected"
     assert info.value.detail["duckdb_error"] == "ConversionException"
     assert "CAST" in info.value.detail["sql"]
+
+
+def test_host_header_allow_list(launch: Any) -> None:
+    """Issue 29 item 4: bound to loopback, only loopback Host names are answered (DNS
+    rebinding); `--allow-host` adds one."""
+    s = launch(SHOP_MODEL, "--allow-host", "dosi.internal")
+    port = s.url.rsplit(":", 1)[1]
+    with s.client() as c:
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", ""):
+            r = c.get("/v1/metrics", headers={"Host": host})
+            assert r.status_code == 421, (host, r.text)
+            _contract(r.json(), "host_not_allowed")
+        assert (
+            c.post(
+                "/v1/query",
+                content=b'{"metrics": ["revenue"]}',
+                headers={"Host": "evil.example", "content-type": "text/plain"},
+            ).status_code
+            == 421
+        )
+        for host in (f"localhost:{port}", f"127.0.0.1:{port}", "dosi.internal", f"[::1]:{port}"):
+            assert c.get("/v1/metrics", headers={"Host": host}).status_code == 200, host
+
+
+@pytest.mark.parametrize(
+    ("token", "says"),
+    [("", "empty"), ("   ", "empty"), ("two words", "space"), ("\udcff", "UTF-8")],
+    ids=["empty", "blank", "space", "not_utf8"],
+)
+def test_unusable_token_is_a_start_up_error(
+    shop_db: Path, tmp_path: Path, token: str, says: str
+) -> None:
+    """An empty or unusable DOSI_TOKEN stops `dosi serve` with a message, never serving
+    without authentication."""
+    with pytest.raises(RuntimeError) as info:
+        start_server(SHOP_MODEL, shop_db, tmp_path, env={"DOSI_TOKEN": token})
+    assert says in str(info.value) and "DOSI_TOKEN" in str(info.value)
+    assert "Traceback" not in str(info.value)
+
+
+def test_utf8_token_works(launch: Any) -> None:
+    s = launch(env={"DOSI_TOKEN": "pässwörd-✓"})
+    with s.client() as c:
+        good = {"Authorization": "Bearer pässwörd-✓".encode()}
+        assert c.get("/v1/metrics", headers=good).status_code == 200
+        bad = {"Authorization": b"Bearer passwort"}
+        assert c.get("/v1/metrics", headers=bad).status_code == 401
+        assert c.get("/v1/health").status_code == 401  # the detailed health is behind it
+        assert c.get("/v1/health", headers=good).json()["ok"] is True
+        health = c.get("/healthz")  # the public one needs no token and says little
+        assert health.status_code == 200
+        assert set(health.json()) == {"ok", "reloads", "last_reload_failed"}
+
+
+def test_page_headers_and_no_cdn_docs(server: Server) -> None:
+    """The page sends CSP, frame and referrer headers; no page loads assets from a CDN."""
+    with server.client() as c:
+        page = c.get("/")
+        csp = page.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+        assert page.headers["x-frame-options"] == "DENY"
+        assert page.headers["referrer-policy"] == "no-referrer"
+        assert "http" not in page.text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+        js = c.get("/explorer.js").text
+        assert "localStorage.setItem" not in js and "localStorage.getItem" not in js
+        assert c.get("/v1/docs").status_code == 404
+        assert c.get("/v1/openapi.json").status_code == 200

@@ -13,7 +13,9 @@ from typing import Any
 import uvicorn
 
 from dosi.frontends.rest.app import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, create_app
-from dosi.frontends.rest.guard import access_log
+from dosi.frontends.rest.guard import access_log, allowed_hosts, usable_token
+
+__all__ = ["serve", "usable_token"]  # the CLI checks the token before it starts anything
 
 
 def serve(
@@ -27,8 +29,10 @@ def serve(
     token: str | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     timeout: float | None = DEFAULT_TIMEOUT,
+    allow_hosts: tuple[str, ...] = (),
 ) -> None:
-    """Run the REST API and the explorer with uvicorn until interrupted."""
+    """Run the REST API and the explorer with uvicorn until interrupted; `allow_hosts` adds
+    Host names to the allow-list (loopback names when bound to loopback)."""
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(message)s"))
     access_log.addHandler(handler)
@@ -42,6 +46,7 @@ def serve(
         token=token,
         max_body=max_body,
         timeout=timeout,
+        hosts=allowed_hosts(host, allow_hosts),
     )
     print(f"dosi: serving {model_path} on http://{host}:{port}/ (API at /v1)", file=sys.stderr)
     if db_path is None and app.state.holder.current().connections.path_for(None) is None:
