@@ -8,6 +8,7 @@ import csv
 import decimal
 import io
 import json
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -553,3 +554,29 @@ def test_page_headers_and_no_cdn_docs(server: Server) -> None:
         assert "localStorage.setItem" not in js and "localStorage.getItem" not in js
         assert c.get("/v1/docs").status_code == 404
         assert c.get("/v1/openapi.json").status_code == 200
+
+
+def test_slow_client_is_cut_off_and_connections_are_bounded(launch: Any) -> None:
+    """Issue 29 item 4: a client that never finishes its request head is closed after
+    `--header-timeout`, and connections above `--max-connections` get 503, while a normal
+    request still gets its answer."""
+    s = launch(SHOP_MODEL, "--header-timeout", "1", "--max-connections", "5")
+    host, port = s.url.removeprefix("http://").rsplit(":", 1)
+    slow = [socket.create_connection((host, int(port))) for _ in range(3)]
+    for sock in slow:
+        sock.sendall(b"GET /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # no blank line
+    with s.client() as c:
+        assert c.get("/v1/metrics").status_code == 200
+        extra = [socket.create_connection((host, int(port))) for _ in range(3)]
+        assert c.get("/healthz").status_code == 503
+        for sock in extra:
+            sock.close()
+    started = time.monotonic()
+    for sock in slow:
+        sock.settimeout(10)
+        assert sock.recv(100) == b""  # closed by the server
+        sock.close()
+    assert time.monotonic() - started < 5
+    with s.client() as c:
+        assert c.get("/v1/metrics").status_code == 200
+    assert "Traceback" not in s.log_text()

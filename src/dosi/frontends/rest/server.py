@@ -14,6 +14,10 @@ import uvicorn
 
 from dosi.frontends.rest.app import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, create_app
 from dosi.frontends.rest.guard import access_log, allowed_hosts, usable_token
+from dosi.frontends.rest.slow_clients import with_head_timeout
+
+DEFAULT_HEAD_TIMEOUT = 10.0
+DEFAULT_MAX_CONNECTIONS = 512
 
 __all__ = ["serve", "usable_token"]  # the CLI checks the token before it starts anything
 
@@ -30,9 +34,13 @@ def serve(
     max_body: int = DEFAULT_MAX_BODY,
     timeout: float | None = DEFAULT_TIMEOUT,
     allow_hosts: tuple[str, ...] = (),
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> None:
     """Run the REST API and the explorer with uvicorn until interrupted; `allow_hosts` adds
-    Host names to the allow-list (loopback names when bound to loopback)."""
+    Host names to the allow-list (loopback names when bound to loopback). A connection gets
+    `head_timeout` seconds to send its request head; above `max_connections` open connections
+    (or requests in flight) the answer is 503."""
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(message)s"))
     access_log.addHandler(handler)
@@ -55,4 +63,13 @@ def serve(
             "in-memory DuckDB",
             file=sys.stderr,
         )
-    uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        access_log=False,
+        log_level="warning",
+        http=with_head_timeout(head_timeout),
+        limit_concurrency=max_connections,
+        timeout_keep_alive=5,
+    )

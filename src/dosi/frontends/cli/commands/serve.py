@@ -47,6 +47,23 @@ MCP_SERVER = "dosi.frontends.mcp.server"
     "when bound to loopback, any name otherwise).",
 )
 @click.option(
+    "--header-timeout",
+    "head_timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Close a connection that has not sent a complete request head within this time.",
+)
+@click.option(
+    "--max-connections",
+    type=int,
+    default=512,
+    show_default=True,
+    metavar="N",
+    help="Answer 503 above this many open connections or requests in flight.",
+)
+@click.option(
     "--pg-port",
     type=int,
     default=None,
@@ -69,6 +86,8 @@ def serve(
     token: str | None,
     max_body: int,
     allow_hosts: tuple[str, ...],
+    head_timeout: float,
+    max_connections: int,
     pg_port: int | None,
     timeout: float,
     db: str | None,
@@ -115,6 +134,8 @@ def serve(
         max_body=max_body,
         timeout=timeout,
         allow_hosts=allow_hosts,
+        head_timeout=head_timeout,
+        max_connections=max_connections,
     )
 
 
