@@ -54,6 +54,7 @@ from dosi.frontends.rest.schemas import (
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_TIMEOUT = 30.0
+DEFAULT_BODY_TIMEOUT = 30.0
 
 
 class _BodyTooLarge(Exception):
@@ -71,6 +72,7 @@ def create_app(
     timeout: float | None = DEFAULT_TIMEOUT,
     reload_interval: float = 0.5,
     hosts: frozenset[str] | None = None,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> FastAPI:
     """The application; `hosts` is the Host allow-list (None: any, see `guard.allowed_hosts`).
     The token is checked here (`guard.usable_token`): a bad one fails before serving."""
@@ -108,11 +110,22 @@ def create_app(
     async def body_of(request: Request) -> Any:
         chunks = []
         size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > max_body:
-                raise _BodyTooLarge
-            chunks.append(chunk)
+        try:
+            with anyio.fail_after(body_timeout):  # a client that trickles its body is cut off
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > max_body:
+                        raise _BodyTooLarge
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise OsiErrorBody(
+                408,
+                error_body(
+                    "request_timeout",
+                    f"the request body did not arrive within {body_timeout} s",
+                    hint="send the whole body at once; the limit is `dosi serve --body-timeout`",
+                ),
+            ) from None
         return parse_body(b"".join(chunks))
 
     async def call(request: Request, fn: Callable[..., Any]) -> Any:

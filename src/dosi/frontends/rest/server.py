@@ -12,7 +12,12 @@ from typing import Any
 
 import uvicorn
 
-from dosi.frontends.rest.app import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, create_app
+from dosi.frontends.rest.app import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_TIMEOUT,
+    create_app,
+)
 from dosi.frontends.rest.guard import access_log, allowed_hosts, usable_token
 from dosi.frontends.rest.slow_clients import with_head_timeout
 
@@ -36,10 +41,11 @@ def serve(
     allow_hosts: tuple[str, ...] = (),
     head_timeout: float = DEFAULT_HEAD_TIMEOUT,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> None:
     """Run the REST API and the explorer with uvicorn until interrupted; `allow_hosts` adds
     Host names to the allow-list (loopback names when bound to loopback). A connection gets
-    `head_timeout` seconds to send its request head; above `max_connections` open connections
+    `head_timeout` seconds to send its request head and `body_timeout` for its body; above `max_connections` open connections
     (or requests in flight) the answer is 503."""
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(message)s"))
@@ -55,6 +61,7 @@ def serve(
         max_body=max_body,
         timeout=timeout,
         hosts=allowed_hosts(host, allow_hosts),
+        body_timeout=body_timeout,
     )
     print(f"dosi: serving {model_path} on http://{host}:{port}/ (API at /v1)", file=sys.stderr)
     if db_path is None and app.state.holder.current().connections.path_for(None) is None:

@@ -56,6 +56,14 @@ MCP_SERVER = "dosi.frontends.mcp.server"
     help="Close a connection that has not sent a complete request head within this time.",
 )
 @click.option(
+    "--body-timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Answer 408 when a request body has not fully arrived within this time.",
+)
+@click.option(
     "--max-connections",
     type=int,
     default=512,
@@ -87,6 +95,7 @@ def serve(
     max_body: int,
     allow_hosts: tuple[str, ...],
     head_timeout: float,
+    body_timeout: float,
     max_connections: int,
     pg_port: int | None,
     timeout: float,
@@ -136,6 +145,7 @@ def serve(
         allow_hosts=allow_hosts,
         head_timeout=head_timeout,
         max_connections=max_connections,
+        body_timeout=body_timeout,
     )
 
 
