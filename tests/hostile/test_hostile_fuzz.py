@@ -250,7 +250,7 @@ def _run(engine: Engine, query: Any, db: Path) -> None:
         engine.execute(query, db_path=db)
     except ExecuteError as err:
         kind = (err.detail or {}).get("duckdb_error")
-        assert err.code == "sql_rejected" and kind in DATA_ERRORS, (err.code, kind, err.message)
+        assert err.code == "value_rejected" and kind in DATA_ERRORS, (err.code, kind, err.message)
     for dialect in ("postgres", "mysql"):
         with contextlib.suppress(OsiError):
             engine.compile(query, dialect=dialect)

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from dosi.errors import ExecuteError
 from dosi.execute.options import ExecOptions
+from dosi.execute.rejections import value_rejected
 from dosi.execute.rows import arrow_rows
 from dosi.execute.values import to_python
 from dosi.udf import error_from_engine, register_duckdb
@@ -27,6 +28,14 @@ _CONNECT_LOCKDOWN: dict[str, str] = {
 }
 #: Set once the database file is attached: no file or network access beyond it.
 _RUNTIME_LOCKDOWN = ("SET enable_external_access = false",)
+
+#: DuckDB's refusals of a value in the statement (a cast, a range, a function argument): the
+#: query's own literals or arguments are at fault, so the answer is a caller mistake.
+VALUE_ERRORS = (
+    duckdb.ConversionException,
+    duckdb.OutOfRangeException,
+    duckdb.InvalidInputException,
+)
 
 
 def open_duckdb(
@@ -138,6 +147,8 @@ def run_sql(
                 f"the query needed more memory than allowed: {_first(exc)}",
                 hint="raise memory_limit, add a time_range, or group at a coarser grain",
             ) from None
+        if isinstance(exc, VALUE_ERRORS):
+            raise value_rejected("DuckDB", _first(exc), sql, type(exc).__name__) from None
         raise ExecuteError(
             "sql_rejected",
             f"DuckDB rejected the query: {_first(exc)}",

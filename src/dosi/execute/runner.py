@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import pyarrow as pa
 
 from dosi.errors import ExecuteError
+from dosi.execute.rejections import is_data_error, value_rejected
 
 
 @runtime_checkable
@@ -90,6 +91,8 @@ def failure(
             hint="raise timeout_secs, add a time_range, or group at a coarser grain",
         )
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if is_data_error(exc):
+        return value_rejected(engine, first, sql, type(exc).__name__)
     return ExecuteError(
         "sql_rejected",
         f"{engine} rejected the query: {first}",

@@ -74,8 +74,8 @@ _NOT_FOUND = {"unknown_metric", "unknown_dataset"}
 
 
 def http_status(err: OsiError, *, lookup: bool = False) -> int:
-    """Caller mistakes are 4xx; a lookup of a missing name is 404; execution problems on the
-    server side are 5xx (504 on a timeout)."""
+    """Caller mistakes are 4xx; a lookup of a missing name is 404; a value the database refused
+    is 422; execution problems on the server side are 5xx (504 on a timeout)."""
     if isinstance(err, QueryError):
         if lookup and err.code in _NOT_FOUND:
             return 404
@@ -87,6 +87,8 @@ def http_status(err: OsiError, *, lookup: bool = False) -> int:
             return 504
         if err.code == "cancelled":
             return 499
+        if err.code == "value_rejected":  # the database refused one of the query's values
+            return 422
         return 500
     return 400
 

@@ -8,6 +8,7 @@ import csv
 import decimal
 import io
 import json
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,9 +27,10 @@ from enginekit import (
     model_doc,
     to_yaml,
 )
-from servekit import Server
+from servekit import Server, start_server
 
 from dosi import Engine
+from dosi.errors import ExecuteError
 
 Q = {
     "metrics": ["revenue", "order_count", "revenue_mom"],
@@ -265,7 +267,14 @@ def test_model_reload_on_file_change(launch: Any, model_copy: Path) -> None:
         model_copy.write_text("this: [is not, a model")  # a broken edit keeps the old model
         time.sleep(1.0)
         assert c.post("/v1/query", json={"metrics": ["revenue_x2"]}).status_code == 200
-        assert c.get("/healthz").json()["last_reload_error"] is not None
+        public = c.get("/healthz")
+        assert public.json() == {
+            "ok": True,
+            "reloads": public.json()["reloads"],
+            "last_reload_failed": True,
+        }
+        detail = c.get("/v1/health").json()["last_reload_error"]
+        assert detail is not None and str(model_copy.parent) not in json.dumps(detail)
 
 
 def test_openapi_and_access_log(server: Server) -> None:
@@ -420,3 +429,175 @@ def test_query_accepts_context_filter(server: Server, engine: Engine, shop_db: P
         r = c.post("/v1/query", json=q)
     assert r.status_code == 200, r.text
     assert r.json()["rows"] == json_rows(engine.execute(q, db_path=shop_db))
+
+
+RAW_MISTAKES = [
+    ("deep", b'{"metrics": ' + b"[" * 5000 + b"]" * 5000 + b"}", 400, "invalid_json"),
+    ("deep_objects", b'{"a":' * 200 + b"1" + b"}" * 200, 400, "invalid_json"),
+    ("surrogate", b'{"metrics": ["\\ud800"]}', 400, "invalid_json"),
+    ("surrogate_key", b'{"\\udfff": 1}', 400, "invalid_json"),
+    ("huge_int", b'{"metrics": ["revenue"], "limit": ' + b"9" * 5000 + b"}", 400, "invalid_json"),
+    ("not_utf8", b'{"metrics": ["\xff"]}', 400, "invalid_json"),
+    (
+        "engine_rejects",
+        b'{"metrics": ["revenue"], "where_sql": '
+        b"\"substring(orders.channel, 1, 9223372036854775807) = 'web'\"}",
+        422,
+        "value_rejected",
+    ),
+    (
+        "bad_cast",
+        b'{"metrics": ["revenue"], "where_sql": "CAST(orders.channel AS INTEGER) = 1"}',
+        422,
+        "value_rejected",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "status", "code"), RAW_MISTAKES, ids=[m[0] for m in RAW_MISTAKES]
+)
+def test_caller_mistakes_in_raw_bodies_are_4xx(
+    server: Server, name: str, raw: bytes, status: int, code: str
+) -> None:
+    """Issue 29 item 3: deep JSON, lone surrogates, giant integers and the database's refusal
+    of an allow-listed value are structured 4xx errors with a hint, and no traceback is logged."""
+    before = len(server.log_text())
+    with server.client() as c:
+        r = c.post("/v1/query", content=raw, headers={"content-type": "application/json"})
+        assert r.status_code == status, r.text
+        body = r.json()
+        _contract(body, code)
+        assert body["hint"], body
+        assert c.post("/v1/sql", content=raw).status_code < 500
+    time.sleep(0.1)
+    assert "Traceback" not in server.log_text()[before:]
+
+
+def test_value_rejected_is_a_structured_error_of_the_python_api(
+    engine: Engine, shop_db: Path
+) -> None:
+    """The same refusal from `Engine.execute` is ExecuteError `value_rejected` (no raw DuckDB
+    exception), with the statement in `detail.sql`."""
+    with pytest.raises(ExecuteError) as info:
+        engine.execute(
+            {"metrics": ["revenue"], "where_sql": "CAST(orders.channel AS INTEGER) = 1"},
+            db_path=shop_db,
+        )
+    assert info.value.code == "value_rejected"
+    assert info.value.detail["duckdb_error"] == "ConversionException"
+    assert "CAST" in info.value.detail["sql"]
+
+
+def test_host_header_allow_list(launch: Any) -> None:
+    """Issue 29 item 4: bound to loopback, only loopback Host names are answered (DNS
+    rebinding); `--allow-host` adds one."""
+    s = launch(SHOP_MODEL, "--allow-host", "dosi.internal")
+    port = s.url.rsplit(":", 1)[1]
+    with s.client() as c:
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", ""):
+            r = c.get("/v1/metrics", headers={"Host": host})
+            assert r.status_code == 421, (host, r.text)
+            _contract(r.json(), "host_not_allowed")
+        assert (
+            c.post(
+                "/v1/query",
+                content=b'{"metrics": ["revenue"]}',
+                headers={"Host": "evil.example", "content-type": "text/plain"},
+            ).status_code
+            == 421
+        )
+        for host in (f"localhost:{port}", f"127.0.0.1:{port}", "dosi.internal", f"[::1]:{port}"):
+            assert c.get("/v1/metrics", headers={"Host": host}).status_code == 200, host
+
+
+@pytest.mark.parametrize(
+    ("token", "says"),
+    [("", "empty"), ("   ", "empty"), ("two words", "space"), ("\udcff", "UTF-8")],
+    ids=["empty", "blank", "space", "not_utf8"],
+)
+def test_unusable_token_is_a_start_up_error(
+    shop_db: Path, tmp_path: Path, token: str, says: str
+) -> None:
+    """An empty or unusable DOSI_TOKEN stops `dosi serve` with a message, never serving
+    without authentication."""
+    with pytest.raises(RuntimeError) as info:
+        start_server(SHOP_MODEL, shop_db, tmp_path, env={"DOSI_TOKEN": token})
+    assert says in str(info.value) and "DOSI_TOKEN" in str(info.value)
+    assert "Traceback" not in str(info.value)
+
+
+def test_utf8_token_works(launch: Any) -> None:
+    s = launch(env={"DOSI_TOKEN": "pässwörd-✓"})
+    with s.client() as c:
+        good = {"Authorization": "Bearer pässwörd-✓".encode()}
+        assert c.get("/v1/metrics", headers=good).status_code == 200
+        bad = {"Authorization": b"Bearer passwort"}
+        assert c.get("/v1/metrics", headers=bad).status_code == 401
+        assert c.get("/v1/health").status_code == 401  # the detailed health is behind it
+        assert c.get("/v1/health", headers=good).json()["ok"] is True
+        health = c.get("/healthz")  # the public one needs no token and says little
+        assert health.status_code == 200
+        assert set(health.json()) == {"ok", "reloads", "last_reload_failed"}
+
+
+def test_page_headers_and_no_cdn_docs(server: Server) -> None:
+    """The page sends CSP, frame and referrer headers; no page loads assets from a CDN."""
+    with server.client() as c:
+        page = c.get("/")
+        csp = page.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+        assert page.headers["x-frame-options"] == "DENY"
+        assert page.headers["referrer-policy"] == "no-referrer"
+        assert "http" not in page.text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+        js = c.get("/explorer.js").text
+        assert "localStorage.setItem" not in js and "localStorage.getItem" not in js
+        assert c.get("/v1/docs").status_code == 404
+        assert c.get("/v1/openapi.json").status_code == 200
+
+
+def test_slow_client_is_cut_off_and_connections_are_bounded(launch: Any) -> None:
+    """Issue 29 item 4: a client that never finishes its request head is closed after
+    `--header-timeout`, and connections above `--max-connections` get 503, while a normal
+    request still gets its answer."""
+    s = launch(SHOP_MODEL, "--header-timeout", "3", "--max-connections", "5")
+    host, port = s.url.removeprefix("http://").rsplit(":", 1)
+    slow = [socket.create_connection((host, int(port))) for _ in range(3)]
+    for sock in slow:
+        sock.sendall(b"GET /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # no blank line
+    with s.client() as c:
+        assert c.get("/v1/metrics").status_code == 200
+        extra = [socket.create_connection((host, int(port))) for _ in range(3)]
+        time.sleep(0.3)  # the server has accepted them
+        assert c.get("/healthz").status_code == 503
+        for sock in extra:
+            sock.close()
+    started = time.monotonic()
+    for sock in slow:
+        sock.settimeout(10)
+        assert sock.recv(100) == b""  # closed by the server
+        sock.close()
+    assert time.monotonic() - started < 8
+    with s.client() as c:
+        assert c.get("/v1/metrics").status_code == 200
+    assert "Traceback" not in s.log_text()
+
+
+def test_a_trickled_body_is_408(launch: Any) -> None:
+    """A body that does not arrive within `--body-timeout` is 408 `request_timeout`."""
+    s = launch(SHOP_MODEL, "--body-timeout", "1")
+    host, port = s.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(
+            b"POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+        )
+        sock.settimeout(10)
+        answer = ""
+        while "request_timeout" not in answer:
+            part = sock.recv(4096).decode()
+            if not part:
+                break
+            answer += part
+    assert answer.startswith("HTTP/1.1 408"), answer
+    assert '"code":"request_timeout"' in answer

@@ -39,7 +39,8 @@ from dosi.frontends.contract import (
     sql_request,
     validate_body,
 )
-from dosi.frontends.rest.guard import Guard
+from dosi.frontends.rest.body import parse_body
+from dosi.frontends.rest.guard import Guard, usable_token
 from dosi.frontends.rest.responses import error_response, result_response, too_large
 from dosi.frontends.rest.schemas import (
     ATTRIBUTE_SCHEMA,
@@ -53,6 +54,7 @@ from dosi.frontends.rest.schemas import (
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_TIMEOUT = 30.0
+DEFAULT_BODY_TIMEOUT = 30.0
 
 
 class _BodyTooLarge(Exception):
@@ -69,19 +71,24 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     timeout: float | None = DEFAULT_TIMEOUT,
     reload_interval: float = 0.5,
+    hosts: frozenset[str] | None = None,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> FastAPI:
+    """The application; `hosts` is the Host allow-list (None: any, see `guard.allowed_hosts`).
+    The token is checked here (`guard.usable_token`): a bad one fails before serving."""
+    token = usable_token(token)
     holder = EngineHolder(model_path, connections, db_path, mode, reload_interval)
     app = FastAPI(
         title="dosi",
         version=engine_capabilities()["engine_version"],
         description="Semantic-layer engine for Apache Ossie models with the DATUS extensions.",
         openapi_url="/v1/openapi.json",
-        docs_url="/v1/docs",
+        docs_url=None,  # Swagger UI loads its assets from a CDN: not served (docs/serving/rest.md)
         redoc_url=None,
     )
     app.state.holder = holder
 
-    app.add_middleware(Guard, token=token, max_body=max_body)
+    app.add_middleware(Guard, token=token, max_body=max_body, hosts=hosts)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -103,23 +110,23 @@ def create_app(
     async def body_of(request: Request) -> Any:
         chunks = []
         size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > max_body:
-                raise _BodyTooLarge
-            chunks.append(chunk)
-        raw = b"".join(chunks)
-        if not raw.strip():
-            raise OsiErrorBody(
-                400, error_body("invalid_json", "the request body is empty; send a JSON object")
-            )
         try:
-            return json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            with anyio.fail_after(body_timeout):  # a client that trickles its body is cut off
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > max_body:
+                        raise _BodyTooLarge
+                    chunks.append(chunk)
+        except TimeoutError:
             raise OsiErrorBody(
-                400,
-                error_body("invalid_json", f"the request body is not valid JSON: {exc}"),
+                408,
+                error_body(
+                    "request_timeout",
+                    f"the request body did not arrive within {body_timeout} s",
+                    hint="send the whole body at once; the limit is `dosi serve --body-timeout`",
+                ),
             ) from None
+        return parse_body(b"".join(chunks))
 
     async def call(request: Request, fn: Callable[..., Any]) -> Any:
         """Run `fn(engine, token)` in a worker thread; cancel it if the client goes away."""
@@ -302,8 +309,24 @@ def create_app(
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:
+        """Public and minimal: no path, no error text (those are behind the token)."""
         return JSONResponse(
-            {"ok": True, "reloads": holder.reloads, "last_reload_error": holder.last_reload_error}
+            {
+                "ok": True,
+                "reloads": holder.reloads,
+                "last_reload_failed": holder.last_reload_error is not None,
+            }
         )
+
+    @app.get("/v1/health", tags=["model"])
+    async def health() -> JSONResponse:
+        """`/healthz` with the last reload error's text, the model named by its file name."""
+        error = holder.last_reload_error
+        if error is not None:
+            text = json.dumps(error)
+            for full in {str(Path(model_path).resolve()), str(model_path)}:
+                text = text.replace(json.dumps(full)[1:-1], Path(full).name)
+            error = json.loads(text)
+        return JSONResponse({"ok": True, "reloads": holder.reloads, "last_reload_error": error})
 
     return app

@@ -1,5 +1,8 @@
-"""The REST server's ASGI guard: bearer token, request-size limit, request id and the access log
-(one JSON line per request, logger `dosi.access`)."""
+"""The REST server's ASGI guard: Host allow-list, bearer token, request-size limit, security
+headers, request id and the access log (one JSON line per request, logger `dosi.access`).
+
+The Host check stops DNS rebinding: a page on another site whose name resolves to 127.0.0.1
+could otherwise read the API through the browser (issue 29, item 4)."""
 
 from __future__ import annotations
 
@@ -12,20 +15,81 @@ from typing import Any
 
 from fastapi.responses import Response
 
+from dosi.errors import ArgumentError
 from dosi.frontends.contract import error_body
 from dosi.frontends.rest.responses import error_response, too_large
 
 access_log = logging.getLogger("dosi.access")
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+#: On every answer; the explorer page loads only its own script and talks only to this server.
+SECURITY_HEADERS = (
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        b"img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+        b"frame-ancestors 'none'",
+    ),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-content-type-options", b"nosniff"),
+)
+PUBLIC_V1 = ("/v1/openapi.json",)
+
+
+def is_loopback(host: str) -> bool:
+    return host.strip("[]").lower() in LOOPBACK_NAMES or host.startswith("127.")
+
+
+def allowed_hosts(bind: str, extra: tuple[str, ...] = ()) -> frozenset[str] | None:
+    """The Host names a request may carry: the loopback names when bound to loopback, plus
+    `extra` (`--allow-host`); None (any) when bound elsewhere and nothing was added."""
+    names = {h.strip("[]").lower() for h in extra}
+    if is_loopback(bind):
+        return frozenset(LOOPBACK_NAMES | {bind.strip("[]").lower()} | names)
+    return frozenset(names) if names else None
+
+
+def usable_token(token: str | None) -> str | None:
+    """The bearer token, checked at start-up: an empty or blank token, one with spaces or
+    control characters at its edges or inside, or one not encodable as UTF-8 (a non-UTF-8
+    environment) is an ArgumentError, never silently no authentication."""
+    if token is None:
+        return None
+    fix = "set DOSI_TOKEN (or --token) to a non-empty secret of printable characters, or unset it"
+    try:
+        token.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ArgumentError("the token is not valid UTF-8 text", hint=fix) from None
+    if not token.strip():
+        raise ArgumentError("the token is empty", hint=fix)
+    if any(not ch.isprintable() or ch.isspace() for ch in token):
+        raise ArgumentError("the token holds a space or a control character", hint=fix)
+    return token
+
+
+def _host_name(value: bytes) -> str:
+    text = value.decode("latin-1").strip().lower()
+    if text.startswith("["):  # [::1]:8000
+        return text[1 : text.find("]")] if "]" in text else text
+    return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
 
 
 class Guard:
     """Pure ASGI middleware (so the endpoint still sees a client disconnect): bearer token,
     the Content-Length limit, the request id and one access-log line per request."""
 
-    def __init__(self, app: Any, token: str | None, max_body: int) -> None:
+    def __init__(
+        self,
+        app: Any,
+        token: str | None,
+        max_body: int,
+        hosts: frozenset[str] | None = None,
+    ) -> None:
         self.app = app
-        self.token = token
+        self.token = None if token is None else token.encode("utf-8")
         self.max_body = max_body
+        self.hosts = hosts
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -41,11 +105,15 @@ class Guard:
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
                 message.setdefault("headers", [])
-                message["headers"] = [*message["headers"], (b"x-request-id", rid.encode())]
+                message["headers"] = [
+                    *message["headers"],
+                    (b"x-request-id", rid.encode("utf-8", "replace")),
+                    *SECURITY_HEADERS,
+                ]
             await send(message)
 
         try:
-            early = self._reject(path, headers)
+            early = self._reject(path, headers, dict(scope["headers"]))
             if early is not None:
                 await early(scope, receive, send_with_id)
                 return
@@ -53,12 +121,22 @@ class Guard:
         finally:
             log_request(scope, rid, status["code"], started)
 
-    def _reject(self, path: str, headers: dict[str, str]) -> Response | None:
-        if self.token and path.startswith("/v1/") and path not in ("/v1/openapi.json", "/v1/docs"):
-            scheme, _, value = headers.get("authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                value.strip().encode(), self.token.encode()
-            ):
+    def _reject(
+        self, path: str, headers: dict[str, str], raw: dict[bytes, bytes]
+    ) -> Response | None:
+        if self.hosts is not None and _host_name(raw.get(b"host", b"")) not in self.hosts:
+            return error_response(
+                421,
+                error_body(
+                    "host_not_allowed",
+                    "the Host header names a host this server does not answer for",
+                    hint="open the server by a loopback name (localhost, 127.0.0.1), or start "
+                    "it with `dosi serve --allow-host NAME`",
+                ),
+            )
+        if self.token and path.startswith("/v1/") and path not in PUBLIC_V1:
+            scheme, _, value = raw.get(b"authorization", b"").partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), self.token):
                 response = error_response(
                     401,
                     error_body(

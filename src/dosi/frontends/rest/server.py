@@ -12,8 +12,19 @@ from typing import Any
 
 import uvicorn
 
-from dosi.frontends.rest.app import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, create_app
-from dosi.frontends.rest.guard import access_log
+from dosi.frontends.rest.app import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_TIMEOUT,
+    create_app,
+)
+from dosi.frontends.rest.guard import access_log, allowed_hosts, usable_token
+from dosi.frontends.rest.slow_clients import with_head_timeout
+
+DEFAULT_HEAD_TIMEOUT = 10.0
+DEFAULT_MAX_CONNECTIONS = 512
+
+__all__ = ["serve", "usable_token"]  # the CLI checks the token before it starts anything
 
 
 def serve(
@@ -27,8 +38,15 @@ def serve(
     token: str | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     timeout: float | None = DEFAULT_TIMEOUT,
+    allow_hosts: tuple[str, ...] = (),
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> None:
-    """Run the REST API and the explorer with uvicorn until interrupted."""
+    """Run the REST API and the explorer with uvicorn until interrupted; `allow_hosts` adds
+    Host names to the allow-list (loopback names when bound to loopback). A connection gets
+    `head_timeout` seconds to send its request head and `body_timeout` for its body; above `max_connections` open connections
+    (or requests in flight) the answer is 503."""
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(message)s"))
     access_log.addHandler(handler)
@@ -42,6 +60,8 @@ def serve(
         token=token,
         max_body=max_body,
         timeout=timeout,
+        hosts=allowed_hosts(host, allow_hosts),
+        body_timeout=body_timeout,
     )
     print(f"dosi: serving {model_path} on http://{host}:{port}/ (API at /v1)", file=sys.stderr)
     if db_path is None and app.state.holder.current().connections.path_for(None) is None:
@@ -50,4 +70,13 @@ def serve(
             "in-memory DuckDB",
             file=sys.stderr,
         )
-    uvicorn.run(app, host=host, port=port, access_log=False, log_level="warning")
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        access_log=False,
+        log_level="warning",
+        http=with_head_timeout(head_timeout),
+        limit_concurrency=max_connections,
+        timeout_keep_alive=5,
+    )

@@ -12,9 +12,12 @@ const filters = []; // {field, op, value, sql}
 let fieldTypes = {};
 const TIME_SUFFIX = /(^metric_time$|^window_start$|__(day|week|month|quarter|year)$)/;
 
+try { localStorage.removeItem("dosi-token"); } catch (e) { /* storage disabled */ } // older versions kept it
+
 function headers() {
   const h = { "Content-Type": "application/json" };
-  const token = $("token").value || localStorage.getItem("dosi-token") || "";
+  // the token lives only in the field (this tab's memory), never in localStorage
+  const token = $("token").value;
   if (token) h["Authorization"] = "Bearer " + token;
   return h;
 }
@@ -220,8 +223,6 @@ function renderChart(result) {
 async function run() {
   const button = $("run");
   $("error").textContent = "";
-  const token = $("token").value;
-  if (token) localStorage.setItem("dosi-token", token);
   const q = buildQuery();
   if (!q.metrics.length) {
     showError(new Error("pick at least one metric"));

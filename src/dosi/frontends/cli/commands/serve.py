@@ -39,6 +39,39 @@ MCP_SERVER = "dosi.frontends.mcp.server"
 )
 @click.option("--max-body", type=int, default=1_000_000, show_default=True, metavar="BYTES")
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests whose Host header is NAME (repeatable; default: loopback names "
+    "when bound to loopback, any name otherwise).",
+)
+@click.option(
+    "--header-timeout",
+    "head_timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Close a connection that has not sent a complete request head within this time.",
+)
+@click.option(
+    "--body-timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Answer 408 when a request body has not fully arrived within this time.",
+)
+@click.option(
+    "--max-connections",
+    type=int,
+    default=512,
+    show_default=True,
+    metavar="N",
+    help="Answer 503 above this many open connections or requests in flight.",
+)
+@click.option(
     "--pg-port",
     type=int,
     default=None,
@@ -60,6 +93,10 @@ def serve(
     port: int,
     token: str | None,
     max_body: int,
+    allow_hosts: tuple[str, ...],
+    head_timeout: float,
+    body_timeout: float,
+    max_connections: int,
     pg_port: int | None,
     timeout: float,
     db: str | None,
@@ -82,6 +119,8 @@ def serve(
     if path == "-":
         raise CliError("model_from_stdin", "dosi serve reloads the model file: pass a path")
     conns = load_connections(connections_file)
+    # an empty or unusable DOSI_TOKEN is a start-up error, never silently no authentication
+    secret = rest.usable_token(token if token is not None else os.environ.get("DOSI_TOKEN"))
     if pg_port is not None:  # the PostgreSQL frontend beside REST, same token
         holder = EngineHolder(path, conns, resolve_db(db), resolve_mode(mode))
         start_background(
@@ -90,7 +129,7 @@ def serve(
                 host=host,
                 port=pg_port,
                 query_timeout=timeout,
-                auth=authenticator(token or os.environ.get("DOSI_TOKEN") or None),
+                auth=authenticator(secret),
             ),
         )
     rest.serve(
@@ -100,9 +139,13 @@ def serve(
         connections=conns,
         db_path=resolve_db(db),
         mode=resolve_mode(mode),
-        token=token or os.environ.get("DOSI_TOKEN") or None,
+        token=secret,
         max_body=max_body,
         timeout=timeout,
+        allow_hosts=allow_hosts,
+        head_timeout=head_timeout,
+        max_connections=max_connections,
+        body_timeout=body_timeout,
     )
 
 
