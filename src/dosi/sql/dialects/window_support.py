@@ -13,20 +13,10 @@ frame is not a frame function).
 
 from __future__ import annotations
 
-REGR: frozenset[str] = frozenset(
-    {
-        "regr_slope",
-        "regr_intercept",
-        "regr_r2",
-        "regr_count",
-        "regr_avgx",
-        "regr_avgy",
-        "regr_sxx",
-        "regr_syy",
-        "regr_sxy",
-    }
-)
-PERCENTILES: frozenset[str] = frozenset({"percentile_cont", "percentile_disc", "median"})
+from dosi.ext.window.functions import FRAME_PERCENTILES, FRAME_REGR
+
+REGR: frozenset[str] = frozenset(FRAME_REGR)
+PERCENTILES: frozenset[str] = frozenset(FRAME_PERCENTILES)
 GROUPS_EXCLUDE: frozenset[str] = frozenset({"groups", "exclude"})
 IGNORE_NULLS: frozenset[str] = frozenset({"ignore_nulls"})
 
