@@ -194,10 +194,10 @@ def test_a_nul_db_path_is_structured(shop: Engine) -> None:
 # -- calendar and interval ranges ------------------------------------------------------------------
 def test_calendar_overflow_is_structured(shop: Engine) -> None:
     start = {"metrics": ["revenue_mom"], "group_by": ["metric_time:month"]}
-    start["time_range"] = {"start": "0001-01-15"}
+    start["time_range"] = {"start": "0001-01-01"}
     assert _code(lambda: shop.compile(start)) == "unsupported_filter"
     end = {"metrics": ["revenue_next_month"], "group_by": ["metric_time:month"]}
-    end["time_range"] = {"end": "9999-12-31"}
+    end["time_range"] = {"end": "9999-12-01"}
     assert _code(lambda: shop.compile(end)) == "unsupported_filter"
 
 

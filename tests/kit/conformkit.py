@@ -520,9 +520,9 @@ WINDOW_SHAPES: dict[str, dict[str, Any]] = {
         "time_range": {"start": "2024-03-01", "end": "2025-09-01"},
     },
     "channel-quarter": {"group_by": ["orders.channel", "metric_time:quarter"]},
-    "week": {
+    "week": {  # bounds on Mondays: a window reaching past a mid-week bound is grain_too_fine
         "group_by": ["metric_time:week"],
-        "time_range": {"start": "2025-05-01", "end": "2025-09-01"},
+        "time_range": {"start": "2025-04-28", "end": "2025-09-01"},
     },
     "day": {
         "group_by": ["metric_time:day"],

@@ -102,19 +102,34 @@ def test_drv_tier_01_a_different_value_is_still_a_mismatch() -> None:
 
 
 @pytest.mark.parametrize(
-    "sql", ["SUM(orders.amount) + COUNT(*)", "CAST(SUM(orders.amount) AS DOUBLE) / COUNT(*)"]
+    ("sql", "hand"),
+    [
+        (
+            "SUM(orders.amount) + COUNT(*)",
+            "SELECT (SELECT SUM(amount) FROM main.orders) + (SELECT COUNT(*) FROM main.visits)",
+        ),
+        (
+            "CAST(SUM(orders.amount) AS DOUBLE) / COUNT(*)",
+            "SELECT CAST((SELECT SUM(amount) FROM main.orders) AS DOUBLE) "
+            "/ (SELECT COUNT(*) FROM main.visits)",
+        ),
+    ],
 )
-def test_drv_tier_01_same_text_other_dataset_is_a_mismatch(sql: str) -> None:
-    """The authored COUNT(*) is pinned to orders by SUM(orders.amount); the member visit_count
-    counts visits (D-DATASET): equal SQL text, different measures -> mismatch (today dosi loads
-    it and answers the authored text's number, 1193 instead of the declaration's 1190)."""
+def test_drv_tier_01_count_star_takes_the_members_dataset(
+    sql: str, hand: str, worlds: dict[str, Path]
+) -> None:
+    """DRV-TIER-01 with issue 21 item 4: the authored COUNT(*) stands for the member
+    visit_count, whose D-DATASET pins it to visits, so it counts visits (the declaration's
+    number), never the orders rows the text beside SUM(orders.amount) would suggest."""
     op = "+" if "+" in sql else "/"
     text = with_metric(
         "x", sql, {"v": "1.4", "derive": {"type": "compose", "expr": f"revenue {op} visit_count"}}
     )
-    with pytest.raises(ModelError) as err:
-        dosi.Engine(model_text=text)
-    assert [i.code for i in err.value.issues] == ["derive_expression_mismatch"]
+    eng = dosi.Engine(model_text=text)
+    assert_rows(
+        rows(eng.execute({"metrics": ["x"]}, db_path=worlds["shop"])),
+        truth(worlds["shop"], hand),
+    )
 
 
 def test_drv_tier_02_same_dataset_count_star_is_equivalent(worlds: dict[str, Path]) -> None:

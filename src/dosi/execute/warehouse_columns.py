@@ -119,11 +119,11 @@ def table_columns(
     if catalog not in _CATALOGS:
         return _probe(run, source, render or dialect)
     cols_sql, tables_sql = _CATALOGS[catalog]
-    found = run(_catalog_sql(cols_sql, dialect, source, True))
+    found = run(_catalog_sql(cols_sql, render or dialect, source, True))
     if found.num_rows:
         return TableColumns(dict(zip(_strings(found, 0), _strings(found, 1), strict=True)))
-    probed = _probe(run, source, dialect)  # a view or temporary table the catalog hides
+    probed = _probe(run, source, render or dialect)  # a view or temporary table the catalog hides
     if probed.columns is not None:
         return probed
-    tables = run(_catalog_sql(tables_sql, dialect, source, False))
+    tables = run(_catalog_sql(tables_sql, render or dialect, source, False))
     return TableColumns(None, tuple(_strings(tables, 0)))

@@ -45,7 +45,7 @@ QUERIES = {
     "weekly-windows": {
         "metrics": ["revenue", "w_wow_value", "w_roll3_sum", "w_qtd"],
         "group_by": ["metric_time:week"],
-        "time_range": {"start": "2025-02-01", "end": "2025-05-01"},
+        "time_range": {"start": "2025-02-03", "end": "2025-04-28"},  # Mondays
     },
     "daily-offsets": {
         "metrics": ["revenue", "w_dod_value", "w_d7_value"],
