@@ -13,6 +13,7 @@ import decimal
 import importlib.util
 import json
 import math
+import os
 import re
 import shutil
 import sqlite3
@@ -29,6 +30,46 @@ SHOP_GENERATOR = REPO / "examples" / "shop" / "generate.py"
 TABLES = ("regions", "customers", "products", "orders", "order_items", "refunds", "events")
 SCALE = 0.25  # ~1000 orders: small enough for Spark to stay fast
 
+
+
+#: the Python package each engine's runner needs, and the variable naming a server's DSN
+ENGINE_PACKAGES = {
+    "datafusion": "datafusion",
+    "chdb": "chdb",
+    "spark": "pyspark",
+    "postgres": "psycopg",
+    "mariadb": "pymysql",
+}
+ENGINE_SERVERS = {"postgres": "DOSI_TEST_POSTGRES", "mariadb": "DOSI_TEST_MARIADB"}
+
+
+def unavailable(kind: str) -> str | None:
+    """Why engine `kind` cannot run here (a missing package, Java or server), or None."""
+    module = ENGINE_PACKAGES.get(kind)
+    if module is not None and importlib.util.find_spec(module) is None:
+        return f"{kind}: the Python package `{module}` is not installed"
+    if kind == "spark" and shutil.which("java") is None:
+        return "spark: no Java runtime"
+    env = ENGINE_SERVERS.get(kind)
+    if env is not None and not os.environ.get(env):
+        return f"{kind}: set {env} (bash scripts/{kind}.sh) to run"
+    return None
+
+
+def export_parquet(db: Path, folder: Path, tables: Sequence[str]) -> Path:
+    """`folder`/parquet holding each of `tables` of DuckDB file `db` (what chDB, DataFusion
+    and Spark read)."""
+    parquet = folder / "parquet"
+    parquet.mkdir()
+    con = duckdb.connect(str(db))
+    try:
+        for t in tables:
+            con.execute(
+                f"COPY main.{t} TO '{(parquet / f'{t}.parquet').as_posix()}' (FORMAT PARQUET)"
+            )
+    finally:
+        con.close()
+    return parquet
 
 def build_shop(folder: Path) -> tuple[Path, Path]:
     """The shop at SCALE: a DuckDB file and a folder with one Parquet file per table."""

@@ -6,14 +6,12 @@ does (periodkit.expected). Requirement IDs: WIN-CUM-02, WIN-FRM-17."""
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import conformkit
-import duckdb
 import portkit
 import pytest
 from densekit import SALES, build
@@ -24,13 +22,6 @@ import dosi
 from dosi.execute.mysql_runner import parse_mysql_uri
 
 ENGINES = ("duckdb", "sqlite", "datafusion", "chdb", "postgres", "mariadb")
-_PACKAGES = {
-    "datafusion": "datafusion",
-    "chdb": "chdb",
-    "postgres": "psycopg",
-    "mariadb": "pymysql",
-}
-_SERVERS = {"postgres": "DOSI_TEST_POSTGRES", "mariadb": "DOSI_TEST_MARIADB"}
 TABLES = ("sales",)
 MARIADB_DATABASE = "dosi_period_value"  # this module's own database on the server
 D = dt.date
@@ -40,16 +31,7 @@ D = dt.date
 def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("period_engines")
     db = build(folder / "p.duckdb")
-    parquet = folder / "parquet"
-    parquet.mkdir()
-    con = duckdb.connect(str(db))
-    try:
-        con.execute(
-            f"COPY main.sales TO '{(parquet / 'sales.parquet').as_posix()}' (FORMAT PARQUET)"
-        )
-    finally:
-        con.close()
-    return db, parquet
+    return db, conformkit.export_parquet(db, folder, TABLES)
 
 
 @pytest.fixture(scope="module", params=ENGINES)
@@ -60,12 +42,9 @@ def target(
 ) -> Iterator[tuple[str, dosi.Engine]]:
     kind = request.param
     db, parquet = files
-    module = _PACKAGES.get(kind)
-    if module is not None and importlib.util.find_spec(module) is None:
-        pytest.skip(f"{kind}: the Python package `{module}` is not installed")
-    env = _SERVERS.get(kind)
-    if env is not None and not os.environ.get(env):
-        pytest.skip(f"{kind}: set {env} (bash scripts/{kind}.sh) to run")
+    why = conformkit.unavailable(kind)
+    if why is not None:
+        pytest.skip(why)
     schema = MARIADB_DATABASE if kind == "mariadb" else "main"
     text = model_text().replace("source: sales", f"source: {schema}.sales")
     tmp = tmp_path_factory.mktemp(kind)

@@ -10,15 +10,12 @@ WIN-VAL-01, WIN-REG-02, WIN-REG-03."""
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import conformkit
-import duckdb
 import pytest
 from roadmap_ref import framed, navigate
 from test_window_roadmap import WINDOWS
@@ -28,14 +25,6 @@ from wm_common import D, assert_series, build_db, key_date, model_yaml, series
 import dosi
 
 ENGINES = ("duckdb", "sqlite", "datafusion", "chdb", "spark", "postgres", "mariadb")
-_PACKAGES = {
-    "datafusion": "datafusion",
-    "chdb": "chdb",
-    "spark": "pyspark",
-    "postgres": "psycopg",
-    "mariadb": "pymysql",
-}
-_SERVERS = {"postgres": "DOSI_TEST_POSTGRES", "mariadb": "DOSI_TEST_MARIADB"}
 TABLES = ("sales", "returns")
 MARIADB_DATABASE = "dosi_window_roadmap"
 
@@ -80,17 +69,7 @@ GATED: dict[str, set[str]] = {
 def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("roadmap_engines")
     db = Path(build_db(folder / "w.duckdb"))
-    parquet = folder / "parquet"
-    parquet.mkdir()
-    con = duckdb.connect(str(db))
-    try:
-        for t in TABLES:
-            con.execute(
-                f"COPY main.{t} TO '{(parquet / f'{t}.parquet').as_posix()}' (FORMAT PARQUET)"
-            )
-    finally:
-        con.close()
-    return db, parquet
+    return db, conformkit.export_parquet(db, folder, TABLES)
 
 
 @pytest.fixture(scope="module", params=ENGINES)
@@ -101,14 +80,9 @@ def target(
 ) -> Iterator[tuple[str, dosi.Engine]]:
     kind = request.param
     db, parquet = files
-    module = _PACKAGES.get(kind)
-    if module is not None and importlib.util.find_spec(module) is None:
-        pytest.skip(f"{kind}: the Python package `{module}` is not installed")
-    if kind == "spark" and shutil.which("java") is None:
-        pytest.skip("spark: no Java runtime")
-    env = _SERVERS.get(kind)
-    if env is not None and not os.environ.get(env):
-        pytest.skip(f"{kind}: set {env} (bash scripts/{kind}.sh) to run")
+    why = conformkit.unavailable(kind)
+    if why is not None:
+        pytest.skip(why)
     schema = MARIADB_DATABASE if kind == "mariadb" else "main"
     text = model_yaml(WINDOWS).replace("source: sales", f"source: {schema}.sales")
     tmp = tmp_path_factory.mktemp(kind)

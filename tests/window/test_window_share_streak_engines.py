@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import importlib.util
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import conformkit
-import duckdb
 import portkit
 import pytest
 from test_window_share import shared
@@ -27,13 +25,6 @@ import dosi
 from dosi.execute.mysql_runner import parse_mysql_uri
 
 ENGINES = ("duckdb", "sqlite", "datafusion", "chdb", "postgres", "mariadb")
-_PACKAGES = {
-    "datafusion": "datafusion",
-    "chdb": "chdb",
-    "postgres": "psycopg",
-    "mariadb": "pymysql",
-}
-_SERVERS = {"postgres": "DOSI_TEST_POSTGRES", "mariadb": "DOSI_TEST_MARIADB"}
 ROWS = (*SALES, *(dataclasses.replace(s, sale_id=1000 + s.sale_id) for s in STREAK_SALES))
 WINDOWS: dict[str, Any] = {
     "sh": {"share": {}},
@@ -57,17 +48,7 @@ MARIADB_DATABASE = "dosi_share_streak"
 def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("share_streak_engines")
     db = Path(build_db(folder / "w.duckdb", ROWS))
-    parquet = folder / "parquet"
-    parquet.mkdir()
-    con = duckdb.connect(str(db))
-    try:
-        for t in TABLES:
-            con.execute(
-                f"COPY main.{t} TO '{(parquet / f'{t}.parquet').as_posix()}' (FORMAT PARQUET)"
-            )
-    finally:
-        con.close()
-    return db, parquet
+    return db, conformkit.export_parquet(db, folder, TABLES)
 
 
 @pytest.fixture(scope="module", params=ENGINES)
@@ -78,12 +59,9 @@ def target(
 ) -> Iterator[tuple[str, dosi.Engine]]:
     kind = request.param
     db, parquet = files
-    module = _PACKAGES.get(kind)
-    if module is not None and importlib.util.find_spec(module) is None:
-        pytest.skip(f"{kind}: the Python package `{module}` is not installed")
-    env = _SERVERS.get(kind)
-    if env is not None and not os.environ.get(env):
-        pytest.skip(f"{kind}: set {env} (bash scripts/{kind}.sh) to run")
+    why = conformkit.unavailable(kind)
+    if why is not None:
+        pytest.skip(why)
     schema = MARIADB_DATABASE if kind == "mariadb" else "main"
     text = model_yaml(WINDOWS).replace("source: sales", f"source: {schema}.sales")
     tmp = tmp_path_factory.mktemp(kind)
