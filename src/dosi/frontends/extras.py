@@ -1,7 +1,7 @@
 """Frontend modules behind an optional extra, imported only when they are used.
 
 `dosi serve` needs fastapi and uvicorn (`dosi[serve]`), `dosi mcp` the MCP SDK (`dosi[mcp]`),
-a `.png` chart matplotlib (`dosi[charts]`), and the dbt and LookML importers their parsers
+a `.svg`/`.png` chart vl-convert (`dosi[charts]`), and the dbt and LookML importers their parsers
 (`dosi[importers]`). Each module listed in `EXTRAS` imports those
 packages at its top, and no module imports it with an import statement: its one caller loads
 it here, by name, when the command runs. So every other command starts without paying for
@@ -18,7 +18,7 @@ from types import ModuleType
 EXTRAS: dict[str, str] = {
     "dosi.frontends.rest.server": "serve",
     "dosi.frontends.mcp.server": "mcp",
-    "dosi.frontends.charts.png": "charts",
+    "dosi.frontends.charts.render": "charts",
     # `dosi import dbt` reads dbt with dbt-semantic-interfaces, `dosi import lookml` with lkml
     "dosi.importers.dbt": "importers",
     "dosi.importers.lookml": "importers",

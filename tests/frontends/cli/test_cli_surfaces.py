@@ -126,12 +126,17 @@ def test_query_output_formats_and_files(run: Run, shop_db: Path, tmp_path: Path)
 
 
 def test_chart_svg_and_spark(run: Run, shop_db: Path, tmp_path: Path) -> None:
+    """Issue 26 item 4: `--chart x.svg` renders the one Vega-Lite spec (vl-convert): a line
+    per channel over quarters, titled, with the grain on the x axis; `--spark` still prints."""
+    pytest.importorskip("vl_convert")
     svg = tmp_path / "c.svg"
     r = run(
         "query",
         *_db(shop_db),
         "-M",
         "revenue",
+        "-g",
+        "orders.channel",
         "-g",
         "metric_time:quarter",
         "--start",
@@ -144,28 +149,29 @@ def test_chart_svg_and_spark(run: Run, shop_db: Path, tmp_path: Path) -> None:
     )
     assert r.exit_code == 0, r.output
     root = ET.fromstring(svg.read_text())
-    assert "dosi-chart-line" in root.get("class", "")
-    circles = root.findall(".//{http://www.w3.org/2000/svg}circle")
-    assert len(circles) == 4  # one point per quarter
-    spark = [line for line in r.stdout.splitlines() if line.startswith("revenue ")]
-    assert len(spark) == 1 and len(spark[0].split()[1]) == 4
-    bars = tmp_path / "b.svg"
-    assert (
-        run(
-            "query", *_db(shop_db), "-M", "revenue", "-g", "orders.channel", "--chart", bars
-        ).exit_code
-        == 0
-    )
-    rects = [e for e in ET.fromstring(bars.read_text()).iter() if e.get("class") == "bar"]
-    assert len(rects) == 4
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "revenue by quarter per channel" in texts and "metric_time (quarter)" in texts
+    assert {"mobile", "store", "web", "NULL"} <= set(texts)  # the legend: one line each
+    lines = [g for g in root.iter() if "mark-line" in (g.get("class") or "")]
+    assert len(lines) == 4  # one line mark per channel
+    spark = [line for line in r.stdout.splitlines() if line.startswith("revenue (web)")]
+    assert len(spark) == 1 and len(spark[0].split()[2]) == 4  # four quarters
+    spec_file = tmp_path / "b.json"
+    r = run("query", *_db(shop_db), "-M", "revenue", "-g", "orders.channel", "--chart", spec_file)
+    assert r.exit_code == 0, r.output
+    spec = json.loads(spec_file.read_text())
+    assert spec["mark"] == {"type": "bar"} and spec["encoding"]["x"]["field"] == "channel"
+    assert len(spec["data"]["values"]) == 4
 
 
-def test_chart_png_with_matplotlib(run: Run, shop_db: Path, tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
+def test_chart_png_through_vl_convert(run: Run, shop_db: Path, tmp_path: Path) -> None:
+    pytest.importorskip("vl_convert")
     png = tmp_path / "c.png"
     r = run("query", *_db(shop_db), "-M", "revenue", "-g", "metric_time:month", "--chart", png)
     assert r.exit_code == 0, r.output
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = run("query", *_db(shop_db), "-M", "revenue", "--chart", tmp_path / "c.gif")
+    assert bad.exit_code != 0 and "must end in .svg, .png, .html, .json" in bad.output
 
 
 def test_binary_format_refuses_a_terminal_without_output(run: Run, shop_db: Path) -> None:

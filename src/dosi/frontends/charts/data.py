@@ -1,17 +1,14 @@
-"""What a chart of a query result shows: a time series (one line per metric, per value of a
-second group-by column when there is one) when the first group-by column is a time bucket, else
-bars. Shared by every drawing (SVG, PNG, sparklines)."""
+"""The series of a time-series result for terminal sparklines (`dosi query --spark`): one per
+metric, per value of the other group-by columns when there are any. The time key is found
+wherever it stands in the group-by, as in the chart spec (`spec.chart_spec`)."""
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-_GRAIN_SUFFIXES = ("__day", "__week", "__month", "__quarter", "__year")
+from dosi.frontends.charts.columns import columns_of, label, number
 
 
 @dataclass(frozen=True)
@@ -28,75 +25,41 @@ class ChartData:
     series: list[Series]
 
 
-def _num(v: Any) -> float | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, (int, float, decimal.Decimal)):  # a chart draws doubles, rows stay exact
-        f = float(v)
-        return f if math.isfinite(f) else None
-    return None
-
-
-def _is_time_value(v: Any) -> bool:
-    if isinstance(v, (dt.date, dt.datetime)):
-        return True
-    if isinstance(v, str):
-        try:
-            dt.datetime.fromisoformat(v)
-            return True
-        except ValueError:
-            return False
-    return False
-
-
-def _is_time_column(name: str, rows: Sequence[Mapping[str, Any]]) -> bool:
-    if name in ("metric_time", "window_start") or name.endswith(_GRAIN_SUFFIXES):
-        return True
-    values = [r.get(name) for r in rows if r.get(name) is not None]
-    return bool(values) and all(_is_time_value(v) for v in values)
-
-
 def chart_data(result: Mapping[str, Any]) -> ChartData:
-    """Pick the chart for a result: metrics are the `outputs` columns, the rest are keys."""
-    columns: list[str] = list(result["columns"])
+    """Lines over the time key when the result has one; else bars over the keys."""
+    cols = columns_of(result)
     rows: list[Mapping[str, Any]] = list(result["rows"])
-    metrics = [o["column"] for o in result.get("outputs") or [] if o["column"] in columns]
-    if not metrics:  # detail rows: numeric columns are the values
-        metrics = [c for c in columns if any(_num(r.get(c)) is not None for r in rows)]
-    keys = [c for c in columns if c not in metrics]
-    x = keys[0] if keys else ""
-    is_time = bool(keys) and _is_time_column(x, rows)
-
-    def label(r: Mapping[str, Any], cols: Sequence[str]) -> str:
-        return " / ".join("∅" if r.get(c) is None else str(r.get(c)) for c in cols) or "total"
-
-    if is_time:
-        split = keys[1:]
+    if cols.time is not None:
+        x = cols.time
+        split = [k for k in cols.keys if k != x]
         cats = sorted({str(r.get(x)) for r in rows if r.get(x) is not None})
         series: dict[str, dict[str, float | None]] = {}
         for r in rows:
             if r.get(x) is None:
                 continue
-            for m in metrics:
+            for m in cols.metrics:
                 name = m if not split else f"{m} ({label(r, split)})"
-                series.setdefault(name, {})[str(r.get(x))] = _num(r.get(m))
+                series.setdefault(name, {})[str(r.get(x))] = number(r.get(m))
         return ChartData(
             "line",
             x,
             cats,
             [Series(n, [(c, pts.get(c)) for c in cats]) for n, pts in series.items()],
         )
-    cats = [label(r, keys) for r in rows]
+    cats = [label(r, cols.keys) or "total" for r in rows]
     return ChartData(
         "bar",
-        " / ".join(keys),
+        " / ".join(cols.keys),
         cats,
-        [Series(m, [(cats[i], _num(r.get(m))) for i, r in enumerate(rows)]) for m in metrics],
+        [
+            Series(m, [(cats[i], number(r.get(m))) for i, r in enumerate(rows)])
+            for m in cols.metrics
+        ],
     )
 
 
 def short_number(v: float) -> str:
-    """A short axis label: 1.23k, 4.5M, 6.7G."""
+    """A short label: 1.23k, 4.5M, 6.7G."""
     a = abs(v)
     if a >= 1e9:
         return f"{v / 1e9:.3g}G"

@@ -5,7 +5,8 @@ itself (the same JSON as `Engine.execute`); `/v1/select` the detail query; `/v1/
 `{"metric", "current", "baseline", "dimensions"}`; `/v1/validate` `{"model": "<yaml text>"}`;
 `/v1/sql` `{"sql": "SELECT ...", "params": [...]}` (semantic SQL, docs/serving/sql.md).
 Errors are the engine's structured errors as JSON (`dosi.frontends.contract`), 4xx for caller
-mistakes. Results are JSON by default, CSV or an Arrow IPC stream by `Accept`.
+mistakes. Results are JSON by default, CSV, Parquet or an Arrow IPC stream by `Accept`;
+`/v1/chart` draws a query (docs/charts.md).
 
 Operations: optional bearer token (`DOSI_TOKEN`), a request-size limit, a per-request timeout
 and cancellation when the client disconnects, model reload on file change, and one JSON access
@@ -40,6 +41,13 @@ from dosi.frontends.contract import (
     validate_body,
 )
 from dosi.frontends.rest.body import parse_body
+from dosi.frontends.rest.charts import (
+    chart_body,
+    chart_format,
+    chart_response,
+    enrich,
+    vendor_file,
+)
 from dosi.frontends.rest.guard import Guard, usable_token
 from dosi.frontends.rest.responses import error_response, result_response, too_large
 from dosi.frontends.rest.schemas import (
@@ -164,6 +172,8 @@ def create_app(
             return error_response(err.status, err.body)
         except OsiError as err:
             return error_response(http_status(err, lookup=lookup), osi_error_body(err))
+        if isinstance(out, Response):  # rendered in the worker thread (a chart image)
+            return out
         if result:
             return result_response(request, out)
         return JSONResponse(json_safe(out))
@@ -217,16 +227,28 @@ def create_app(
         d = dialect(request) or "duckdb"
         return await handle(request, lambda e, c, b: e.compile(b, d, pretty))
 
+    def run_query(e: Engine, c: CancellationToken, b: Any) -> Any:
+        return e.execute(b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c)
+
     @app.post("/v1/query", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
     async def post_query(request: Request) -> Response:
-        """Run a metric query: JSON (rows, columns, outputs), CSV or Arrow IPC by `Accept`."""
+        """Run a metric query: JSON (rows, columns, outputs), CSV, Parquet or Arrow IPC by
+        `?format=` or `Accept`. JSON with `?pretty=true` has the SQL pretty-printed, with
+        `?chart=true` the chart's Vega-Lite spec and each metric's number format."""
         return await handle(
-            request,
-            lambda e, c, b: e.execute(
-                b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c
-            ),
-            result=True,
+            request, lambda e, c, b: enrich(request, e, b, run_query(e, c, b)), result=True
         )
+
+    @app.post("/v1/chart", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
+    async def post_chart(request: Request) -> Response:
+        """The query's chart (the one the CLI and the explorer draw): its Vega-Lite spec, or
+        rendered by `?format=svg|png` (the server's `charts` extra)."""
+
+        def run(e: Engine, c: CancellationToken, b: Any) -> Response:
+            fmt = chart_format(request)  # a bad format fails before the query runs
+            return chart_response(fmt, chart_body(e, run_query(e, c, b)))
+
+        return await handle(request, run)
 
     @app.post("/v1/sql", tags=["query"], openapi_extra=body_doc(SQL_SCHEMA))
     async def post_sql(request: Request) -> Response:
@@ -287,7 +309,9 @@ def create_app(
             out["checked"] = "model"
             if out["valid"] and b.get("sources") is True:
                 conns: Any = e.connections  # the served model's warehouse
-                other = Engine(model_text=b["model"], mode=b.get("mode", "datus"), connections=conns)
+                other = Engine(
+                    model_text=b["model"], mode=b.get("mode", "datus"), connections=conns
+                )
                 try:
                     out["sources"] = other.validate_sources(db_path=holder.db_path)
                 finally:
@@ -306,6 +330,11 @@ def create_app(
     @app.get("/explorer.js", include_in_schema=False)
     async def explorer_js() -> FileResponse:
         return FileResponse(WEB_DIR / "explorer.js", media_type="text/javascript")
+
+    @app.get("/vendor/{name}", include_in_schema=False)
+    async def vendor(name: str) -> Response:
+        """The vendored Vega, Vega-Lite and vega-embed scripts and their licences."""
+        return vendor_file(name)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:

@@ -1,5 +1,5 @@
-"""REST responses: errors as JSON bodies of the error contract, and a result as JSON, CSV or an
-Arrow IPC stream (by `?format=` or `Accept`)."""
+"""REST responses: errors as JSON bodies of the error contract, and a result as JSON, CSV,
+Parquet or an Arrow IPC stream (by `?format=` or `Accept`)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import io
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
 from dosi.frontends.contract import csv_cell, error_body, json_safe
 
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
+PARQUET = "application/vnd.apache.parquet"
 
 
 def error_response(status: int, body: dict[str, Any]) -> JSONResponse:
@@ -22,11 +24,13 @@ def error_response(status: int, body: dict[str, Any]) -> JSONResponse:
 
 def wanted_format(request: Request) -> str:
     fmt = request.query_params.get("format")
-    if fmt in ("json", "csv", "arrow"):
+    if fmt in ("json", "csv", "arrow", "parquet"):
         return fmt
     accept = request.headers.get("accept", "")
     if ARROW_STREAM in accept:
         return "arrow"
+    if PARQUET in accept:
+        return "parquet"
     if "text/csv" in accept:
         return "csv"
     return "json"
@@ -48,6 +52,10 @@ def result_response(request: Request, result: Any) -> Response:
         with pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
         return Response(sink.getvalue().to_pybytes(), media_type=ARROW_STREAM)
+    if fmt == "parquet":  # the engine's Arrow table as written: exact decimals, typed dates
+        out = pa.BufferOutputStream()
+        pq.write_table(result.arrow, out)
+        return Response(out.getvalue().to_pybytes(), media_type=PARQUET)
     return JSONResponse(json_safe(dict(result)))
 
 
