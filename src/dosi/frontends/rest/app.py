@@ -60,6 +60,7 @@ from dosi.frontends.rest.schemas import (
 )
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+WEB_SCRIPTS = frozenset(p.name for p in WEB_DIR.glob("*.js"))
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_BODY_TIMEOUT = 30.0
@@ -327,9 +328,12 @@ def create_app(
     async def index() -> FileResponse:
         return FileResponse(WEB_DIR / "index.html", media_type="text/html")
 
-    @app.get("/explorer.js", include_in_schema=False)
-    async def explorer_js() -> FileResponse:
-        return FileResponse(WEB_DIR / "explorer.js", media_type="text/javascript")
+    @app.get("/{name}.js", include_in_schema=False)
+    async def web_script(name: str) -> Response:
+        """The page's own scripts (`web/*.js`), by exact name."""
+        if f"{name}.js" not in WEB_SCRIPTS:
+            return error_response(404, error_body("not_found", f"no script `{name}.js`"))
+        return FileResponse(WEB_DIR / f"{name}.js", media_type="text/javascript")
 
     @app.get("/vendor/{name}", include_in_schema=False)
     async def vendor(name: str) -> Response:

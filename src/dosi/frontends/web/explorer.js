@@ -1,22 +1,28 @@
-// dosi explorer: reads the catalog from /v1/metrics and /v1/dimensions, runs /v1/query, and
-// draws the table, the SQL and an SVG chart (a line for time series, bars otherwise).
-// Plain browser JavaScript: no build step, no network beyond this server.
+// dosi explorer: reads the catalog (/v1/metrics, /v1/metrics/{name}, /v1/dimensions), runs
+// /v1/query?chart=true&pretty=true, and shows the table (numbers by each column's format), the
+// pretty SQL and the chart: the server's Vega-Lite spec, the same one `dosi query --chart` and
+// /v1/chart render, embedded with the vendored vega-embed (CSP-safe: expressions interpreted,
+// no eval). The query lives in the address bar's hash, so a link reopens it. Plain browser
+// JavaScript: no build step, no network beyond this server.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const SVGNS = "http://www.w3.org/2000/svg";
-const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
-  "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#8c564b"];
 const NUMERIC = new Set(["Integer", "Decimal", "Float", "Double", "Number"]);
+const GRAIN_ORDER = ["second", "minute", "hour", "day", "week", "month", "quarter", "year"];
 const filters = []; // {field, op, value, sql}
 let fieldTypes = {};
-const TIME_SUFFIX = /(^metric_time$|^window_start$|__(day|week|month|quarter|year)$)/;
+const metricInfo = new Map(); // name -> /v1/metrics/{name}
+const reachable = new Map(); // metric -> Set of dimension names (/v1/dimensions?metric=)
+let lastQuery = null; // the query of the table on screen (what the downloads fetch)
+let chartView = null;
+const { formatValue } = window.dosiFormat;
 
 try { localStorage.removeItem("dosi-token"); } catch (e) { /* storage disabled */ } // older versions kept it
 
-function headers() {
+function headers(accept) {
   const h = { "Content-Type": "application/json" };
-  // the token lives only in the field (this tab's memory), never in localStorage
+  if (accept) h["Accept"] = accept;
+  // the token lives only in the field (this tab's memory), never in storage or the URL
   const token = $("token").value;
   if (token) h["Authorization"] = "Bearer " + token;
   return h;
@@ -36,68 +42,61 @@ async function api(path, body) {
   return data;
 }
 
+const metricsPicker = window.dosiPicker("metrics", onMetricsChange);
+const dimensionsPicker = window.dosiPicker("dimensions", () => {});
+
+// -- results on screen ------------------------------------------------------------------------
+function clearResults() {
+  $("result").replaceChildren();
+  $("sql").textContent = "";
+  if (chartView) { chartView.finalize(); chartView = null; }
+  $("chart").replaceChildren();
+  $("download-csv").disabled = $("download-parquet").disabled = true;
+  lastQuery = null;
+}
+
 function showError(err) {
+  clearResults(); // never leave the previous answer beside an error
   const b = err.body || {};
-  let text = b.code ? `[${b.code}] ${b.message}` : String(err.message || err);
-  if (b.candidates && b.candidates.length) text += `\ndid you mean: ${b.candidates.join(", ")}`;
-  if (b.hint) text += `\nhint: ${b.hint}`;
-  $("error").textContent = text;
-}
-
-function option(value, label) {
-  const o = document.createElement("option");
-  o.value = value;
-  o.textContent = label || value;
-  return o;
-}
-
-async function loadCatalog() {
-  try {
-    const [metrics, dims] = await Promise.all([api("/v1/metrics"), api("/v1/dimensions")]);
-    const ms = $("metrics");
-    ms.replaceChildren(...metrics.map((m) => option(m.name, m.name + (m.window_family ? `  (${m.window_family})` : ""))));
-    if (ms.options.length) ms.options[0].selected = true;
-    const ds = $("dimensions");
-    // metric_time is the grain control; the lists hold stored fields, once each
-    const fields = dims.filter((d) => d.name !== "metric_time");
-    const usable = fields.filter((d) => d.is_dimension);
-    ds.replaceChildren(...usable.map((d) => option(d.name)));
-    fieldTypes = Object.fromEntries(fields.map((d) => [d.name, d.datatype]));
-    $("filter-field").replaceChildren(...fields.map((d) => option(d.name)));
-    $("model-info").textContent = `${metrics.length} metrics, ${usable.length} dimensions`;
-    document.body.dataset.catalog = "loaded";
-  } catch (err) {
-    $("model-info").textContent = "catalog unavailable";
-    showError(err);
+  const box = $("error");
+  box.replaceChildren();
+  const msg = document.createElement("div");
+  msg.textContent = b.code ? `[${b.code}] ${b.message}` : String(err.message || err);
+  box.appendChild(msg);
+  if (b.candidates && b.candidates.length) {
+    const c = document.createElement("div");
+    c.textContent = "did you mean: " + b.candidates.join(", ");
+    box.appendChild(c);
   }
+  if (b.hint) {
+    const h = document.createElement("div");
+    h.className = "hint";
+    h.textContent = "hint: " + b.hint;
+    box.appendChild(h);
+  }
+  if (b.suggested_retry) {
+    const retry = document.createElement("button");
+    retry.type = "button";
+    retry.id = "retry";
+    retry.textContent = "Run the suggested query";
+    retry.title = JSON.stringify(b.suggested_retry);
+    retry.addEventListener("click", () => { applyQuery(b.suggested_retry); run(b.suggested_retry); });
+    const what = document.createElement("pre");
+    what.textContent = JSON.stringify(b.suggested_retry);
+    box.append(retry, what);
+  }
+  box.hidden = false;
 }
 
-function buildQuery() {
-  const q = { metrics: [...$("metrics").selectedOptions].map((o) => o.value) };
-  const groupBy = [];
-  const grain = $("grain").value;
-  if (grain) groupBy.push("metric_time:" + grain);
-  groupBy.push(...[...$("dimensions").selectedOptions].map((o) => o.value));
-  if (groupBy.length) q.group_by = groupBy;
-  const start = $("start").value, end = $("end").value;
-  if (start || end) {
-    q.time_range = {};
-    if (start) q.time_range.start = start;
-    if (end) q.time_range.end = end;
-  }
-  const parts = filters.map((f) => f.sql);
-  const where = $("where").value.trim();
-  if (where) parts.push(`(${where})`);
-  if (parts.length) q.where_sql = parts.join(" AND ");
-  if (grain) q.order_by = [{ key: "metric_time__" + grain }];
-  const limit = parseInt($("limit").value, 10);
-  if (!Number.isNaN(limit)) q.limit = limit;
-  return q;
+function clearError() {
+  $("error").hidden = true;
+  $("error").replaceChildren();
 }
 
 function renderTable(result) {
   const t = $("result");
   t.replaceChildren();
+  const formats = result.formats || {};
   const head = t.createTHead().insertRow();
   for (const c of result.columns) {
     const th = document.createElement("th");
@@ -110,132 +109,119 @@ function renderTable(result) {
     for (const c of result.columns) {
       const td = tr.insertCell();
       const v = row[c];
-      td.textContent = v === null || v === undefined ? "∅" : String(v);
-      if (typeof v === "number") td.className = "num";
-    }
-  }
-}
-
-function el(name, attrs, text) {
-  const e = document.createElementNS(SVGNS, name);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function fmt(v) {
-  const a = Math.abs(v);
-  if (a >= 1e9) return (v / 1e9).toPrecision(3) + "G";
-  if (a >= 1e6) return (v / 1e6).toPrecision(3) + "M";
-  if (a >= 1e3) return (v / 1e3).toPrecision(3) + "k";
-  return Number(v.toPrecision(3)).toString();
-}
-
-// The chart model: the first key column is the x axis; it is a time series when that column is
-// a time bucket. One series per metric (and per value of a second key column, for lines).
-function chartModel(result) {
-  const metrics = (result.outputs || []).map((o) => o.column).filter((c) => result.columns.includes(c));
-  const keys = result.columns.filter((c) => !metrics.includes(c));
-  const x = keys[0];
-  const isTime = x !== undefined && TIME_SUFFIX.test(x);
-  const label = (r, cols) => cols.map((c) => (r[c] === null ? "∅" : String(r[c]))).join(" / ") || "total";
-  if (isTime) {
-    const cats = [...new Set(result.rows.filter((r) => r[x] !== null).map((r) => String(r[x])))].sort();
-    const split = keys.slice(1);
-    const series = new Map();
-    for (const r of result.rows) {
-      if (r[x] === null) continue;
-      for (const m of metrics) {
-        const name = split.length ? `${m} (${label(r, split)})` : m;
-        if (!series.has(name)) series.set(name, new Map());
-        series.get(name).set(String(r[x]), typeof r[m] === "number" ? r[m] : null);
+      td.textContent = formatValue(v, formats[c]);
+      if (v === null || v === undefined) td.className = "null";
+      else if (typeof v === "number" || formats[c]) {
+        td.className = "num";
+        td.title = String(v); // the exact value
       }
     }
-    return { kind: "line", cats, series: [...series].map(([name, pts]) => ({ name, values: cats.map((c) => (pts.has(c) ? pts.get(c) : null)) })) };
   }
-  const cats = result.rows.map((r) => label(r, keys));
-  return { kind: "bar", cats, series: metrics.map((m) => ({ name: m, values: result.rows.map((r) => (typeof r[m] === "number" ? r[m] : null)) })) };
 }
 
-function renderChart(result) {
-  const box = $("chart");
-  box.replaceChildren();
-  const model = chartModel(result);
-  const W = 860, H = 340, L = 64, R = 16, T = 16, B = 80;
-  const legendH = 18 * model.series.length + 14;
-  const svg = el("svg", { viewBox: `0 0 ${W} ${H + legendH}`, class: `dosi-chart dosi-chart-${model.kind}`, role: "img", "data-kind": model.kind });
-  const pw = W - L - R, ph = H - T - B;
-  const values = model.series.flatMap((s) => s.values.filter((v) => v !== null));
-  let lo = Math.min(0, ...values), hi = Math.max(0, ...values);
-  if (hi === lo) hi = lo + 1;
-  const y = (v) => T + ph - ((v - lo) / (hi - lo)) * ph;
-  for (let i = 0; i <= 4; i++) {
-    const v = lo + ((hi - lo) * i) / 4;
-    svg.appendChild(el("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: "#e4e7eb" }));
-    svg.appendChild(el("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", "font-size": 11 }, fmt(v)));
-  }
-  const n = Math.max(1, model.cats.length);
-  const step = Math.max(1, Math.floor(n / 12));
-  const xlabel = (xx, text) => {
-    const clean = text.replace(/ 00:00:00$/, "");
-    const t = clean.length > 16 ? clean.slice(0, 15) + "…" : clean;
-    svg.appendChild(el("text", { x: xx, y: T + ph + 14, "text-anchor": "end", "font-size": 11, transform: `rotate(-40 ${xx} ${T + ph + 14})` }, t));
-  };
-  if (model.kind === "line") {
-    const xpos = (i) => L + (n > 1 ? (pw * i) / (n - 1) : pw / 2);
-    model.series.forEach((s, k) => {
-      const color = PALETTE[k % PALETTE.length];
-      let d = "", pen = "M";
-      s.values.forEach((v, i) => {
-        if (v === null) { pen = "M"; return; }
-        d += `${pen}${xpos(i).toFixed(1)},${y(v).toFixed(1)} `;
-        pen = "L";
-      });
-      const path = el("path", { d, fill: "none", stroke: color, "stroke-width": 2, class: "series" });
-      path.appendChild(el("title", {}, s.name));
-      svg.appendChild(path);
-    });
-    model.cats.forEach((c, i) => { if (i % step === 0) xlabel(xpos(i), c); });
-  } else {
-    const group = pw / n;
-    const bw = (group * 0.8) / Math.max(1, model.series.length);
-    model.series.forEach((s, k) => {
-      const color = PALETTE[k % PALETTE.length];
-      s.values.forEach((v, i) => {
-        if (v === null) return;
-        const y0 = Math.min(y(v), y(0)), y1 = Math.max(y(v), y(0));
-        const rect = el("rect", { x: L + group * i + group * 0.1 + bw * k, y: y0, width: bw, height: Math.max(y1 - y0, 0.5), fill: color, class: "bar" });
-        rect.appendChild(el("title", {}, `${model.cats[i]} ${s.name}: ${v}`));
-        svg.appendChild(rect);
-      });
-    });
-    model.cats.forEach((c, i) => { if (i % step === 0) xlabel(L + group * (i + 0.5), c); });
-  }
-  svg.appendChild(el("line", { x1: L, x2: W - R, y1: T + ph, y2: T + ph, stroke: "#333" }));
-  model.series.forEach((s, k) => {
-    const yy = H + 14 + 18 * k;
-    svg.appendChild(el("rect", { x: L, y: yy - 9, width: 12, height: 10, fill: PALETTE[k % PALETTE.length] }));
-    svg.appendChild(el("text", { x: L + 18, y: yy, "font-size": 12 }, s.name));
-  });
-  box.appendChild(svg);
-}
-
-async function run() {
-  const button = $("run");
-  $("error").textContent = "";
-  const q = buildQuery();
-  if (!q.metrics.length) {
-    showError(new Error("pick at least one metric"));
+async function renderChart(spec) {
+  if (!spec) {
+    $("chart").textContent = "nothing to chart (no metric column)";
     return;
   }
+  if (typeof window.vegaEmbed !== "function") {
+    $("chart").textContent = "chart scripts unavailable";
+    return;
+  }
+  const meta = (spec.usermeta || {}).dosi || {};
+  const box = $("chart");
+  box.dataset.kind = meta.kind || "";
+  box.dataset.layout = meta.layout || "";
+  box.dataset.series = String((meta.series || []).length);
+  const out = await window.vegaEmbed(box, spec, {
+    mode: "vega-lite",
+    renderer: "svg",
+    ast: true, // expressions interpreted: the page's CSP allows no eval
+    actions: { export: true, source: false, compiled: false, editor: false },
+  });
+  chartView = out.view;
+}
+
+// -- the query --------------------------------------------------------------------------------
+function buildQuery() {
+  const q = { metrics: metricsPicker.values() };
+  const groupBy = [];
+  const grain = $("grain").value;
+  if (grain) groupBy.push("metric_time:" + grain);
+  groupBy.push(...dimensionsPicker.values());
+  if (groupBy.length) q.group_by = groupBy;
+  const start = $("start").value, end = $("end").value;
+  if (start || end) {
+    q.time_range = {};
+    if (start) q.time_range.start = start;
+    if (end) q.time_range.end = end;
+  }
+  const parts = filters.map((f) => f.sql);
+  const where = $("where").value.trim();
+  if (where) parts.push(filters.length ? `(${where})` : where);
+  if (parts.length) q.where_sql = parts.join(" AND ");
+  if (grain) q.order_by = [{ key: "metric_time__" + grain }];
+  const limit = parseInt($("limit").value, 10);
+  if (!Number.isNaN(limit)) q.limit = limit;
+  return q;
+}
+
+// The page's controls set from a query object (a shared link or a suggested retry).
+function applyQuery(q) {
+  metricsPicker.set(q.metrics || []);
+  const dims = [];
+  let grain = "";
+  for (const g of q.group_by || []) {
+    const m = /^metric_time:(\w+)$/.exec(g);
+    if (m) grain = m[1];
+    else dims.push(g);
+  }
+  dimensionsPicker.set(dims);
+  $("start").value = (q.time_range || {}).start || "";
+  $("end").value = (q.time_range || {}).end || "";
+  filters.length = 0;
+  renderFilters();
+  $("where").value = q.where_sql || "";
+  if (q.limit !== undefined) $("limit").value = q.limit;
+  return onMetricsChange().then(() => {
+    if (grain && ![...$("grain").options].some((o) => o.value === grain)) $("grain").appendChild(new Option(grain, grain));
+    $("grain").value = grain;
+  });
+}
+
+function writeHash(q) {
+  const hash = "#q=" + encodeURIComponent(JSON.stringify(q));
+  if (location.hash !== hash) history.replaceState(null, "", hash);
+}
+
+function readHash() {
+  const m = /^#q=(.*)$/.exec(location.hash);
+  if (!m) return null;
+  try { return JSON.parse(decodeURIComponent(m[1])); } catch (e) { return null; }
+}
+
+async function run(override) {
+  const button = $("run");
+  clearError();
+  const q = override || buildQuery();
+  if (!q.metrics || !q.metrics.length) {
+    showError(new Error("pick at least one metric"));
+    document.body.dataset.state = "error";
+    return;
+  }
+  writeHash(q);
   button.disabled = true;
+  document.body.dataset.state = "running";
   $("status").textContent = "running…";
   const started = performance.now();
   try {
-    const result = await api("/v1/query", q);
+    const result = await api("/v1/query?chart=true&pretty=true", q);
+    clearResults();
     renderTable(result);
-    renderChart(result);
     $("sql").textContent = result.sql;
+    lastQuery = q;
+    $("download-csv").disabled = $("download-parquet").disabled = false;
+    await renderChart(result.chart);
     $("status").textContent = `${result.row_count} rows in ${Math.round(performance.now() - started)} ms`;
     document.body.dataset.state = "done";
   } catch (err) {
@@ -247,8 +233,99 @@ async function run() {
   }
 }
 
-// A literal for the filter builder: numbers stay numbers on numeric fields, everything else is
-// a quoted string (the server parses and checks the predicate against the model).
+async function download(format, type) {
+  if (!lastQuery) return;
+  const res = await fetch(`/v1/query?format=${format}`, { method: "POST", headers: headers(type), body: JSON.stringify(lastQuery) });
+  if (!res.ok) { showError(Object.assign(new Error(res.statusText), { body: await res.json() })); return; }
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = `dosi-${lastQuery.metrics.join("-")}.${format}`;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+// -- the catalog: what the chosen metrics allow ------------------------------------------------
+async function info(name) {
+  if (!metricInfo.has(name)) metricInfo.set(name, await api("/v1/metrics/" + encodeURIComponent(name)));
+  return metricInfo.get(name);
+}
+
+async function reach(name) {
+  if (!reachable.has(name)) {
+    const dims = await api("/v1/dimensions?metric=" + encodeURIComponent(name));
+    reachable.set(name, new Set(dims.map((d) => d.name)));
+  }
+  return reachable.get(name);
+}
+
+// Grains: those every chosen metric's time axis allows (`time_granularities`); group-bys: the
+// fields every chosen metric reaches.
+async function onMetricsChange() {
+  const names = metricsPicker.values();
+  try {
+    const infos = await Promise.all(names.map(info));
+    const sets = await Promise.all(names.map(reach));
+    let grains = names.length ? GRAIN_ORDER.slice() : [];
+    for (const m of infos) grains = grains.filter((g) => (m.time_granularities || []).includes(g));
+    const sel = $("grain");
+    const was = sel.value;
+    sel.replaceChildren(new Option("none", ""), ...grains.map((g) => new Option(g, g)));
+    sel.value = grains.includes(was) ? was : "";
+    const needs = infos.filter((m) => m.requires_time_axis).map((m) => m.name);
+    const notes = [];
+    if (was && !grains.includes(was)) notes.push(`${was} is not a grain of ${names.join(", ")}`);
+    if (names.length && !grains.length) notes.push("no common time axis: group by a dimension");
+    if (needs.length) notes.push(`${needs.join(", ")} need a time grain`);
+    $("grain-note").textContent = notes.join("; ");
+    let allowed = null;
+    for (const s of sets) allowed = allowed === null ? new Set(s) : new Set([...allowed].filter((d) => s.has(d)));
+    dimensionsPicker.allow(allowed);
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function loadCatalog() {
+  try {
+    const [metrics, dims] = await Promise.all([api("/v1/metrics"), api("/v1/dimensions")]);
+    metricsPicker.setItems(metrics.map((m) => ({
+      value: m.name,
+      tag: m.window_family ? `${m.kind}, ${m.window_family}` : m.kind,
+      desc: m.description || "",
+    })));
+    // metric_time is the grain control; the lists hold stored fields, once each
+    const fields = dims.filter((d) => d.name !== "metric_time");
+    const usable = fields.filter((d) => d.is_dimension);
+    dimensionsPicker.setItems(usable.map((d) => ({
+      value: d.name,
+      tag: d.is_time ? "time" : (d.datatype || "").toLowerCase(),
+      desc: d.description || "",
+    })));
+    fieldTypes = Object.fromEntries(fields.map((d) => [d.name, d.datatype]));
+    $("filter-field").replaceChildren(...fields.map((d) => new Option(d.name, d.name)));
+    $("model-info").textContent = `${metrics.length} metrics, ${usable.length} dimensions`;
+    const shared = readHash();
+    if (shared) {
+      await applyQuery(shared);
+      document.body.dataset.catalog = "loaded";
+      await run(shared);
+    } else {
+      if (metrics.length) metricsPicker.set([metrics[0].name]);
+      await onMetricsChange();
+      document.body.dataset.catalog = "loaded";
+    }
+  } catch (err) {
+    $("model-info").textContent = "catalog unavailable";
+    showError(err);
+  }
+}
+
+// -- the filter builder -----------------------------------------------------------------------
+// A literal: numbers stay numbers on numeric fields, everything else is a quoted string (the
+// server parses and checks the predicate against the model).
 function literal(field, text) {
   const v = text.trim();
   if (NUMERIC.has(fieldTypes[field]) && v !== "" && !Number.isNaN(Number(v))) return String(Number(v));
@@ -285,5 +362,14 @@ function renderFilters() {
 }
 
 $("add-filter").addEventListener("click", addFilter);
-$("run").addEventListener("click", run);
+$("run").addEventListener("click", () => run());
+$("download-csv").addEventListener("click", () => download("csv", "text/csv"));
+$("download-parquet").addEventListener("click", () => download("parquet", "application/vnd.apache.parquet"));
+document.addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); run(); }
+});
+window.addEventListener("hashchange", () => {
+  const q = readHash();
+  if (q) applyQuery(q).then(() => run(q));
+});
 loadCatalog();
