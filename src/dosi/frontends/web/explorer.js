@@ -278,7 +278,7 @@ async function onMetricsChange() {
     const notes = [];
     if (was && !grains.includes(was)) notes.push(`${was} is not a grain of ${names.join(", ")}`);
     if (names.length && !grains.length) notes.push("no common time axis: group by a dimension");
-    if (needs.length) notes.push(`${needs.join(", ")} need a time grain`);
+    if (needs.length) notes.push(`${needs.join(", ")} ${needs.length > 1 ? "need" : "needs"} a time grain`);
     $("grain-note").textContent = notes.join("; ");
     let allowed = null;
     for (const s of sets) allowed = allowed === null ? new Set(s) : new Set([...allowed].filter((d) => s.has(d)));
