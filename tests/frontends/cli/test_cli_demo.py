@@ -127,21 +127,9 @@ def test_demo_next_steps_run_as_printed(tmp_path, demo_db):
     env.pop("DOSI_MODEL", None)
     env.pop("DOSI_DB", None)
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dosi",
-            "demo",
-            "--example-dir",
-            str(SHOP_DIR),
-            "--db",
-            str(demo_db),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        [sys.executable, "-m", "dosi", "demo", "--example-dir", str(SHOP_DIR), "--db",
+         str(demo_db)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr
     tail = done.stdout.split("\ntry:\n", 1)[1].splitlines()
@@ -149,11 +137,7 @@ def test_demo_next_steps_run_as_printed(tmp_path, demo_db):
     assert len(lines) == 3
     for line in lines:
         step = subprocess.run(
-            ["bash", "-c", line],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
+            ["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True,
             timeout=120,
         )
         assert step.returncode == 0, (line, step.stderr)

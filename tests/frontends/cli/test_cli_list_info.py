@@ -94,11 +94,7 @@ def test_list_dimensions_table(shop):
     assert "orders.order_date" in r.stdout
     wide = shop("list", "dimensions", "--wide").stdout.splitlines()[0]
     assert [c.strip() for c in wide.split("|")][:5] == [
-        "name",
-        "is_time",
-        "time_granularity",
-        "grains",
-        "datatype",
+        "name", "is_time", "time_granularity", "grains", "datatype",
     ]
 
 

@@ -51,7 +51,8 @@ def expected(sql: Any) -> dict[str | None, tuple[decimal.Decimal, int]]:
 def _check(frame: pd.DataFrame, expected: dict[str | None, tuple[Any, int]]) -> None:
     got = {
         (None if pd.isna(ch) else ch): (decimal.Decimal(str(rev)), int(n))
-        for ch, rev, n in zip(frame["channel"], frame["revenue"], frame["order_count"], strict=True)
+        for ch, rev, n in zip(frame["channel"], frame["revenue"], frame["order_count"],
+                              strict=True)
     }
     assert got == {k: (decimal.Decimal(v[0]), v[1]) for k, v in expected.items()}
 
@@ -70,45 +71,27 @@ def test_every_output_format_opens_in_pandas_polars_and_duckdb(
     suffix = path.suffix
     con = duckdb.connect()
     if suffix == ".csv":
-        frames = [
-            pd.read_csv(path),
-            pl.read_csv(path).to_pandas(),
-            con.sql(f"SELECT * FROM read_csv('{path}')").df(),
-        ]
+        frames = [pd.read_csv(path), pl.read_csv(path).to_pandas(),
+                  con.sql(f"SELECT * FROM read_csv('{path}')").df()]
     elif suffix == ".json":  # the whole result: the rows under "rows"
         doc = json.loads(path.read_text())
         assert doc["columns"] == ["channel", "revenue", "order_count"]
-        frames = [
-            pd.json_normalize(doc, "rows"),
-            pl.DataFrame(doc["rows"]).to_pandas(),
-            con.sql(f"SELECT unnest(rows, recursive := true) FROM read_json('{path}')").df(),
-        ]
+        frames = [pd.json_normalize(doc, "rows"), pl.DataFrame(doc["rows"]).to_pandas(),
+                  con.sql(f"SELECT unnest(rows, recursive := true) FROM read_json('{path}')").df()]
     elif suffix == ".jsonl":
-        frames = [
-            pd.read_json(path, lines=True),
-            pl.read_ndjson(path).to_pandas(),
-            con.sql(f"SELECT * FROM read_json('{path}')").df(),
-        ]
+        frames = [pd.read_json(path, lines=True), pl.read_ndjson(path).to_pandas(),
+                  con.sql(f"SELECT * FROM read_json('{path}')").df()]
     elif suffix == ".parquet":
-        frames = [
-            pd.read_parquet(path),
-            pl.read_parquet(path).to_pandas(),
-            con.sql(f"SELECT * FROM read_parquet('{path}')").df(),
-        ]
+        frames = [pd.read_parquet(path), pl.read_parquet(path).to_pandas(),
+                  con.sql(f"SELECT * FROM read_parquet('{path}')").df()]
     elif suffix in (".arrow", ".feather"):  # the IPC file format
         arrow_table = pa.ipc.open_file(path).read_all()  # DuckDB scans it through pyarrow
-        frames = [
-            pd.read_feather(path),
-            pl.read_ipc(path).to_pandas(),
-            con.sql("SELECT * FROM arrow_table").df(),
-        ]
+        frames = [pd.read_feather(path), pl.read_ipc(path).to_pandas(),
+                  con.sql("SELECT * FROM arrow_table").df()]
     else:  # .arrows: the IPC stream
         arrow_table = pa.ipc.open_stream(path.read_bytes()).read_all()
-        frames = [
-            arrow_table.to_pandas(),
-            pl.read_ipc_stream(path).to_pandas(),
-            con.sql("SELECT * FROM arrow_table").df(),
-        ]
+        frames = [arrow_table.to_pandas(), pl.read_ipc_stream(path).to_pandas(),
+                  con.sql("SELECT * FROM arrow_table").df()]
     for frame in frames:
         _check(frame, expected)
 
@@ -185,19 +168,8 @@ def test_a_full_disk_is_exit_4_naming_the_path(run: Run, shop_db: Path) -> None:
 
 def test_precision_fixes_the_digits_of_every_number(run: Run, shop_db: Path, sql: Any) -> None:
     want = sql("SELECT channel, SUM(amount) FROM main.orders GROUP BY 1")
-    r = run(
-        "query",
-        "-m",
-        SHOP_MODEL,
-        "--db",
-        shop_db,
-        "-M",
-        "revenue,avg_order_value",
-        "-g",
-        "orders.channel",
-        "--precision",
-        "1",
-    )
+    r = run("query", "-m", SHOP_MODEL, "--db", shop_db, "-M", "revenue,avg_order_value",
+            "-g", "orders.channel", "--precision", "1")
     assert r.exit_code == 0, r.output
     body = r.stdout.splitlines()[2:-1]
     for ch, rev in want:
@@ -215,21 +187,9 @@ def test_null_is_spelled_null_in_query_and_attribute_tables(run: Run, shop_db: P
     same way (not "(null)")."""
     q = run(*_args(shop_db))
     assert any(ln.startswith("NULL ") for ln in q.stdout.splitlines())
-    a = run(
-        "attribute",
-        "-m",
-        SHOP_MODEL,
-        "--db",
-        shop_db,
-        "-M",
-        "revenue",
-        "--current",
-        "2024-03-01..2024-04-01",
-        "--baseline",
-        "2024-01-01..2024-02-01",
-        "-d",
-        "orders.channel",
-    )
+    a = run("attribute", "-m", SHOP_MODEL, "--db", shop_db, "-M", "revenue",
+            "--current", "2024-03-01..2024-04-01", "--baseline", "2024-01-01..2024-02-01",
+            "-d", "orders.channel")
     assert a.exit_code == 0, a.output
     assert "(null)" not in a.stdout
     assert any(ln.startswith("NULL ") for ln in a.stdout.splitlines())
@@ -242,18 +202,8 @@ def slow_cmd(tmp_path: Path) -> list[str]:
     model.write_text(SLOW_MODEL)
     empty_db = tmp_path / "empty.duckdb"
     duckdb.connect(str(empty_db)).close()  # the model's source is a SELECT: any database
-    return [
-        sys.executable,
-        "-m",
-        "dosi",
-        "query",
-        "-m",
-        str(model),
-        "--db",
-        str(empty_db),
-        "-M",
-        "total",
-    ]
+    return [sys.executable, "-m", "dosi", "query", "-m", str(model), "--db", str(empty_db),
+            "-M", "total"]
 
 
 def _env() -> dict[str, str]:

@@ -169,23 +169,14 @@ async def _typed(client: Client, engine: Engine) -> None:
     prompts = {p.name: p for p in (await client.list_prompts()).prompts}
     assert set(prompts) == {"explain_metric", "compare_periods"}
     assert [a.name for a in prompts["compare_periods"].arguments or []] == [
-        "metric",
-        "current_start",
-        "current_end",
-        "baseline_start",
-        "baseline_end",
+        "metric", "current_start", "current_end", "baseline_start", "baseline_end",
     ]
     text = (await client.get_prompt("explain_metric", {"metric": "revenue"})).messages[0]
     assert "revenue" in text.content.text and "SUM(orders.amount)" in text.content.text
     cmp = await client.get_prompt(
         "compare_periods",
-        {
-            "metric": "revenue",
-            "current_start": "2024-03-01",
-            "current_end": "2024-04-01",
-            "baseline_start": "2024-01-01",
-            "baseline_end": "2024-02-01",
-        },
+        {"metric": "revenue", "current_start": "2024-03-01", "current_end": "2024-04-01",
+         "baseline_start": "2024-01-01", "baseline_end": "2024-02-01"},
     )
     body = cmp.messages[0].content.text
     assert '"start": "2024-03-01"' in body and "attribute" in body

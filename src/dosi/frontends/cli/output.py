@@ -237,12 +237,8 @@ def _rich_table(
             table.add_column(c, justify=justify, overflow="fold")
         else:
             table.add_column(
-                c,
-                justify=justify,
-                no_wrap=True,
-                overflow="ellipsis",
-                min_width=widths[i],
-                max_width=widths[i],
+                c, justify=justify, no_wrap=True, overflow="ellipsis",
+                min_width=widths[i], max_width=widths[i],
             )
     for r in rows:
         cells = []
@@ -253,7 +249,9 @@ def _rich_table(
     console.print(table)
 
 
-def _fitted_widths(columns: Sequence[str], rows: list[Mapping[str, Any]], width: int) -> list[int]:
+def _fitted_widths(
+    columns: Sequence[str], rows: list[Mapping[str, Any]], width: int
+) -> list[int]:
     """Column widths that fit `width` characters of terminal: the first column whole, the
     others at their natural width under one common cap, as high as fits (the widest text is
     cut first), never below 3."""

@@ -127,10 +127,7 @@ def select(
     try:
         result = run_query(
             lambda token: engine.select(
-                q,
-                connection=connection,
-                timeout_secs=timeout,
-                db_path=db_path,
+                q, connection=connection, timeout_secs=timeout, db_path=db_path,
                 cancellation=token,
             ),
             "selecting",
@@ -227,10 +224,7 @@ def attribute(
     try:
         out = run_query(
             lambda token: engine.attribute(
-                req,
-                connection=connection,
-                timeout_secs=timeout,
-                db_path=db_path,
+                req, connection=connection, timeout_secs=timeout, db_path=db_path,
                 cancellation=token,
             ),
             "attributing",

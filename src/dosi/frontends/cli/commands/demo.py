@@ -218,10 +218,8 @@ def next_steps(program: list[str], model: str, db: str) -> list[str]:
     activate = Path(program[0]).parent / "activate"
     if len(program) == 1 and "/" in program[0] and activate.is_file():
         lines.append(f"or put dosi on PATH first: source {shlex.quote(str(activate))}")
-    lines.append(
-        f"other engines' clients install on demand: {extra_install('postgres')} "
-        "(or mysql, chdb, clickhouse, spark, datafusion: docs/engines.md)"
-    )
+    lines.append(f"other engines' clients install on demand: {extra_install('postgres')} "
+                 "(or mysql, chdb, clickhouse, spark, datafusion: docs/engines.md)")
     return lines
 
 

@@ -156,10 +156,7 @@ def query(
     try:
         result = run_query(
             lambda token: engine.execute(
-                q,
-                connection=connection,
-                timeout_secs=timeout,
-                db_path=db_path,
+                q, connection=connection, timeout_secs=timeout, db_path=db_path,
                 cancellation=token,
             ),
             "querying",
@@ -171,12 +168,7 @@ def query(
     finally:
         engine.close()
     emit_result(
-        fmt,
-        result,
-        output=output,
-        chart=chart,
-        spark=spark,
-        scales=decimal_scales(result),
+        fmt, result, output=output, chart=chart, spark=spark, scales=decimal_scales(result),
         precision=precision,
     )
 

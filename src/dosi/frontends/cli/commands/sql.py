@@ -142,10 +142,7 @@ def sql(
         db_path = resolve_db(db)
         result = run_query(
             lambda token: engine.sql(
-                text,
-                connection=connection,
-                timeout_secs=timeout,
-                db_path=db_path,
+                text, connection=connection, timeout_secs=timeout, db_path=db_path,
                 cancellation=token,
             ),
             "querying",
