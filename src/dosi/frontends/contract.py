@@ -33,13 +33,19 @@ ENDPOINTS = (
     "GET /v1/lineage",
     "POST /v1/compile",
     "POST /v1/query",
+    "POST /v1/chart",
     "POST /v1/explain",
     "POST /v1/select",
     "POST /v1/attribute",
     "POST /v1/validate",
     "POST /v1/sql",
 )
-RESULT_FORMATS = ("application/json", "text/csv", "application/vnd.apache.arrow.stream")
+RESULT_FORMATS = (
+    "application/json",
+    "text/csv",
+    "application/vnd.apache.parquet",
+    "application/vnd.apache.arrow.stream",
+)
 
 
 def error_body(

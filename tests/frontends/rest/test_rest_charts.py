@@ -88,6 +88,9 @@ def test_parquet_result(server: Server, engine: Engine, shop_db: Path) -> None:
     assert table.to_pylist() == expected.arrow.to_pylist()  # exact decimals, typed dates
     by_param = _post(server, "/v1/query?format=parquet", Q)
     assert by_param.content[:4] == b"PAR1"
+    caps = httpx.get(server.url + "/v1/capabilities").json()
+    assert "application/vnd.apache.parquet" in caps["result_formats"]
+    assert "POST /v1/chart" in caps["endpoints"]
 
 
 def test_page_scripts_and_vendored_libraries(server: Server) -> None:
