@@ -20,6 +20,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from enginekit import SHOP_MODEL
 from servekit import Server
 
 from dosi import Engine
@@ -280,3 +281,30 @@ def test_error_clears_results_and_offers_the_suggested_retry(
     _, rows = p.table()
     assert len(rows) == expected["row_count"] > 0
     p.close(answered="400")
+
+
+def test_token_in_the_field_only(browser: Any, launch: Any) -> None:
+    """A server with a token: the catalog waits for it; the token rides every request
+    (downloads too) but never reaches the URL or the browser's storage."""
+    server = launch(SHOP_MODEL, "--token", "s3cret-i26")
+    page = browser.new_page(accept_downloads=True)
+    page.goto(server.url + "/")
+    page.wait_for_selector("#error:not([hidden])", timeout=WAIT)
+    assert "[unauthorized]" in page.inner_text("#error")
+    page.fill("#token", "s3cret-i26")
+    page.press("#token", "Tab")  # the change event loads the catalog
+    page.wait_for_selector("body[data-catalog=loaded]", timeout=WAIT)
+    assert page.locator("#error").is_hidden()
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_selector("body[data-state=done]", timeout=WAIT)
+    with page.expect_download() as info:
+        page.click("#download-csv")
+    assert (
+        Path(info.value.path())
+        .read_text()
+        .startswith(page.locator("#result th").first.inner_text())
+    )
+    assert "s3cret" not in page.url
+    stored = page.evaluate("JSON.stringify([{...localStorage}, {...sessionStorage}])")
+    assert "s3cret" not in stored
+    page.close()

@@ -362,6 +362,10 @@ function renderFilters() {
 }
 
 $("add-filter").addEventListener("click", addFilter);
+// a server with a token answers the first catalog load 401: entering the token loads it
+$("token").addEventListener("change", () => {
+  if (document.body.dataset.catalog !== "loaded") { clearError(); loadCatalog(); }
+});
 $("run").addEventListener("click", () => run());
 $("download-csv").addEventListener("click", () => download("csv", "text/csv"));
 $("download-parquet").addEventListener("click", () => download("parquet", "application/vnd.apache.parquet"));
