@@ -31,6 +31,11 @@ def _meta(spec: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
+def enc_sort(spec: dict[str, Any]) -> list[str]:
+    order: list[str] = spec["encoding"]["color"]["sort"]
+    return order
+
+
 def test_time_by_category_is_one_line_per_channel(engine: Engine, shop_db: Path) -> None:
     """`-g orders.channel -g metric_time:quarter`: x is time (wherever it stands in the
     group-by), one line per channel, the grain in the axis title, tooltips with formats."""
@@ -44,7 +49,8 @@ def test_time_by_category_is_one_line_per_channel(engine: Engine, shop_db: Path)
     spec = chart_spec(r)
     meta = _meta(spec)
     assert (meta["kind"], meta["layout"], meta["series_field"]) == ("line", "single", "channel")
-    assert meta["series"] == ["NULL", "mobile", "store", "web"]
+    assert meta["series"] == ["mobile", "store", "web", "NULL"]  # NULL last, as in the table
+    assert enc_sort(spec) == meta["series"]
     enc = spec["encoding"]
     assert spec["mark"]["type"] == "line"
     assert enc["x"]["field"] == "metric_time__quarter" and enc["x"]["type"] == "temporal"
@@ -186,7 +192,8 @@ def test_every_row_is_charted_once_with_one_series_per_category(
         "outputs": [{"column": "m", "metric": "m"}],
     }
     spec = chart_spec(result)
-    assert _meta(spec)["series"] == sorted({"NULL" if c is None else c for c, _, _ in rows})
+    cats = sorted({c for c, _, _ in rows if c is not None})
+    assert _meta(spec)["series"] == cats + ["NULL"] * any(c is None for c, _, _ in rows)
     values = spec["data"]["values"]
     assert [(v["cat"], v["metric_time__month"], v["m"]) for v in values] == [
         ("NULL" if c is None else c, f"{d.isoformat()}T00:00:00Z", float(v)) for c, d, v in rows

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dosi.frontends.charts.columns import (
+    NULL_LABEL,
     TIME_FORMATS,
     TIME_UNITS,
     Columns,
@@ -87,6 +88,9 @@ class _Builder:
         self.x = cols.time if cols.time is not None else (cols.keys[0] if cols.keys else None)
         self.split = [k for k in cols.keys if k != self.x]
         self.series = " / ".join(self.split) if self.split else None
+        found = {label(r, self.split) for r in self.rows} if self.split else set()
+        # the legend in text order, a NULL series last (as the table sorts it)
+        self.labels = sorted(found, key=lambda t: (t == NULL_LABEL, t))
         self.kind = "line" if cols.time is not None else "bar"
 
     def x_enc(self) -> dict[str, Any]:
@@ -146,9 +150,18 @@ class _Builder:
         else:
             enc["x"] = {"datum": metric, "type": "nominal", "title": None}
         if self.series is not None:
-            enc["color"] = {"field": _field(self.series), "type": "nominal", "title": self.series}
+            enc["color"] = {
+                "field": _field(self.series),
+                "type": "nominal",
+                "title": self.series,
+                "sort": self.labels,
+            }
             if self.kind == "bar":
-                enc["xOffset"] = {"field": _field(self.series), "type": "nominal"}
+                enc["xOffset"] = {
+                    "field": _field(self.series),
+                    "type": "nominal",
+                    "sort": self.labels,
+                }
         mark = self.mark()
         if color is not None and self.series is None:
             mark["color"] = color
@@ -231,11 +244,7 @@ def chart_spec(
         layout, body = "dual", b.dual()
     else:
         layout, body = "rows", b.rows_layout()
-    series = (
-        sorted({v[b.series] for v in _values(result, cols, None, b.series, b.split)})
-        if (b.series is not None)
-        else list(cols.metrics if layout == "shared" else [])
-    )
+    series = b.labels if b.series is not None else list(cols.metrics if layout == "shared" else [])
     title: dict[str, Any] = {"text": _title(cols, b.x, b.split), "anchor": "start"}
     notes = [
         f"{m}: {descriptions[m]}" for m in cols.metrics if descriptions and descriptions.get(m)
