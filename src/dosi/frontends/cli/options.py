@@ -291,8 +291,8 @@ def result_options(f: F) -> F:
         "chart",
         metavar="FILE",
         default=None,
-        help="Also draw the result to FILE (.svg, or .png with the charts extra): a line "
-        "chart for time series, bars otherwise.",
+        help="Also draw the result to FILE (.svg, .png or .html with the charts extra; .json "
+        "is the Vega-Lite spec): a line per series over time, bars otherwise.",
     )(f)
     f = click.option(
         "--output",

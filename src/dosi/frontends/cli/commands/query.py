@@ -134,7 +134,7 @@ def query(
     result (dialect, sql, outputs, warnings, requested_columns, columns, rows, row_count),
     jsonl one JSON object per row; parquet, arrow (the Arrow IPC file) and arrows (the IPC
     stream) write the Arrow table. --output FILE writes to a file in the format its extension
-    says (unless --format says otherwise), --chart FILE draws the result (.svg or .png),
+    says (unless --format says otherwise), --chart FILE draws the result (.svg, .png, .html, .json),
     --spark prints a sparkline per metric. Ctrl-C cancels the running query (exit 130).
     """
     fmt = use_format(fmt, output)
