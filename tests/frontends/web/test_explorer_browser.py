@@ -250,6 +250,20 @@ def test_line_per_channel_and_formatted_doubles(
         text = shown[col]
         assert len(text.replace("-", "").replace(".", "").lstrip("0")) <= 6, text
         assert float(text) == pytest.approx(want["close_rate"], rel=1e-5)
+    # the page's formatter on the edges: exact decimal strings keep every digit
+    cases = [
+        [-0.32430827914865223, ",.6~r", "-0.324308"],
+        ["12345678901234567890.1", ",.2f", "12,345,678,901,234,567,890.10"],
+        [1234.5, ",.2f", "1,234.50"],
+        ["-98765432109876543210", ",d", "-98,765,432,109,876,543,210"],
+        [1234567, ",d", "1,234,567"],
+        [0.1 + 0.2, None, "0.3"],
+        [None, ",d", "NULL"],
+    ]
+    got = page.evaluate(
+        "cs => cs.map(([v, f]) => window.dosiFormat.formatValue(v, f ?? undefined))", cases
+    )
+    assert got == [c[2] for c in cases]
     p.close()
 
 
