@@ -206,7 +206,7 @@ class _Builder:
         for i, (m, orient) in enumerate(zip(self.cols.metrics, ("left", "right"), strict=True)):
             layer = self.one(m, HEIGHT, PALETTE[i])
             layer["encoding"]["y"]["axis"].update({"orient": orient, "titleColor": PALETTE[i]})
-            layer.pop("width"), layer.pop("height")
+            del layer["width"], layer["height"]  # the layer's size is the whole chart's
             layers.append(layer)
         return {
             "layer": layers,
