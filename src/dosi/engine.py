@@ -6,6 +6,7 @@ normalized query, so a repeated query costs a dictionary lookup.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections import OrderedDict
@@ -14,6 +15,15 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
+from dosi.access import AccessConfig, AccessScope, PolicySet, UserContext, load_access, scope_for
+from dosi.access.listing import (
+    visible_dataset,
+    visible_datasets,
+    visible_dimensions,
+    visible_metrics,
+    visible_table,
+    without_hidden_candidates,
+)
 from dosi.analysis.attribution import (
     attribution_result,
     candidate_dimensions,
@@ -24,7 +34,15 @@ from dosi.analysis.lineage import lineage_graph, lineage_text
 from dosi.analysis.source_check import check_sources
 from dosi.catalog.views import Catalog
 from dosi.compiler.model_compiler import compile_model_text
-from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError, QueryError, bounded
+from dosi.errors import (
+    AccessError,
+    ArgumentError,
+    Diagnostic,
+    ModelError,
+    OsiError,
+    QueryError,
+    bounded,
+)
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
 from dosi.execute.engines import open_runner
@@ -54,6 +72,7 @@ from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import execution_dialect, get_dialect
 
 _CACHE_SIZE = 512
+_SCOPE_CACHE_SIZE = 256
 
 #: `execute(timeout_secs=...)` not given: use the engine's `query_timeout`.
 ENGINE_DEFAULT: object = object()
@@ -109,11 +128,15 @@ class Engine:
         query_timeout: float | None = DEFAULT_QUERY_TIMEOUT,
         memory_limit: str | None = None,
         allow_extensions: bool = False,
+        access: str | Path | AccessConfig | PolicySet | None = None,
+        user: UserContext | None = None,
     ) -> None:
         """`trust_sql=True` lets model SQL read files and settings or write
         (docs/untrusted-queries.md); `query_timeout` (seconds, None for none) and `memory_limit`
         bound every execution; `allow_extensions=True` lifts the DuckDB lockdown on extensions and
-        external access."""
+        external access. `access` (an access file, docs/access-policies.md) with `user`: this
+        engine answers as that user (hidden members denied, rows filtered); `as_user` gives
+        one engine per user over the same connections."""
         if mode not in ("datus", "basic"):
             raise ArgumentError(f'mode must be "datus" or "basic", got {bounded(mode)}')
         if model_path is None and model_text is None:
@@ -149,6 +172,59 @@ class Engine:
         self._con_lock = threading.Lock()
         self._sql_table: VirtualTable | None = None
         self._sql_types: dict[str, pa.DataType] | None = None
+        self.policies = _policy_set(access)
+        self.scope: AccessScope | None = None
+        self._scopes: OrderedDict[str, tuple[PolicySet, Engine]] = OrderedDict()
+        if user is not None:
+            if self.policies is None:
+                raise ArgumentError("`user` needs `access` (an access file with policies)")
+            self._enter_scope(scope_for(self.model, self.policies, _user_arg(user)))
+
+    # -- access policies (docs/access-policies.md) -----------------------------------------
+    def as_user(self, user: UserContext, policies: PolicySet | None = None) -> Engine:
+        """This engine as `user` sees it under `policies` (default: the engine's): one
+        cached engine per user and policy set, sharing this engine's connections. Without
+        policies the engine itself (identities then only authenticate)."""
+        user = _user_arg(user)
+        policies = policies if policies is not None else self.policies
+        if policies is None:
+            return self
+        if self.scope is not None:
+            raise ArgumentError("this engine already answers as a user; call as_user on the "
+                                "served engine")
+        key = user.key()
+        with self._lock:
+            hit = self._scopes.get(key)
+            if hit is not None and hit[0] is policies:
+                self._scopes.move_to_end(key)
+                return hit[1]
+        scoped = copy.copy(self)
+        scoped._enter_scope(scope_for(self.model, policies, user))
+        with self._lock:
+            self._scopes[key] = (policies, scoped)
+            if len(self._scopes) > _SCOPE_CACHE_SIZE:
+                self._scopes.popitem(last=False)
+        return scoped
+
+    def _enter_scope(self, scope: AccessScope) -> None:
+        """Answer as the scope's user from now on: compile against the row-filtered model
+        (its own plan cache), list only what the user sees."""
+        self.scope = scope
+        self.model = scope.model
+        self.graph = JoinGraph(self.model)
+        self.catalog = Catalog(self.model, self.graph)
+        self._cache = OrderedDict()
+        self._lock = threading.Lock()
+        self._scopes = OrderedDict()
+        self._sql_table = None
+        self._sql_types = None
+
+    @property
+    def user(self) -> UserContext | None:
+        return self.scope.user if self.scope is not None else None
+
+    def _guarded(self, err: OsiError) -> OsiError:
+        return without_hidden_candidates(self.scope, err) if self.scope is not None else err
 
     # -- catalog -------------------------------------------------------------------------------
     @property
@@ -156,19 +232,45 @@ class Engine:
         return [d.to_dict() for d in self.model.warnings]
 
     def metrics(self) -> list[dict[str, Any]]:
+        if self.scope is not None:
+            return visible_metrics(self.scope, self.catalog.metrics())
         return self.catalog.metrics()
 
     def metric(self, name: str) -> dict[str, Any]:
-        return self.catalog.metric(_name_arg(name, "name"))
+        name = _name_arg(name, "name")
+        if self.scope is not None and name in self.model.metrics:
+            self.scope.check_metric(name)
+        try:
+            return self.catalog.metric(name)
+        except OsiError as err:
+            raise self._guarded(err) from None
 
     def datasets(self) -> list[dict[str, Any]]:
+        if self.scope is not None:
+            return visible_datasets(self.scope, self.catalog.datasets())
         return self.catalog.datasets()
 
     def dataset(self, name: str) -> dict[str, Any]:
-        return self.catalog.dataset(_name_arg(name, "name"))
+        name = _name_arg(name, "name")
+        if self.scope is None:
+            return self.catalog.dataset(name)
+        if name in self.model.datasets:
+            self.scope.check_dataset(name)
+        try:
+            return visible_dataset(self.scope, self.catalog.dataset(name))
+        except OsiError as err:
+            raise self._guarded(err) from None
 
     def dimensions(self, metric: str | None = None) -> list[dict[str, Any]]:
-        return self.catalog.dimensions(None if metric is None else _name_arg(metric, "metric"))
+        metric = None if metric is None else _name_arg(metric, "metric")
+        if self.scope is None:
+            return self.catalog.dimensions(metric)
+        if metric is not None and metric in self.model.metrics:
+            self.scope.check_metric(metric)
+        try:
+            return visible_dimensions(self.scope, self.catalog.dimensions(metric))
+        except OsiError as err:
+            raise self._guarded(err) from None
 
     # -- compile ----------------------------------------------------------------------------------
     def _compiled(self, query: Any, dialect: str | None, pretty: bool) -> CompiledQuery:
@@ -182,8 +284,12 @@ class Engine:
                 return hit
         try:
             compiled = compile_query(self.model, self.graph, query, dialect, pretty)
-        except OsiError:
+            if self.scope is not None:
+                self.scope.check_resolved(compiled.resolved)
+        except AccessError:
             raise
+        except OsiError as err:
+            raise self._guarded(err) from None
         except RecursionError:  # a backstop: inputs are bounded before they reach a parser
             raise QueryError(
                 "query_too_complex",
@@ -323,7 +429,8 @@ class Engine:
     def sql_table(self) -> VirtualTable:
         """The model as one virtual table: its dimension and metric columns."""
         if self._sql_table is None:
-            self._sql_table = virtual_table(self.model)
+            table = virtual_table(self.model)
+            self._sql_table = table if self.scope is None else visible_table(self.scope, table)
         return self._sql_table
 
     def sql_types(
@@ -406,7 +513,7 @@ class Engine:
     def _detail(self, query: Any, dialect: str | None, pretty: bool, run: bool) -> dict[str, Any]:
         """The compile answer of a detail query (executions default to 100 rows, as the
         reference engine's do)."""
-        rd = resolve_detail(self.model, parse_detail(query))
+        rd = self._resolved_detail(query)
         dia = get_dialect(dialect)
         limit = rd.query.limit
         if run and limit is None:
@@ -420,10 +527,29 @@ class Engine:
             "requested_columns": rd.requested_columns(),
         }
 
+    def _resolved_detail(self, query: Any) -> ResolvedDetail:
+        try:
+            rd = resolve_detail(self.model, parse_detail(query))
+            if self.scope is not None:
+                self.scope.check_detail(rd)
+        except AccessError:
+            raise
+        except OsiError as err:
+            raise self._guarded(err) from None
+        return rd
+
     def _dimension_detail(self, query: Any) -> tuple[ResolvedDetail, dict[str, str]]:
         check_query_bounds(query)
-        dq = dimension_query(self.model, query, self.graph.reachable)
-        return resolve_detail(self.model, dq.detail), dq.renames
+        try:
+            dq = dimension_query(self.model, query, self.graph.reachable)
+            rd = resolve_detail(self.model, dq.detail)
+            if self.scope is not None:
+                self.scope.check_detail(rd)
+        except AccessError:
+            raise
+        except OsiError as err:
+            raise self._guarded(err) from None
+        return rd, dq.renames
 
     def _dimensions(
         self, query: Any, dialect: str | None, pretty: bool
@@ -481,7 +607,7 @@ class Engine:
         return self._detail(query, dialect, pretty, run=False)
 
     def explain_select(self, query: Any) -> str:
-        rd = resolve_detail(self.model, parse_detail(query))
+        rd = self._resolved_detail(query)
         return explain_detail(self.model, self.graph, rd)
 
     def select(
@@ -524,6 +650,8 @@ class Engine:
     ) -> dict[str, Any]:
         """Why `metric` changed from `baseline` to `current`, by dimension, in one statement."""
         req = parse_request(request)
+        if self.scope is not None:  # the metric, its dimensions and filter: as a metric query
+            self._compiled(_attribution_gate(req), None, False)
         cands = (
             candidate_dimensions(self.dimensions(req.metric))
             if req.metric in self.model.metrics
@@ -575,10 +703,25 @@ class Engine:
     def lineage(self, metric: str | None = None, redact_sql: bool = False) -> dict[str, Any]:
         """The model's lineage graph (tables -> datasets -> metrics, joins); with `metric`,
         only what that metric reads, plus its `tree`."""
+        if self.scope is not None:
+            return self._visible_lineage(metric, redact_sql)
         return lineage_graph(self.model, self.graph, metric, redact_sql)
 
     def lineage_text(self, metric: str) -> str:
+        if self.scope is not None:
+            return lineage_text(self._visible_lineage(metric, False))
         return lineage_text(lineage_graph(self.model, self.graph, metric, False))
+
+    def _visible_lineage(self, metric: str | None, redact_sql: bool) -> dict[str, Any]:
+        """Lineage of what the user sees, with the model's own sources (not the filters)."""
+        assert self.scope is not None
+        if isinstance(metric, str) and metric in self.model.metrics:
+            self.scope.check_metric(metric)
+        visible = self.scope.visible_model()
+        try:
+            return lineage_graph(visible, JoinGraph(visible), metric, redact_sql)
+        except OsiError as err:
+            raise self._guarded(err) from None
 
     def _timeout(self, timeout_secs: float | object | None) -> float | None:
         if timeout_secs is ENGINE_DEFAULT:
@@ -638,6 +781,33 @@ class Engine:
             for runner in self._cons.values():
                 runner.close()
             self._cons.clear()
+
+
+def _policy_set(access: Any) -> PolicySet | None:
+    if access is None:
+        return None
+    if isinstance(access, PolicySet):
+        return access
+    config = access if isinstance(access, AccessConfig) else load_access(access)
+    if config.policies is None:
+        raise ArgumentError("the access file has no `policies`", hint="see docs/access-policies.md")
+    return config.policies
+
+
+def _user_arg(user: Any) -> UserContext:
+    if not isinstance(user, UserContext):
+        raise ArgumentError(f"user must be a dosi.UserContext, got {type(user).__name__}")
+    return user
+
+
+def _attribution_gate(req: Any) -> dict[str, Any]:
+    """The metric query an attribution request reads: checked like any query of the user."""
+    query: dict[str, Any] = {"metrics": [req.metric], "group_by": list(req.dimensions)}
+    if req.where_sql:
+        query["where_sql"] = req.where_sql
+    if req.params:
+        query["params"] = dict(req.params)
+    return query
 
 
 def _name_arg(value: Any, what: str) -> str:
