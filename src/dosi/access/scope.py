@@ -54,6 +54,15 @@ class AccessScope:
         if name not in self.metrics:
             raise self.denied("metric", name)
 
+    def _declared(self, name: str) -> str:
+        """The model metric behind a compiled one: D-PARAM and time_ranges expansions name
+        theirs `<metric>__<suffix>`; a name that maps to no model metric stays as it is (and
+        is denied, fail closed)."""
+        if name in self.base.metrics:
+            return name
+        owners = [b for b in self.base.metrics if name.startswith(b + "__")]
+        return max(owners, key=len) if owners else name
+
     def check_field(self, f: FieldIr | str) -> None:
         name = f if isinstance(f, str) else f.qualified
         if name not in self.fields:
@@ -70,7 +79,7 @@ class AccessScope:
         if not self.policies:
             raise self.denied("query", "any")
         for m in rq.planned_metrics:
-            self.check_metric(m)
+            self.check_metric(self._declared(m.name))
         for f in _resolved_fields(rq):
             self.check_field(f)
 
