@@ -18,9 +18,12 @@ from fastapi.responses import Response
 from dosi.access import UserContext
 from dosi.access.audit import TOKEN_USER_NAME, audit
 from dosi.access.policy import AccessSource
-from dosi.errors import AccessError, ArgumentError
+from dosi.errors import AccessError
 from dosi.frontends.contract import error_body
 from dosi.frontends.rest.responses import error_response, too_large
+from dosi.frontends.tokens import usable_token
+
+__all__ = ["Guard", "allowed_hosts", "usable_token"]
 
 access_log = logging.getLogger("dosi.access")
 
@@ -53,24 +56,6 @@ def allowed_hosts(bind: str, extra: tuple[str, ...] = ()) -> frozenset[str] | No
     if is_loopback(bind):
         return frozenset(LOOPBACK_NAMES | {bind.strip("[]").lower()} | names)
     return frozenset(names) if names else None
-
-
-def usable_token(token: str | None) -> str | None:
-    """The bearer token, checked at start-up: an empty or blank token, one with spaces or
-    control characters at its edges or inside, or one not encodable as UTF-8 (a non-UTF-8
-    environment) is an ArgumentError, never silently no authentication."""
-    if token is None:
-        return None
-    fix = "set DOSI_TOKEN (or --token) to a non-empty secret of printable characters, or unset it"
-    try:
-        token.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ArgumentError("the token is not valid UTF-8 text", hint=fix) from None
-    if not token.strip():
-        raise ArgumentError("the token is empty", hint=fix)
-    if any(not ch.isprintable() or ch.isspace() for ch in token):
-        raise ArgumentError("the token holds a space or a control character", hint=fix)
-    return token
 
 
 def _host_name(value: bytes) -> str:
