@@ -7,15 +7,18 @@ normalized query, so a repeated query costs a dictionary lookup.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
 
 from dosi.access import AccessConfig, AccessScope, PolicySet, UserContext, load_access, scope_for
+from dosi.access.audit import audit, request_metrics
 from dosi.access.listing import (
     visible_dataset,
     visible_datasets,
@@ -76,6 +79,29 @@ _SCOPE_CACHE_SIZE = 256
 
 #: `execute(timeout_secs=...)` not given: use the engine's `query_timeout`.
 ENGINE_DEFAULT: object = object()
+
+
+def _audited(action: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """One `dosi.audit` line per call of a user's engine (surface `python`): the user, the
+    action, the metrics asked for and the outcome (docs/access-policies.md "Audit")."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(self: Engine, request: Any, *args: Any, **kw: Any) -> Any:
+            if not self._audit or self.scope is None:
+                return fn(self, request, *args, **kw)
+            outcome = "ok"
+            try:
+                return fn(self, request, *args, **kw)
+            except OsiError as err:
+                outcome = err.code
+                raise
+            finally:
+                audit("python", self.scope.user.name, action, request_metrics(request), outcome)
+
+        return run
+
+    return wrap
 
 
 class QueryResult(dict):  # type: ignore[type-arg]
@@ -174,25 +200,31 @@ class Engine:
         self._sql_types: dict[str, pa.DataType] | None = None
         self.policies = _policy_set(access)
         self.scope: AccessScope | None = None
+        self._audit = False
         self._scopes: OrderedDict[str, tuple[PolicySet, Engine]] = OrderedDict()
         if user is not None:
             if self.policies is None:
                 raise ArgumentError("`user` needs `access` (an access file with policies)")
             self._enter_scope(scope_for(self.model, self.policies, _user_arg(user)))
+            self._audit = True
 
     # -- access policies (docs/access-policies.md) -----------------------------------------
-    def as_user(self, user: UserContext, policies: PolicySet | None = None) -> Engine:
+    def as_user(
+        self, user: UserContext, policies: PolicySet | None = None, *, audited: bool = True
+    ) -> Engine:
         """This engine as `user` sees it under `policies` (default: the engine's): one
         cached engine per user and policy set, sharing this engine's connections. Without
-        policies the engine itself (identities then only authenticate)."""
+        policies the engine itself (identities then only authenticate). `audited=False`:
+        the caller writes the audit line (the servers)."""
         user = _user_arg(user)
         policies = policies if policies is not None else self.policies
         if policies is None:
             return self
         if self.scope is not None:
-            raise ArgumentError("this engine already answers as a user; call as_user on the "
-                                "served engine")
-        key = user.key()
+            raise ArgumentError(
+                "this engine already answers as a user; call as_user on the served engine"
+            )
+        key = f"{int(audited)}{user.key()}"
         with self._lock:
             hit = self._scopes.get(key)
             if hit is not None and hit[0] is policies:
@@ -200,6 +232,7 @@ class Engine:
                 return hit[1]
         scoped = copy.copy(self)
         scoped._enter_scope(scope_for(self.model, policies, user))
+        scoped._audit = audited
         with self._lock:
             self._scopes[key] = (policies, scoped)
             if len(self._scopes) > _SCOPE_CACHE_SIZE:
@@ -294,7 +327,7 @@ class Engine:
             raise QueryError(
                 "query_too_complex",
                 "the query nests too deeply to compile",
-                hint='simplify the query (see docs/limits.md)',
+                hint="simplify the query (see docs/limits.md)",
             ) from None
         except Exception as exc:
             raise QueryError(
@@ -309,6 +342,7 @@ class Engine:
                     self._cache.popitem(last=False)
         return compiled
 
+    @_audited("compile")
     def compile(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
     ) -> dict[str, Any]:
@@ -323,6 +357,7 @@ class Engine:
             "requested_columns": c.requested_columns(),
         }
 
+    @_audited("explain")
     def explain(self, query: Any, format: Literal["text", "json"] = "text") -> str:
         """The plan as an indented tree of nodes, the result at the top and the scans at the
         leaves; `format="json"` gives the same tree as JSON text for tools (`plan_tree`)."""
@@ -349,6 +384,7 @@ class Engine:
         return [d.to_dict() for d in (*self.model.warnings, *c.warnings)]
 
     # -- execute ----------------------------------------------------------------------------------
+    @_audited("execute")
     def execute(
         self,
         query: Any,
@@ -384,6 +420,7 @@ class Engine:
         }
         return QueryResult(data, table)
 
+    @_audited("execute")
     def execute_arrow(
         self,
         query: Any,
@@ -449,6 +486,7 @@ class Engine:
         """How a SQL statement over the virtual table maps to a dosi query (`plan.query`)."""
         return translate(self.model, self.sql_table(), text, params)
 
+    @_audited("sql")
     def sql(
         self,
         text: str | Any,
@@ -462,22 +500,36 @@ class Engine:
         """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
         MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
         `execute`; `query` in the result is that dosi query."""
-        plan, table, c = self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                            cancellation)
+        plan, table, c = self._sql_table_of(
+            text, params, connection, timeout_secs, db_path, cancellation
+        )
         if c is None:
-            data: dict[str, Any] = {"dialect": None, "sql": None, "outputs": [],
-                                    "warnings": self.warnings, "requested_columns": []}
+            data: dict[str, Any] = {
+                "dialect": None,
+                "sql": None,
+                "outputs": [],
+                "warnings": self.warnings,
+                "requested_columns": [],
+            }
         else:
-            data = {"dialect": c.dialect.name, "sql": c.sql, "outputs": c.outputs(),
-                    "warnings": self._warnings(c), "requested_columns": c.requested_columns()}
-        data.update({
-            "query": plan.query,
-            "columns": list(table.column_names),
-            "rows": arrow_rows(table),
-            "row_count": table.num_rows,
-        })
+            data = {
+                "dialect": c.dialect.name,
+                "sql": c.sql,
+                "outputs": c.outputs(),
+                "warnings": self._warnings(c),
+                "requested_columns": c.requested_columns(),
+            }
+        data.update(
+            {
+                "query": plan.query,
+                "columns": list(table.column_names),
+                "rows": arrow_rows(table),
+                "row_count": table.num_rows,
+            }
+        )
         return QueryResult(data, table)
 
+    @_audited("sql")
     def sql_arrow(
         self,
         text: str | Any,
@@ -489,8 +541,7 @@ class Engine:
         cancellation: CancellationToken | None = None,
     ) -> pa.Table:
         """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
-        return self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                  cancellation)[1]
+        return self._sql_table_of(text, params, connection, timeout_secs, db_path, cancellation)[1]
 
     def _sql_table_of(
         self,
@@ -610,6 +661,7 @@ class Engine:
         rd = self._resolved_detail(query)
         return explain_detail(self.model, self.graph, rd)
 
+    @_audited("select")
     def select(
         self,
         query: Any,
@@ -638,6 +690,7 @@ class Engine:
         )
         return QueryResult(out, table)
 
+    @_audited("attribute")
     def attribute(
         self,
         request: Any,

@@ -4,6 +4,8 @@ user equals the same query over a database holding only that user's rows; hidden
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -243,3 +245,18 @@ def test_issue30_unreadable_access_file_fails(tmp_path: Path) -> None:
     plain.write_text("users: [{name: a, token_hash: secret}]", encoding="utf-8")
     with pytest.raises(AccessError):
         dosi.load_access(plain)
+
+
+def test_issue30_python_audit_line(acl_db: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """issue 30 item 5: one structured line per call of a user's engine, no secrets."""
+    ana = SERVED.as_user(user("ana"))
+    with caplog.at_level(logging.INFO, logger="dosi.audit"):
+        ana.execute({"metrics": ["revenue"]}, db_path=acl_db)
+        with pytest.raises(AccessError):
+            ana.execute({"metrics": ["total_cost"]}, db_path=acl_db)
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "dosi.audit"]
+    assert [(x["surface"], x["user"], x["action"], x["metrics"], x["outcome"]) for x in lines] == [
+        ("python", "ana", "execute", ["revenue"], "ok"),
+        ("python", "ana", "execute", ["total_cost"], "access_denied"),
+    ]
+    assert "EMEA" not in caplog.text

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ACCESS, MODEL
 
+from conftest import ACCESS, MODEL
 from dosi import Engine
 from dosi.access.policy import AccessSource
 from dosi.frontends.contract import EngineHolder
@@ -62,12 +62,16 @@ def test_issue30_pg_login_and_hidden_columns(pg: PgServer) -> None:
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(dsn(pg, "tom", "ana-token"), autocommit=True)  # another user's token
     cols = fetch(
-        pg, "ana", "ana-token",
+        pg,
+        "ana",
+        "ana-token",
         "SELECT column_name FROM information_schema.columns WHERE table_name = 'acl_shop'",
     )
     names = {c[0] for c in cols}
     assert "revenue" in names and "total_cost" not in names and "customers__email" not in names
-    with psycopg.connect(dsn(pg, "ana", "ana-token"), autocommit=True) as c:
-        with pytest.raises(psycopg.Error) as err:
-            c.execute("SELECT MEASURE(total_cost) FROM acl_shop").fetchall()
+    with (
+        psycopg.connect(dsn(pg, "ana", "ana-token"), autocommit=True) as c,
+        pytest.raises(psycopg.Error) as err,
+    ):
+        c.execute("SELECT MEASURE(total_cost) FROM acl_shop").fetchall()
     assert err.value.sqlstate in ("42501", "42703")

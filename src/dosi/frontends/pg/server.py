@@ -117,7 +117,7 @@ class PgServer:
             return engine
         if user is None:
             raise AccessError("unauthorized", "this connection has no user")
-        return engine.as_user(user, policies)
+        return engine.as_user(user, policies, audited=False)
 
     def catalog(self, pool: EnginePool, user: UserContext | None = None) -> Catalog:
         """The emulated catalog of one model version, as one user sees it (hidden columns

@@ -148,7 +148,7 @@ def create_app(
                     if policies is not None:
                         if user is None:
                             raise AccessError("unauthorized", "this request has no user")
-                        engine = engine.as_user(user, policies)
+                        engine = engine.as_user(user, policies, audited=False)
                 return fn(engine, cancel)
 
         task = asyncio.ensure_future(anyio.to_thread.run_sync(work))
