@@ -24,6 +24,8 @@ from servekit import free_port
 from conftest import ACCESS, MODEL
 from dosi import Engine
 from dosi.access.policy import AccessSource
+from dosi.errors import ArgumentError
+from dosi.frontends.mcp.auth import McpGuard
 from dosi.frontends.mcp.server import build_server, http_app
 
 PLAIN = Engine(str(MODEL))
@@ -93,3 +95,31 @@ def test_issue30_mcp_answers_as_the_tokens_user(
     mcp = [(x["user"], x["action"], x["outcome"]) for x in lines if x["surface"] == "mcp"]
     assert ("ana", "query", "ok") in mcp and ("ana", "query", "access_denied") in mcp
     assert ("tom", "query", "ok") in mcp
+
+
+async def _plain_app(scope: Any, receive: Any, send: Any) -> None:
+    user = scope.get("state", {}).get("dosi_user")
+    body = json.dumps({"user": user.name if user is not None else None}).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_issue29_mcp_guard_shared_token_only_utf8() -> None:
+    """issue 29 item 4: DOSI_TOKEN alone protects MCP over HTTP; a UTF-8 token works."""
+    guard = McpGuard(_plain_app, "pässwörd-1", None)
+
+    async def go() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=guard)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+            return [
+                await c.post("/mcp"),
+                await c.post("/mcp", headers={"Authorization": "Bearer wrong"}),
+                await c.post("/mcp", headers={"Authorization": "Bearer pässwörd-1".encode()}),
+            ]
+
+    missing, wrong, ok = asyncio.run(go())
+    assert missing.status_code == wrong.status_code == 401
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert ok.status_code == 200 and ok.json() == {"user": "token"}
+    with pytest.raises(ArgumentError):
+        McpGuard(_plain_app, None, None)
