@@ -23,6 +23,7 @@ from dosi.access.listing import (
     visible_dataset,
     visible_datasets,
     visible_dimensions,
+    visible_metric,
     visible_metrics,
     visible_table,
     without_hidden_candidates,
@@ -274,9 +275,10 @@ class Engine:
         if self.scope is not None and name in self.model.metrics:
             self.scope.check_metric(name)
         try:
-            return self.catalog.metric(name)
+            out = self.catalog.metric(name)
         except OsiError as err:
             raise self._guarded(err) from None
+        return out if self.scope is None else visible_metric(self.scope, out)
 
     def datasets(self) -> list[dict[str, Any]]:
         if self.scope is not None:
@@ -729,6 +731,8 @@ class Engine:
         source exists and every column a field, key or relationship names exists with a
         compatible type. `{"valid", "checked": "warehouse", "engine", "issues": [...]}`, each
         issue with its dataset, column and the closest real names (docs/model.md)."""
+        if self.scope is not None:  # it reads every table's columns: the owner's check only
+            raise self.scope.denied("action", "validate_sources")
         profile = self._profile(connection, db_path)
         dia = get_dialect(profile.dialect)
         timeout = self._timeout(timeout_secs)

@@ -15,6 +15,7 @@ import pytest
 import dosi
 from conftest import ACCESS, MODEL
 from dosi import AccessError, Engine, UserContext
+from dosi.access.identity import hash_secret, verify_secret
 from dosi.access.policy import parse_access
 from dosi.errors import ArgumentError
 
@@ -277,3 +278,28 @@ def test_issue30_python_audit_line(acl_db: Path, caplog: pytest.LogCaptureFixtur
         ("python", "ana", "execute", ["total_cost"], "access_denied"),
     ]
     assert "EMEA" not in caplog.text
+
+
+def test_issue30_attribute_types_match_fields() -> None:
+    """issue 30 item 2: a number where a text field is compared is refused for the user."""
+    config = parse_access(
+        {"policies": [{"name": "p", "groups": ["g"], "rows": ["orders.region = {user.region}"]}]}
+    )
+    assert config.policies is not None
+    with pytest.raises(AccessError) as err:
+        SERVED.as_user(UserContext("u", ("g",), {"region": 7}), config.policies)
+    assert err.value.code == "access_attribute_type"
+    with pytest.raises(AccessError):
+        SERVED.as_user(user("ana")).validate_sources()
+
+
+def test_issue30_passwords_and_tokens() -> None:
+    """issue 30 item 1: hashed secrets, checked in constant time."""
+    ids = CONFIG.identities
+    assert ids.by_token("ana-token") == user("ana")
+    assert ids.by_token("ana-token ") is None and ids.by_token("") is None
+    assert ids.by_password("boss", "boss-pass") == user("boss")
+    assert ids.by_password("boss", "boss-pas") is None
+    assert ids.by_password("ghost", "boss-pass") is None
+    stored = hash_secret("pw", "scrypt")
+    assert stored.startswith("scrypt:") and verify_secret("pw", stored)

@@ -12,7 +12,21 @@ from dosi.query.semantic_sql import VirtualTable
 
 
 def visible_metrics(scope: AccessScope, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in rows if r.get("name") in scope.metrics]
+    return [visible_metric(scope, r) for r in rows if r.get("name") in scope.metrics]
+
+
+def visible_metric(scope: AccessScope, row: dict[str, Any]) -> dict[str, Any]:
+    """One visible metric's definition without the names of hidden datasets or fields."""
+    out = dict(row)
+    if isinstance(out.get("dimension_datasets"), list):
+        out["dimension_datasets"] = [
+            d for d in out["dimension_datasets"] if d.get("name") in scope.datasets
+        ]
+    if isinstance(out.get("required_dimensions"), list):
+        out["required_dimensions"] = [
+            d for d in out["required_dimensions"] if not isinstance(d, str) or d in scope.fields
+        ]
+    return out
 
 
 def visible_datasets(scope: AccessScope, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -45,6 +45,7 @@ _ALLOWED = (
     exp.Neg,
 )
 _NUMERIC = frozenset({"Integer", "Decimal", "Float", "Double", "Number", "BigInt", "Numeric"})
+_TEXT = frozenset({"String", "Text", "Varchar"})
 
 
 @dataclass(frozen=True)
@@ -146,16 +147,22 @@ def _bind(
 
     def check_type(other: exp.Expression, values: tuple[object, ...]) -> None:
         f = fields.get(id(other)) if isinstance(other, exp.Column) else None
-        if f is None or f.datatype not in _NUMERIC:
+        if f is None:
             return
-        if any(isinstance(v, (str, bool)) for v in values):
-            raise _error(
-                "access_attribute_type",
-                policy,
-                f"row filter {text!r} compares the number field `{f.qualified}` with a text "
-                f"attribute of user `{user.name}`",
-                "store the attribute as a number",
-            )
+        numeric = f.datatype in _NUMERIC
+        if numeric and any(isinstance(v, (str, bool)) for v in values):
+            wrong = "text"
+        elif f.datatype in _TEXT and any(not isinstance(v, str) for v in values):
+            wrong = "non-text"
+        else:
+            return
+        raise _error(
+            "access_attribute_type",
+            policy,
+            f"row filter {text!r} compares the {f.datatype} field `{f.qualified}` with a "
+            f"{wrong} attribute of user `{user.name}`",
+            "store the attribute with the field's type",
+        )
 
     for node in list(tree.walk()):
         if isinstance(node, exp.In):
