@@ -11,9 +11,9 @@ from typing import Any
 
 import duckdb
 import pytest
+from accesskit import ACCESS, MODEL
 
 import dosi
-from conftest import ACCESS, MODEL
 from dosi import AccessError, Engine, UserContext
 from dosi.access.identity import hash_secret, verify_secret
 from dosi.access.policy import parse_access

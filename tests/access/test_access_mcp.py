@@ -16,12 +16,12 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from accesskit import ACCESS, MODEL
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from servekit import free_port
 
-from conftest import ACCESS, MODEL
 from dosi import Engine
 from dosi.access.policy import AccessSource
 from dosi.errors import ArgumentError

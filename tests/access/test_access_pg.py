@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accesskit import ACCESS, MODEL
 
-from conftest import ACCESS, MODEL
 from dosi import Engine
 from dosi.access.policy import AccessSource
 from dosi.frontends.contract import EngineHolder

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accesskit import ACCESS, MODEL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dosi
-from conftest import ACCESS, MODEL
 from dosi import Engine
 
 CONFIG = dosi.load_access(ACCESS)

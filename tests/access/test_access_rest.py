@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accesskit import ACCESS, MODEL
 from fastapi.testclient import TestClient
 
-from conftest import ACCESS, MODEL
 from dosi import Engine
 from dosi.frontends.contract import json_safe
 from dosi.frontends.rest.app import create_app
