@@ -202,6 +202,7 @@ class Engine:
         self.policies = _policy_set(access)
         self.scope: AccessScope | None = None
         self._audit = False
+        self._borrowed = False
         self._scopes: OrderedDict[str, tuple[PolicySet, Engine]] = OrderedDict()
         if user is not None:
             if self.policies is None:
@@ -233,6 +234,7 @@ class Engine:
                 return hit[1]
         scoped = copy.copy(self)
         scoped._enter_scope(scope_for(self.model, policies, user))
+        scoped._borrowed = True  # the connections stay this engine's
         scoped._audit = audited
         with self._lock:
             self._scopes[key] = (policies, scoped)
@@ -833,7 +835,10 @@ class Engine:
         return report() if callable(report) else None
 
     def close(self) -> None:
-        """Close the connections dosi opened (client objects handed in stay open)."""
+        """Close the connections dosi opened (client objects handed in stay open); a user's
+        engine from `as_user` leaves them to the engine it came from."""
+        if self._borrowed:
+            return
         with self._con_lock:
             for runner in self._cons.values():
                 runner.close()

@@ -65,4 +65,5 @@ USER_ROWS: dict[str, Callable[[tuple], bool]] = {
     "tom": lambda r: r[4] in (1, 3),
     "eve": lambda r: r[3] == "EMEA" or (r[3] == "APAC" and r[5] != "store"),
     "boss": lambda r: True,
+    "sam": lambda r: r[1] % 2 == 0,  # orders whose customer is in segment smb
 }

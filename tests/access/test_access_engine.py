@@ -75,7 +75,7 @@ QUERIES: list[dict[str, Any]] = [
 ]
 
 
-@pytest.mark.parametrize("name", ["ana", "tom", "eve", "boss"])
+@pytest.mark.parametrize("name", ["ana", "tom", "eve", "boss", "sam"])
 @pytest.mark.parametrize("query", QUERIES, ids=lambda q: "+".join(q["metrics"]))
 def test_issue30_matrix_equals_the_users_rows(
     name: str, query: dict[str, Any], acl_db: Path, only_rows: dict[str, Path]
@@ -303,3 +303,16 @@ def test_issue30_passwords_and_tokens() -> None:
     assert ids.by_password("ghost", "boss-pass") is None
     stored = hash_secret("pw", "scrypt")
     assert stored.startswith("scrypt:") and verify_secret("pw", stored)
+
+
+def test_issue30_filter_through_a_relationship() -> None:
+    """issue 30 item 3: a fact table restricted by the fields of a dataset it joins
+    many-to-one; a path that does not exist is a policy error."""
+    sql = SERVED.as_user(user("sam")).compile({"metrics": ["revenue"]})["sql"]
+    assert "EXISTS" in sql and "'smb'" in sql
+    backwards = {"dataset": "customers", "filter": "orders.region = {user.region}"}
+    config = parse_access({"policies": [{"name": "p", "groups": ["g"], "rows": [backwards]}]})
+    assert config.policies is not None
+    with pytest.raises(AccessError) as err:
+        SERVED.as_user(UserContext("u", ("g",), {"region": "EMEA"}), config.policies)
+    assert err.value.code == "access_policy_invalid"

@@ -67,7 +67,7 @@ def _rows(r: Any) -> list[str]:
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(query=queries(), name=st.sampled_from(["ana", "tom", "eve"]))
+@given(query=queries(), name=st.sampled_from(["ana", "tom", "eve", "sam"]))
 def test_issue30_property_answer_equals_only_the_users_rows(
     query: dict[str, Any], name: str, acl_db: Path, only_rows: dict[str, Path]
 ) -> None:

@@ -68,6 +68,30 @@ def _rule(value: Any, where: str) -> MemberRule:
 
 
 @dataclass(frozen=True)
+class RowRule:
+    """One row filter: its text, and the dataset it restricts when that is not the dataset
+    its fields belong to (`{dataset: orders, filter: "customers.region = ..."}`: the orders
+    whose customer passes, through the many-to-one relationships)."""
+
+    text: str
+    dataset: str | None = None
+
+
+def _row_rule(name: str, entry: Any) -> RowRule:
+    if isinstance(entry, str) and entry.strip():
+        return RowRule(entry)
+    if (
+        isinstance(entry, dict)
+        and set(entry) == {"dataset", "filter"}
+        and isinstance(entry["dataset"], str)
+        and isinstance(entry["filter"], str)
+        and entry["filter"].strip()
+    ):
+        return RowRule(entry["filter"], entry["dataset"])
+    raise _invalid(f"policy `{name}`: each of `rows` is a filter text or {{dataset, filter}}")
+
+
+@dataclass(frozen=True)
 class Policy:
     name: str
     groups: tuple[str, ...]
@@ -75,7 +99,7 @@ class Policy:
     metrics: MemberRule
     dimensions: MemberRule
     datasets: MemberRule
-    rows: tuple[str, ...]
+    rows: tuple[RowRule, ...]
 
     def matches(self, user: UserContext) -> bool:
         if user.name in self.users:
@@ -100,8 +124,8 @@ def _policy(i: int, entry: Any) -> Policy:
     rows = entry.get("rows") or []
     if isinstance(rows, str):
         rows = [rows]
-    if not isinstance(rows, list) or not all(isinstance(r, str) and r.strip() for r in rows):
-        raise _invalid(f"policy `{name}`: `rows` must be a list of filter texts")
+    if not isinstance(rows, list):
+        raise _invalid(f"policy `{name}`: `rows` must be a list of filters")
     return Policy(
         name,
         groups,
@@ -109,7 +133,7 @@ def _policy(i: int, entry: Any) -> Policy:
         _rule(entry.get("metrics"), f"{where}.metrics"),
         _rule(entry.get("dimensions"), f"{where}.dimensions"),
         _rule(entry.get("datasets"), f"{where}.datasets"),
-        tuple(rows),
+        tuple(_row_rule(name, r) for r in rows),
     )
 
 

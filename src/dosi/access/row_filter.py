@@ -15,6 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from dosi.access.identity import UserContext
+from dosi.access.row_path import through_path
 from dosi.errors import AccessError
 from dosi.ir.model import FieldIr, ModelIr
 
@@ -62,9 +63,13 @@ def _error(code: str, policy: str, message: str, hint: str) -> AccessError:
     return AccessError(code, f"policy `{policy}`: {message}", hint=hint, detail={"policy": policy})
 
 
-def compile_row_filter(model: ModelIr, policy: str, text: str, user: UserContext) -> RowFilter:
+def compile_row_filter(
+    model: ModelIr, policy: str, text: str, user: UserContext, target: str | None = None
+) -> RowFilter:
     """The filter for `user`; a filter that does not parse, names no or several datasets, an
-    unknown field or a missing attribute is an AccessError (the user gets no answer)."""
+    unknown field or a missing attribute is an AccessError (the user gets no answer). With
+    `target`, the filter restricts that dataset through its many-to-one path to the dataset
+    the filter names (`dosi.access.row_path`)."""
     fix = "fix the row filter in the access file (docs/access-policies.md)"
     try:
         tree = sqlglot.parse_one(_PLACEHOLDER.sub(rf"({_USER_TABLE}.\1)", text), read="duckdb")
@@ -111,7 +116,9 @@ def compile_row_filter(model: ModelIr, policy: str, text: str, user: UserContext
             )
         fields[id(col)] = f
     bound = _bind(tree, fields, user, policy, text)
-    return RowFilter(policy, dataset, bound)
+    if target is None or target == dataset:
+        return RowFilter(policy, dataset, bound)
+    return RowFilter(policy, target, through_path(model, policy, target, dataset, bound))
 
 
 def _literal(value: object) -> exp.Expression:

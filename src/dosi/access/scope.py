@@ -215,8 +215,8 @@ def _policy_datasets(model: ModelIr, p: Policy) -> set[str]:
 
 def _policy_rows(model: ModelIr, p: Policy, user: UserContext) -> dict[str, list[exp.Expression]]:
     out: dict[str, list[exp.Expression]] = {}
-    for text in p.rows:
-        rf: RowFilter = compile_row_filter(model, p.name, text, user)
+    for rule in p.rows:
+        rf: RowFilter = compile_row_filter(model, p.name, rule.text, user, rule.dataset)
         out.setdefault(rf.dataset, []).append(rf.predicate)
     return out
 
