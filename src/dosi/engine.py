@@ -84,11 +84,15 @@ ENGINE_DEFAULT: object = object()
 
 def _audited(action: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """One `dosi.audit` line per call of a user's engine (surface `python`): the user, the
-    action, the metrics asked for and the outcome (docs/access-policies.md "Audit")."""
+    action, the metrics asked for and the outcome (docs/access-policies.md "Audit"). A
+    `user=` keyword answers the call as that user (`as_user`)."""
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def run(self: Engine, request: Any, *args: Any, **kw: Any) -> Any:
+            user = kw.pop("user", None)
+            if user is not None:  # `engine.execute(q, user=UserContext(...))`
+                return getattr(self.as_user(user), fn.__name__)(request, *args, **kw)
             if not self._audit or self.scope is None:
                 return fn(self, request, *args, **kw)
             outcome = "ok"

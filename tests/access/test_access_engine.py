@@ -316,3 +316,12 @@ def test_issue30_filter_through_a_relationship() -> None:
     with pytest.raises(AccessError) as err:
         SERVED.as_user(UserContext("u", ("g",), {"region": "EMEA"}), config.policies)
     assert err.value.code == "access_policy_invalid"
+
+
+def test_issue30_user_keyword_per_call(acl_db: Path, only_rows: dict[str, Path]) -> None:
+    q = {"metrics": ["revenue"], "group_by": ["orders.region"]}
+    got = SERVED.execute(q, db_path=acl_db, user=user("ana"))
+    assert rows(got) == rows(PLAIN.execute(q, db_path=only_rows["ana"]))
+    with pytest.raises(AccessError):
+        SERVED.compile({"metrics": ["total_cost"]}, user=user("ana"))
+    assert PLAIN.execute(q, db_path=acl_db, user=user("ana"))["row_count"] == 3  # no policies
