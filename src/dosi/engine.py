@@ -326,7 +326,8 @@ class Engine:
         try:
             compiled = compile_query(self.model, self.graph, query, dialect, pretty)
             if self.scope is not None:
-                self.scope.check_resolved(compiled.resolved)
+                aliases = {c.column: c.metric for c in compiled.columns}  # D-PARAM columns
+                self.scope.check_resolved(compiled.resolved, aliases)
         except AccessError:
             raise
         except OsiError as err:

@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 from accesskit import ACCESS, MODEL
+from enginekit import SHOP_MODEL
 
 import dosi
 from dosi import AccessError, Engine, UserContext
@@ -325,3 +326,32 @@ def test_issue30_user_keyword_per_call(acl_db: Path, only_rows: dict[str, Path])
     with pytest.raises(AccessError):
         SERVED.compile({"metrics": ["total_cost"]}, user=user("ana"))
     assert PLAIN.execute(q, db_path=acl_db, user=user("ana"))["row_count"] == 3  # no policies
+
+
+def test_issue30_param_columns_keep_their_metric(shop_db: Path) -> None:
+    """issue 30 item 3: D-PARAM columns (`revenue_moving_avg__n_2`) are checked as their
+    model metric: allowed where it is, denied where it is not."""
+    config = parse_access(
+        {
+            "policies": [
+                {"name": "avg", "groups": ["a"], "metrics": ["revenue_moving_avg"]},
+                {"name": "plain", "groups": ["p"], "metrics": ["revenue"]},
+            ]
+        }
+    )
+    assert config.policies is not None
+    shop = Engine(SHOP_MODEL, access=config.policies)
+    q = {
+        "metrics": ["revenue_moving_avg"],
+        "group_by": ["metric_time:year"],
+        "params": {"n": [2, 3]},
+    }
+    got = shop.as_user(UserContext("a", ("a",))).execute(q, db_path=shop_db)
+    assert got["columns"] == [
+        "metric_time__year",
+        "revenue_moving_avg__n_2",
+        "revenue_moving_avg__n_3",
+    ]
+    assert rows(got) == rows(Engine(SHOP_MODEL).execute(q, db_path=shop_db))
+    with pytest.raises(AccessError):
+        shop.as_user(UserContext("p", ("p",))).execute(q, db_path=shop_db)

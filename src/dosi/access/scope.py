@@ -10,7 +10,7 @@ fields and datasets) is checked on the resolved query before any SQL runs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from sqlglot import exp
@@ -72,14 +72,14 @@ class AccessScope:
         if name not in self.datasets:
             raise self.denied("dataset", name)
 
-    def check_resolved(self, rq: ResolvedQuery) -> None:
+    def check_resolved(self, rq: ResolvedQuery, aliases: Mapping[str, str] | None = None) -> None:
         """Every metric and field a resolved metric query reads must be visible: the
         requested metrics and those a metric filter names, group-by fields, where_sql,
         context_filter, time_range and tagged-range fields."""
         if not self.policies:
             raise self.denied("query", "any")
         for m in rq.planned_metrics:
-            self.check_metric(self._declared(m.name))
+            self.check_metric(self._declared((aliases or {}).get(m.name, m.name)))
         for f in _resolved_fields(rq):
             self.check_field(f)
 
