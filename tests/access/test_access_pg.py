@@ -5,6 +5,8 @@ rows, hidden columns are absent from information_schema and denied with SQLSTATE
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,10 +49,17 @@ def fetch(server: PgServer, user: str, password: str, sql: str) -> list[tuple[An
         return sorted(c.execute(sql).fetchall(), key=repr)
 
 
-def test_issue30_pg_user_sees_only_their_rows(pg: PgServer, only_rows: dict[str, Path]) -> None:
+def test_issue30_pg_user_sees_only_their_rows(
+    pg: PgServer, only_rows: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
     sql = "SELECT orders__channel, MEASURE(revenue) FROM acl_shop GROUP BY 1"
     want = PLAIN.sql(sql, db_path=only_rows["ana"])["rows"]
-    got = fetch(pg, "ana", "ana-token", sql)
+    with caplog.at_level(logging.INFO, logger="dosi.audit"):
+        got = fetch(pg, "ana", "ana-token", sql)
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "dosi.audit"]
+    assert ("pg", "ana", "semantic", ["revenue"], "ok") in [
+        (x["surface"], x["user"], x["action"], x["metrics"], x["outcome"]) for x in lines
+    ]
     assert got == sorted((tuple(r.values()) for r in want), key=repr)
     boss = fetch(pg, "boss", "boss-pass", "SELECT MEASURE(order_count) FROM acl_shop")
     assert boss == [(400,)]

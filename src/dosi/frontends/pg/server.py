@@ -146,13 +146,15 @@ class PgServer:
         if self.options.access is None:
             return self._answer(stmt, params, describe_only, token, None)
         outcome = "ok"
+        metrics: list[str] = []
         try:
-            return self._answer(stmt, params, describe_only, token, user)
+            return self._answer(stmt, params, describe_only, token, user, metrics)
         except OsiError as err:
             outcome = err.code
             raise
         finally:
-            audit("pg", user.name if user is not None else None, stmt.kind, (), outcome)
+            name = user.name if user is not None else None
+            audit("pg", name, stmt.kind, metrics, outcome)
 
     def _answer(
         self,
@@ -161,6 +163,7 @@ class PgServer:
         describe_only: bool,
         token: CancellationToken,
         user: UserContext | None,
+        metrics: list[str] | None = None,
     ) -> pa.Table:
         pool = self.holder.current_pool()
         assert stmt.tree is not None
@@ -177,6 +180,9 @@ class PgServer:
                 return pa.table({"QUERY PLAN": text.splitlines()})
             if describe_only:
                 return self._described(engine, stmt.tree, params)
+            if metrics is not None:  # the audit line names the metrics asked for
+                query = engine.sql_plan(stmt.tree, params or None).query
+                metrics.extend(query.get("metrics", []) if isinstance(query, dict) else [])
             return engine.sql_arrow(
                 stmt.tree,
                 params or None,
