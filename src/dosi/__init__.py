@@ -1,7 +1,8 @@
 """dosi: a semantic-layer engine for Apache Ossie models with the DATUS extensions."""
 
+from dosi.access import UserContext, load_access
 from dosi.engine import Engine, QueryResult, validate
-from dosi.errors import Diagnostic, ExecuteError, ModelError, OsiError, QueryError
+from dosi.errors import AccessError, Diagnostic, ExecuteError, ModelError, OsiError, QueryError
 from dosi.execute.cancel import CancellationToken
 from dosi.ext import DATUS_EXT, DATUS_EXT_VERSION
 
@@ -12,6 +13,7 @@ __all__ = [
     "DATUS_EXT",
     "DATUS_EXT_VERSION",
     "SPEC_VERSION",
+    "AccessError",
     "CancellationToken",
     "Diagnostic",
     "Engine",
@@ -20,6 +22,8 @@ __all__ = [
     "OsiError",
     "QueryError",
     "QueryResult",
+    "UserContext",
     "__version__",
+    "load_access",
     "validate",
 ]

@@ -6,14 +6,28 @@ normalized query, so a repeated query costs a dictionary lookup.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
 
+from dosi.access import AccessConfig, AccessScope, PolicySet, UserContext, load_access, scope_for
+from dosi.access.audit import audit, request_metrics
+from dosi.access.listing import (
+    visible_dataset,
+    visible_datasets,
+    visible_dimensions,
+    visible_metric,
+    visible_metrics,
+    visible_table,
+    without_hidden_candidates,
+)
 from dosi.analysis.attribution import (
     attribution_result,
     candidate_dimensions,
@@ -24,7 +38,15 @@ from dosi.analysis.lineage import lineage_graph, lineage_text
 from dosi.analysis.source_check import check_sources
 from dosi.catalog.views import Catalog
 from dosi.compiler.model_compiler import compile_model_text
-from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError, QueryError, bounded
+from dosi.errors import (
+    AccessError,
+    ArgumentError,
+    Diagnostic,
+    ModelError,
+    OsiError,
+    QueryError,
+    bounded,
+)
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
 from dosi.execute.engines import open_runner
@@ -54,9 +76,37 @@ from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import execution_dialect, get_dialect
 
 _CACHE_SIZE = 512
+_SCOPE_CACHE_SIZE = 256
 
 #: `execute(timeout_secs=...)` not given: use the engine's `query_timeout`.
 ENGINE_DEFAULT: object = object()
+
+
+def _audited(action: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """One `dosi.audit` line per call of a user's engine (surface `python`): the user, the
+    action, the metrics asked for and the outcome (docs/access-policies.md "Audit"). A
+    `user=` keyword answers the call as that user (`as_user`)."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(self: Engine, request: Any, *args: Any, **kw: Any) -> Any:
+            user = kw.pop("user", None)
+            if user is not None:  # `engine.execute(q, user=UserContext(...))`
+                return getattr(self.as_user(user), fn.__name__)(request, *args, **kw)
+            if not self._audit or self.scope is None:
+                return fn(self, request, *args, **kw)
+            outcome = "ok"
+            try:
+                return fn(self, request, *args, **kw)
+            except OsiError as err:
+                outcome = err.code
+                raise
+            finally:
+                audit("python", self.scope.user.name, action, request_metrics(request), outcome)
+
+        return run
+
+    return wrap
 
 
 class QueryResult(dict):  # type: ignore[type-arg]
@@ -109,11 +159,15 @@ class Engine:
         query_timeout: float | None = DEFAULT_QUERY_TIMEOUT,
         memory_limit: str | None = None,
         allow_extensions: bool = False,
+        access: str | Path | AccessConfig | PolicySet | None = None,
+        user: UserContext | None = None,
     ) -> None:
         """`trust_sql=True` lets model SQL read files and settings or write
         (docs/untrusted-queries.md); `query_timeout` (seconds, None for none) and `memory_limit`
         bound every execution; `allow_extensions=True` lifts the DuckDB lockdown on extensions and
-        external access."""
+        external access. `access` (an access file, docs/access-policies.md) with `user`: this
+        engine answers as that user (hidden members denied, rows filtered); `as_user` gives
+        one engine per user over the same connections."""
         if mode not in ("datus", "basic"):
             raise ArgumentError(f'mode must be "datus" or "basic", got {bounded(mode)}')
         if model_path is None and model_text is None:
@@ -149,6 +203,68 @@ class Engine:
         self._con_lock = threading.Lock()
         self._sql_table: VirtualTable | None = None
         self._sql_types: dict[str, pa.DataType] | None = None
+        self.policies = _policy_set(access)
+        self.scope: AccessScope | None = None
+        self._audit = False
+        self._borrowed = False
+        self._scopes: OrderedDict[str, tuple[PolicySet, Engine]] = OrderedDict()
+        if user is not None:
+            if self.policies is None:
+                raise ArgumentError("`user` needs `access` (an access file with policies)")
+            self._enter_scope(scope_for(self.model, self.policies, _user_arg(user)))
+            self._audit = True
+
+    # -- access policies (docs/access-policies.md) -----------------------------------------
+    def as_user(
+        self, user: UserContext, policies: PolicySet | None = None, *, audited: bool = True
+    ) -> Engine:
+        """This engine as `user` sees it under `policies` (default: the engine's): one
+        cached engine per user and policy set, sharing this engine's connections. Without
+        policies the engine itself (identities then only authenticate). `audited=False`:
+        the caller writes the audit line (the servers)."""
+        user = _user_arg(user)
+        policies = policies if policies is not None else self.policies
+        if policies is None:
+            return self
+        if self.scope is not None:
+            raise ArgumentError(
+                "this engine already answers as a user; call as_user on the served engine"
+            )
+        key = f"{int(audited)}{user.key()}"
+        with self._lock:
+            hit = self._scopes.get(key)
+            if hit is not None and hit[0] is policies:
+                self._scopes.move_to_end(key)
+                return hit[1]
+        scoped = copy.copy(self)
+        scoped._enter_scope(scope_for(self.model, policies, user))
+        scoped._borrowed = True  # the connections stay this engine's
+        scoped._audit = audited
+        with self._lock:
+            self._scopes[key] = (policies, scoped)
+            if len(self._scopes) > _SCOPE_CACHE_SIZE:
+                self._scopes.popitem(last=False)
+        return scoped
+
+    def _enter_scope(self, scope: AccessScope) -> None:
+        """Answer as the scope's user from now on: compile against the row-filtered model
+        (its own plan cache), list only what the user sees."""
+        self.scope = scope
+        self.model = scope.model
+        self.graph = JoinGraph(self.model)
+        self.catalog = Catalog(self.model, self.graph)
+        self._cache = OrderedDict()
+        self._lock = threading.Lock()
+        self._scopes = OrderedDict()
+        self._sql_table = None
+        self._sql_types = None
+
+    @property
+    def user(self) -> UserContext | None:
+        return self.scope.user if self.scope is not None else None
+
+    def _guarded(self, err: OsiError) -> OsiError:
+        return without_hidden_candidates(self.scope, err) if self.scope is not None else err
 
     # -- catalog -------------------------------------------------------------------------------
     @property
@@ -156,19 +272,46 @@ class Engine:
         return [d.to_dict() for d in self.model.warnings]
 
     def metrics(self) -> list[dict[str, Any]]:
+        if self.scope is not None:
+            return visible_metrics(self.scope, self.catalog.metrics())
         return self.catalog.metrics()
 
     def metric(self, name: str) -> dict[str, Any]:
-        return self.catalog.metric(_name_arg(name, "name"))
+        name = _name_arg(name, "name")
+        if self.scope is not None and name in self.model.metrics:
+            self.scope.check_metric(name)
+        try:
+            out = self.catalog.metric(name)
+        except OsiError as err:
+            raise self._guarded(err) from None
+        return out if self.scope is None else visible_metric(self.scope, out)
 
     def datasets(self) -> list[dict[str, Any]]:
+        if self.scope is not None:
+            return visible_datasets(self.scope, self.catalog.datasets())
         return self.catalog.datasets()
 
     def dataset(self, name: str) -> dict[str, Any]:
-        return self.catalog.dataset(_name_arg(name, "name"))
+        name = _name_arg(name, "name")
+        if self.scope is None:
+            return self.catalog.dataset(name)
+        if name in self.model.datasets:
+            self.scope.check_dataset(name)
+        try:
+            return visible_dataset(self.scope, self.catalog.dataset(name))
+        except OsiError as err:
+            raise self._guarded(err) from None
 
     def dimensions(self, metric: str | None = None) -> list[dict[str, Any]]:
-        return self.catalog.dimensions(None if metric is None else _name_arg(metric, "metric"))
+        metric = None if metric is None else _name_arg(metric, "metric")
+        if self.scope is None:
+            return self.catalog.dimensions(metric)
+        if metric is not None and metric in self.model.metrics:
+            self.scope.check_metric(metric)
+        try:
+            return visible_dimensions(self.scope, self.catalog.dimensions(metric))
+        except OsiError as err:
+            raise self._guarded(err) from None
 
     # -- compile ----------------------------------------------------------------------------------
     def _compiled(self, query: Any, dialect: str | None, pretty: bool) -> CompiledQuery:
@@ -182,13 +325,18 @@ class Engine:
                 return hit
         try:
             compiled = compile_query(self.model, self.graph, query, dialect, pretty)
-        except OsiError:
+            if self.scope is not None:
+                aliases = {c.column: c.metric for c in compiled.columns}  # D-PARAM columns
+                self.scope.check_resolved(compiled.resolved, aliases)
+        except AccessError:
             raise
+        except OsiError as err:
+            raise self._guarded(err) from None
         except RecursionError:  # a backstop: inputs are bounded before they reach a parser
             raise QueryError(
                 "query_too_complex",
                 "the query nests too deeply to compile",
-                hint='simplify the query (see docs/limits.md)',
+                hint="simplify the query (see docs/limits.md)",
             ) from None
         except Exception as exc:
             raise QueryError(
@@ -203,6 +351,7 @@ class Engine:
                     self._cache.popitem(last=False)
         return compiled
 
+    @_audited("compile")
     def compile(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
     ) -> dict[str, Any]:
@@ -217,6 +366,7 @@ class Engine:
             "requested_columns": c.requested_columns(),
         }
 
+    @_audited("explain")
     def explain(self, query: Any, format: Literal["text", "json"] = "text") -> str:
         """The plan as an indented tree of nodes, the result at the top and the scans at the
         leaves; `format="json"` gives the same tree as JSON text for tools (`plan_tree`)."""
@@ -243,6 +393,7 @@ class Engine:
         return [d.to_dict() for d in (*self.model.warnings, *c.warnings)]
 
     # -- execute ----------------------------------------------------------------------------------
+    @_audited("execute")
     def execute(
         self,
         query: Any,
@@ -278,6 +429,7 @@ class Engine:
         }
         return QueryResult(data, table)
 
+    @_audited("execute")
     def execute_arrow(
         self,
         query: Any,
@@ -323,7 +475,8 @@ class Engine:
     def sql_table(self) -> VirtualTable:
         """The model as one virtual table: its dimension and metric columns."""
         if self._sql_table is None:
-            self._sql_table = virtual_table(self.model)
+            table = virtual_table(self.model)
+            self._sql_table = table if self.scope is None else visible_table(self.scope, table)
         return self._sql_table
 
     def sql_types(
@@ -342,6 +495,7 @@ class Engine:
         """How a SQL statement over the virtual table maps to a dosi query (`plan.query`)."""
         return translate(self.model, self.sql_table(), text, params)
 
+    @_audited("sql")
     def sql(
         self,
         text: str | Any,
@@ -355,22 +509,36 @@ class Engine:
         """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
         MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
         `execute`; `query` in the result is that dosi query."""
-        plan, table, c = self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                            cancellation)
+        plan, table, c = self._sql_table_of(
+            text, params, connection, timeout_secs, db_path, cancellation
+        )
         if c is None:
-            data: dict[str, Any] = {"dialect": None, "sql": None, "outputs": [],
-                                    "warnings": self.warnings, "requested_columns": []}
+            data: dict[str, Any] = {
+                "dialect": None,
+                "sql": None,
+                "outputs": [],
+                "warnings": self.warnings,
+                "requested_columns": [],
+            }
         else:
-            data = {"dialect": c.dialect.name, "sql": c.sql, "outputs": c.outputs(),
-                    "warnings": self._warnings(c), "requested_columns": c.requested_columns()}
-        data.update({
-            "query": plan.query,
-            "columns": list(table.column_names),
-            "rows": arrow_rows(table),
-            "row_count": table.num_rows,
-        })
+            data = {
+                "dialect": c.dialect.name,
+                "sql": c.sql,
+                "outputs": c.outputs(),
+                "warnings": self._warnings(c),
+                "requested_columns": c.requested_columns(),
+            }
+        data.update(
+            {
+                "query": plan.query,
+                "columns": list(table.column_names),
+                "rows": arrow_rows(table),
+                "row_count": table.num_rows,
+            }
+        )
         return QueryResult(data, table)
 
+    @_audited("sql")
     def sql_arrow(
         self,
         text: str | Any,
@@ -382,8 +550,7 @@ class Engine:
         cancellation: CancellationToken | None = None,
     ) -> pa.Table:
         """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
-        return self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                  cancellation)[1]
+        return self._sql_table_of(text, params, connection, timeout_secs, db_path, cancellation)[1]
 
     def _sql_table_of(
         self,
@@ -406,7 +573,7 @@ class Engine:
     def _detail(self, query: Any, dialect: str | None, pretty: bool, run: bool) -> dict[str, Any]:
         """The compile answer of a detail query (executions default to 100 rows, as the
         reference engine's do)."""
-        rd = resolve_detail(self.model, parse_detail(query))
+        rd = self._resolved_detail(query)
         dia = get_dialect(dialect)
         limit = rd.query.limit
         if run and limit is None:
@@ -420,10 +587,29 @@ class Engine:
             "requested_columns": rd.requested_columns(),
         }
 
+    def _resolved_detail(self, query: Any) -> ResolvedDetail:
+        try:
+            rd = resolve_detail(self.model, parse_detail(query))
+            if self.scope is not None:
+                self.scope.check_detail(rd)
+        except AccessError:
+            raise
+        except OsiError as err:
+            raise self._guarded(err) from None
+        return rd
+
     def _dimension_detail(self, query: Any) -> tuple[ResolvedDetail, dict[str, str]]:
         check_query_bounds(query)
-        dq = dimension_query(self.model, query, self.graph.reachable)
-        return resolve_detail(self.model, dq.detail), dq.renames
+        try:
+            dq = dimension_query(self.model, query, self.graph.reachable)
+            rd = resolve_detail(self.model, dq.detail)
+            if self.scope is not None:
+                self.scope.check_detail(rd)
+        except AccessError:
+            raise
+        except OsiError as err:
+            raise self._guarded(err) from None
+        return rd, dq.renames
 
     def _dimensions(
         self, query: Any, dialect: str | None, pretty: bool
@@ -481,9 +667,10 @@ class Engine:
         return self._detail(query, dialect, pretty, run=False)
 
     def explain_select(self, query: Any) -> str:
-        rd = resolve_detail(self.model, parse_detail(query))
+        rd = self._resolved_detail(query)
         return explain_detail(self.model, self.graph, rd)
 
+    @_audited("select")
     def select(
         self,
         query: Any,
@@ -512,6 +699,7 @@ class Engine:
         )
         return QueryResult(out, table)
 
+    @_audited("attribute")
     def attribute(
         self,
         request: Any,
@@ -524,6 +712,8 @@ class Engine:
     ) -> dict[str, Any]:
         """Why `metric` changed from `baseline` to `current`, by dimension, in one statement."""
         req = parse_request(request)
+        if self.scope is not None:  # the metric, its dimensions and filter: as a metric query
+            self._compiled(_attribution_gate(req), None, False)
         cands = (
             candidate_dimensions(self.dimensions(req.metric))
             if req.metric in self.model.metrics
@@ -548,6 +738,8 @@ class Engine:
         source exists and every column a field, key or relationship names exists with a
         compatible type. `{"valid", "checked": "warehouse", "engine", "issues": [...]}`, each
         issue with its dataset, column and the closest real names (docs/model.md)."""
+        if self.scope is not None:  # it reads every table's columns: the owner's check only
+            raise self.scope.denied("action", "validate_sources")
         profile = self._profile(connection, db_path)
         dia = get_dialect(profile.dialect)
         timeout = self._timeout(timeout_secs)
@@ -575,10 +767,25 @@ class Engine:
     def lineage(self, metric: str | None = None, redact_sql: bool = False) -> dict[str, Any]:
         """The model's lineage graph (tables -> datasets -> metrics, joins); with `metric`,
         only what that metric reads, plus its `tree`."""
+        if self.scope is not None:
+            return self._visible_lineage(metric, redact_sql)
         return lineage_graph(self.model, self.graph, metric, redact_sql)
 
     def lineage_text(self, metric: str) -> str:
+        if self.scope is not None:
+            return lineage_text(self._visible_lineage(metric, False))
         return lineage_text(lineage_graph(self.model, self.graph, metric, False))
+
+    def _visible_lineage(self, metric: str | None, redact_sql: bool) -> dict[str, Any]:
+        """Lineage of what the user sees, with the model's own sources (not the filters)."""
+        assert self.scope is not None
+        if isinstance(metric, str) and metric in self.model.metrics:
+            self.scope.check_metric(metric)
+        visible = self.scope.visible_model()
+        try:
+            return lineage_graph(visible, JoinGraph(visible), metric, redact_sql)
+        except OsiError as err:
+            raise self._guarded(err) from None
 
     def _timeout(self, timeout_secs: float | object | None) -> float | None:
         if timeout_secs is ENGINE_DEFAULT:
@@ -633,11 +840,41 @@ class Engine:
         return report() if callable(report) else None
 
     def close(self) -> None:
-        """Close the connections dosi opened (client objects handed in stay open)."""
+        """Close the connections dosi opened (client objects handed in stay open); a user's
+        engine from `as_user` leaves them to the engine it came from."""
+        if self._borrowed:
+            return
         with self._con_lock:
             for runner in self._cons.values():
                 runner.close()
             self._cons.clear()
+
+
+def _policy_set(access: Any) -> PolicySet | None:
+    if access is None:
+        return None
+    if isinstance(access, PolicySet):
+        return access
+    config = access if isinstance(access, AccessConfig) else load_access(access)
+    if config.policies is None:
+        raise ArgumentError("the access file has no `policies`", hint="see docs/access-policies.md")
+    return config.policies
+
+
+def _user_arg(user: Any) -> UserContext:
+    if not isinstance(user, UserContext):
+        raise ArgumentError(f"user must be a dosi.UserContext, got {type(user).__name__}")
+    return user
+
+
+def _attribution_gate(req: Any) -> dict[str, Any]:
+    """The metric query an attribution request reads: checked like any query of the user."""
+    query: dict[str, Any] = {"metrics": [req.metric], "group_by": list(req.dimensions)}
+    if req.where_sql:
+        query["where_sql"] = req.where_sql
+    if req.params:
+        query["params"] = dict(req.params)
+    return query
 
 
 def _name_arg(value: Any, what: str) -> str:

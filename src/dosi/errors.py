@@ -211,6 +211,13 @@ class QueryShapeError(QueryError, ValueError):
     """A query whose JSON shape is wrong; also a ValueError, as the reference raises one."""
 
 
+class AccessError(OsiError):
+    """A request the caller's identity may not make (access policies, docs/access-policies.md):
+    an unknown credential, a hidden member, or a policy that does not compile for this user."""
+
+    kind = "access_error"
+
+
 class ExecuteError(OsiError):
     """A compiled query that failed on the database, or a connection problem."""
 

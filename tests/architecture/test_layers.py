@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # authoring: other tools' models in and out, scaffolds, the model's JSON Schema
     ("dosi.importers", "dosi.exporters", "dosi.scaffold"),
     ("dosi", "dosi.engine"),  # the public facade: the package itself and Engine
+    ("dosi.access",),  # identities, access policies, a user's row-filtered model
     ("dosi.analysis",),  # lineage and attribution
     ("dosi.catalog",),  # catalog views
     ("dosi.pipeline",),  # the compile pipeline: query -> plan -> SQL

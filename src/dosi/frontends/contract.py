@@ -18,7 +18,7 @@ from typing import Any
 
 from dosi import DATUS_EXT_VERSION, SPEC_VERSION, __version__
 from dosi.engine import Engine, validate
-from dosi.errors import ExecuteError, ModelError, OsiError, QueryError
+from dosi.errors import AccessError, ExecuteError, ModelError, OsiError, QueryError
 from dosi.execute.values import json_ready, text_value
 from dosi.ext import IMPACTS, capabilities
 from dosi.model.loader import read_model_text
@@ -82,6 +82,8 @@ _NOT_FOUND = {"unknown_metric", "unknown_dataset"}
 def http_status(err: OsiError, *, lookup: bool = False) -> int:
     """Caller mistakes are 4xx; a lookup of a missing name is 404; a value the database refused
     is 422; execution problems on the server side are 5xx (504 on a timeout)."""
+    if isinstance(err, AccessError):  # a hidden member, a policy that fails for this user
+        return 401 if err.code == "unauthorized" else 403
     if isinstance(err, QueryError):
         if lookup and err.code in _NOT_FOUND:
             return 404

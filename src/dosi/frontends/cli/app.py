@@ -18,6 +18,7 @@ import click
 
 import dosi
 from dosi.errors import OsiError
+from dosi.frontends.cli.commands.access import access_group
 from dosi.frontends.cli.commands.analysis import attribute, lineage, select
 from dosi.frontends.cli.commands.authoring import export_group, import_group
 from dosi.frontends.cli.commands.catalog import info, list_, validate
@@ -116,6 +117,7 @@ COMMANDS: tuple[click.Command, ...] = (
     init,
     schema,
     demo,
+    access_group,
 )
 for _command in COMMANDS:
     cli.add_command(_command)

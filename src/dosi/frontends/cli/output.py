@@ -23,7 +23,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dosi.errors import ArgumentError, ExecuteError, ModelError, OsiError, QueryError
+from dosi.errors import (
+    AccessError,
+    ArgumentError,
+    ExecuteError,
+    ModelError,
+    OsiError,
+    QueryError,
+)
 from dosi.execute.values import decimal_text, json_decimal
 from dosi.frontends.contract import csv_cell
 
@@ -56,7 +63,7 @@ def exit_code_for(err: BaseException) -> int:
         return EXIT_MODEL
     if isinstance(err, (ExecuteError, OutputWriteError)):
         return EXIT_EXECUTE
-    if isinstance(err, (QueryError, CliError, ArgumentError)):
+    if isinstance(err, (QueryError, CliError, ArgumentError, AccessError)):
         return EXIT_QUERY
     return EXIT_INTERNAL
 
@@ -237,8 +244,12 @@ def _rich_table(
             table.add_column(c, justify=justify, overflow="fold")
         else:
             table.add_column(
-                c, justify=justify, no_wrap=True, overflow="ellipsis",
-                min_width=widths[i], max_width=widths[i],
+                c,
+                justify=justify,
+                no_wrap=True,
+                overflow="ellipsis",
+                min_width=widths[i],
+                max_width=widths[i],
             )
     for r in rows:
         cells = []
@@ -249,9 +260,7 @@ def _rich_table(
     console.print(table)
 
 
-def _fitted_widths(
-    columns: Sequence[str], rows: list[Mapping[str, Any]], width: int
-) -> list[int]:
+def _fitted_widths(columns: Sequence[str], rows: list[Mapping[str, Any]], width: int) -> list[int]:
     """Column widths that fit `width` characters of terminal: the first column whole, the
     others at their natural width under one common cap, as high as fits (the widest text is
     cut first), never below 3."""

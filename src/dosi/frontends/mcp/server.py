@@ -16,10 +16,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 
 import dosi
+from dosi.access.audit import audit_to_stderr
+from dosi.access.policy import AccessSource
 from dosi.frontends.contract import EngineHolder, json_safe, sql_request, validate_body
 from dosi.frontends.mcp.arguments import (
     drop_none,
@@ -28,6 +31,7 @@ from dosi.frontends.mcp.arguments import (
     query_argument,
     required,
 )
+from dosi.frontends.mcp.auth import Caller, McpGuard
 from dosi.frontends.mcp.results import guarded
 from dosi.frontends.query_schema import QUERY_ARGUMENT, QUERY_ARGUMENTS, described_argument
 
@@ -119,13 +123,6 @@ INSTRUCTIONS = (
 )
 
 
-def _leased(holder: EngineHolder, method: str, *args: Any, **kw: Any) -> Any:
-    """Run an Engine method on a leased Engine, so concurrent calls (HTTP transport) run on
-    separate connections."""
-    with holder.lease() as engine:
-        return getattr(engine, method)(*args, **kw)
-
-
 def build_server(
     model_path: str | Path,
     *,
@@ -133,32 +130,45 @@ def build_server(
     db_path: str | None = None,
     mode: str = "datus",
     timeout: float | None = 30.0,
+    access: AccessSource | None = None,
+    stdio_user: str | None = None,
 ) -> MCPServer:
+    """Every tool runs on a leased Engine (concurrent HTTP calls use separate connections)
+    answering as the caller (`dosi.frontends.mcp.auth.Caller`)."""
     holder = EngineHolder(model_path, connections, db_path, mode)
+    caller = Caller(holder, access, stdio_user)
     server = MCPServer("dosi", version=dosi.__version__, instructions=INSTRUCTIONS)
 
     @server.tool()
-    def list_metrics() -> CallToolResult:
+    def list_metrics(ctx: Context | None = None) -> CallToolResult:
         """Every metric: name, kind, datasets, description, window, params, attributable."""
-        return guarded(lambda: {"metrics": holder.current().metrics()})
+        return caller.run(ctx, "list_metrics", None, lambda e: {"metrics": e.metrics()})
 
     @server.tool()
-    def describe_metric(name: MetricName = None, metric: MetricName = None) -> CallToolResult:
+    def describe_metric(
+        name: MetricName = None, metric: MetricName = None, ctx: Context | None = None
+    ) -> CallToolResult:
         """One metric in full, with `param_schema` (the JSON Schema of its params)."""
+        wanted = name if name is not None else metric
 
-        def run() -> dict[str, Any]:
-            m = holder.current().metric(required(name if name is not None else metric, "name", str))
+        def run(e: dosi.Engine) -> dict[str, Any]:
+            m = e.metric(required(wanted, "name", str))
             if m.get("param_schema") is None:  # no params: the schema of an empty map
                 m["param_schema"] = param_schema(m)
             return m
 
-        return guarded(run)
+        return caller.run(
+            ctx, "describe_metric", None, run, [wanted] if isinstance(wanted, str) else []
+        )
 
     @server.tool()
-    def list_dimensions(metric: MetricName = None) -> CallToolResult:
+    def list_dimensions(metric: MetricName = None, ctx: Context | None = None) -> CallToolResult:
         """Fields with `is_dimension` and its `source`; with `metric`, only what it reaches."""
-        return guarded(
-            lambda: {"dimensions": holder.current().dimensions(optional_string(metric, "metric"))}
+        return caller.run(
+            ctx,
+            "list_dimensions",
+            {"metric": metric},
+            lambda e: {"dimensions": e.dimensions(optional_string(metric, "metric"))},
         )
 
     @server.tool()
@@ -175,40 +185,35 @@ def build_server(
         context_filter: ArgContextFilter = None,
         densify: ArgDensify = None,
         week_start: ArgWeekStart = None,
+        ctx: Context | None = None,
     ) -> CallToolResult:
         """Run a metric query and answer rows, columns and outputs. Pass the query object as
         `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit",
         "params", "time_ranges", "context_filter", "densify", "week_start"}), or its keys as
         arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
         q = query_argument(locals())
-        return guarded(
-            lambda: dict(
-                _leased(
-                    holder,
-                    "execute",
-                    required(q, "query"),
-                    db_path=holder.db_path,
-                    timeout_secs=timeout,
-                )
-            )
+        return caller.run(
+            ctx,
+            "query",
+            q,
+            lambda e: dict(
+                e.execute(required(q, "query"), db_path=holder.db_path, timeout_secs=timeout)
+            ),
         )
 
     @server.tool()
-    def sql(sql: SqlText = None, params: SqlParams = None) -> CallToolResult:
+    def sql(
+        sql: SqlText = None, params: SqlParams = None, ctx: Context | None = None
+    ) -> CallToolResult:
         """Answer a SQL SELECT over the model's virtual table (one table named after the
         model; columns: dimensions such as orders__channel, metric_time__month, and metrics):
         "SELECT orders__channel, MEASURE(revenue) FROM shop GROUP BY 1"."""
         body = {"sql": sql, **({"params": params} if params is not None else {})}
-        return guarded(
-            lambda: dict(
-                _leased(
-                    holder,
-                    "sql",
-                    *sql_request(body),
-                    db_path=holder.db_path,
-                    timeout_secs=timeout,
-                )
-            )
+        return caller.run(
+            ctx,
+            "sql",
+            None,
+            lambda e: dict(e.sql(*sql_request(body), db_path=holder.db_path, timeout_secs=timeout)),
         )
 
     @server.tool()
@@ -226,14 +231,16 @@ def build_server(
         context_filter: ArgContextFilter = None,
         densify: ArgDensify = None,
         week_start: ArgWeekStart = None,
+        ctx: Context | None = None,
     ) -> CallToolResult:
         """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
         snowflake, bigquery, ...)."""
         q = query_argument(locals())
-        return guarded(
-            lambda: holder.current().compile(
-                required(q, "query"), optional_string(dialect, "dialect")
-            )
+        return caller.run(
+            ctx,
+            "compile",
+            q,
+            lambda e: e.compile(required(q, "query"), optional_string(dialect, "dialect")),
         )
 
     @server.tool()
@@ -250,16 +257,16 @@ def build_server(
         context_filter: ArgContextFilter = None,
         densify: ArgDensify = None,
         week_start: ArgWeekStart = None,
+        ctx: Context | None = None,
     ) -> CallToolResult:
         """The logical plan of a metric query (as for `query`), with its outputs."""
         q = query_argument(locals())
 
-        def run() -> dict[str, Any]:
-            e = holder.current()
+        def run(e: dosi.Engine) -> dict[str, Any]:
             compiled = e.compile(required(q, "query"))
             return {"plan": e.explain(q), "outputs": compiled["outputs"], "sql": compiled["sql"]}
 
-        return guarded(run)
+        return caller.run(ctx, "explain", q, run)
 
     @server.tool()
     def select(
@@ -271,6 +278,7 @@ def build_server(
         order_by: ArgOrderBy = None,
         limit: ArgLimit = None,
         distinct: Distinct = None,
+        ctx: Context | None = None,
     ) -> CallToolResult:
         """Detail rows, no rollup. Pass {"from", "fields", "where_sql", "order_by", "limit"} as
         `query`, or the keys as arguments with `dataset` for "from"."""
@@ -287,16 +295,13 @@ def build_server(
                     "distinct": distinct,
                 }
             )
-        return guarded(
-            lambda: dict(
-                _leased(
-                    holder,
-                    "select",
-                    required(q, "query"),
-                    db_path=holder.db_path,
-                    timeout_secs=timeout,
-                )
-            )
+        return caller.run(
+            ctx,
+            "select",
+            q,
+            lambda e: dict(
+                e.select(required(q, "query"), db_path=holder.db_path, timeout_secs=timeout)
+            ),
         )
 
     @server.tool()
@@ -307,6 +312,7 @@ def build_server(
         baseline: Window = None,
         dimensions: FieldList = None,
         where_sql: ArgWhereSql = None,
+        ctx: Context | None = None,
     ) -> CallToolResult:
         """Why a metric changed between two windows, by dimension: metric, current {start,
         end}, baseline {start, end}, dimensions [...] (or all of it as `request`). Answers
@@ -322,14 +328,13 @@ def build_server(
                     "where_sql": where_sql,
                 }
             )
-        return guarded(
-            lambda: _leased(
-                holder,
-                "attribute",
-                required(r, "request"),
-                db_path=holder.db_path,
-                timeout_secs=timeout,
-            )
+        return caller.run(
+            ctx,
+            "attribute",
+            r,
+            lambda e: e.attribute(
+                required(r, "request"), db_path=holder.db_path, timeout_secs=timeout
+            ),
         )
 
     @server.tool()
@@ -341,8 +346,8 @@ def build_server(
         text = model if model is not None else model_text
         return guarded(lambda: validate_body({"model": text, "mode": mode}))
 
-    _add_resources(server, holder)
-    _add_prompts(server, holder)
+    _add_resources(server, holder, caller)
+    _add_prompts(server, caller)
     return server
 
 
@@ -350,7 +355,7 @@ def _json(value: Any) -> str:
     return json.dumps(json_safe(value), indent=2, ensure_ascii=False)
 
 
-def _add_resources(server: MCPServer, holder: EngineHolder) -> None:
+def _add_resources(server: MCPServer, holder: EngineHolder, caller: Caller) -> None:
     """The model catalog, and one metric's definition with its lineage, as JSON resources an
     agent can read (or attach) without a tool call."""
 
@@ -361,14 +366,18 @@ def _add_resources(server: MCPServer, holder: EngineHolder) -> None:
         mime_type="application/json",
     )
     def catalog() -> str:
-        e = holder.current()
+        # a static resource gets no request context: under policies over HTTP it is refused
+        # (fail closed) and list_metrics / list_dimensions answer per user
         return _json(
-            {
-                "model": holder.model_path.name,
-                "metrics": e.metrics(),
-                "dimensions": e.dimensions(),
-                "datasets": e.datasets(),
-            }
+            caller.value(
+                None,
+                lambda e: {
+                    "model": holder.model_path.name,
+                    "metrics": e.metrics(),
+                    "dimensions": e.dimensions(),
+                    "datasets": e.datasets(),
+                },
+            )
         )
 
     @server.resource(
@@ -378,12 +387,13 @@ def _add_resources(server: MCPServer, holder: EngineHolder) -> None:
         "(measures, datasets, joins).",
         mime_type="application/json",
     )
-    def metric(name: str) -> str:
-        e = holder.current()
-        return _json({"definition": e.metric(name), "lineage": e.lineage(name)})
+    def metric(name: str, ctx: Context | None = None) -> str:
+        return _json(
+            caller.value(ctx, lambda e: {"definition": e.metric(name), "lineage": e.lineage(name)})
+        )
 
 
-def _add_prompts(server: MCPServer, holder: EngineHolder) -> None:
+def _add_prompts(server: MCPServer, caller: Caller) -> None:
     """Prompts that start the two common conversations: what a metric means, and why it
     moved between two periods."""
 
@@ -392,18 +402,16 @@ def _add_prompts(server: MCPServer, holder: EngineHolder) -> None:
         description="Explain what a metric measures, how it is computed and what it can be "
         "grouped by.",
     )
-    def explain_metric(metric: str) -> str:
-        e = holder.current()
-        definition = e.metric(metric)
+    def explain_metric(metric: str, ctx: Context | None = None) -> str:
+        definition, lineage = caller.value(
+            ctx, lambda e: (e.metric(metric), e.lineage_text(metric))
+        )
         return (
             f"Explain the metric `{metric}` to a business user: what it measures, how it is "
             "computed (aggregation, filters, windows), which datasets it reads, and which "
             "dimensions and time grains it can be grouped by. Use only the definition and "
             "lineage below; call list_dimensions with this metric for what it can be grouped "
-            "by.\n\nDefinition:\n"
-            + _json(definition)
-            + "\n\nLineage:\n"
-            + e.lineage_text(metric)
+            "by.\n\nDefinition:\n" + _json(definition) + "\n\nLineage:\n" + lineage
         )
 
     @server.prompt(
@@ -416,9 +424,9 @@ def _add_prompts(server: MCPServer, holder: EngineHolder) -> None:
         current_end: str,
         baseline_start: str,
         baseline_end: str,
+        ctx: Context | None = None,
     ) -> str:
-        e = holder.current()
-        e.metric(metric)  # an unknown name fails here, with candidates
+        caller.value(ctx, lambda e: e.metric(metric))  # an unknown name fails, with candidates
         request = {
             "metric": metric,
             "current": {"start": current_start, "end": current_end},
@@ -447,11 +455,33 @@ def run_mcp(
     db_path: str | None = None,
     mode: str = "datus",
     timeout: float | None = 30.0,
+    token: str | None = None,
+    access: str | Path | None = None,
+    user: str | None = None,
 ) -> None:
+    """Serve over stdio or streamable HTTP. Over HTTP, `token` (DOSI_TOKEN) and / or an
+    access file make every request authenticate (`McpGuard`); over stdio, `user` names the
+    access file's user the local agent answers as."""
+    source = AccessSource(access) if access is not None else None
+    if source is not None or token is not None:
+        audit_to_stderr()
     server = build_server(
-        model_path, connections=connections, db_path=db_path, mode=mode, timeout=timeout
+        model_path,
+        connections=connections,
+        db_path=db_path,
+        mode=mode,
+        timeout=timeout,
+        access=source,
+        stdio_user=user,
     )
-    if transport == "http":
-        server.run("streamable-http", host=host, port=port)
-    else:
+    if transport != "http":
         server.run("stdio")
+        return
+    uvicorn.run(http_app(server, host, token, source), host=host, port=port, log_level="warning")
+
+
+def http_app(server: MCPServer, host: str, token: str | None, access: AccessSource | None) -> Any:
+    """The streamable-HTTP ASGI app at /mcp, behind `McpGuard` when a token or an access file
+    is configured (issue 29 item 4: MCP over HTTP authenticates like REST)."""
+    app: Any = server.streamable_http_app(host=host)
+    return McpGuard(app, token, access) if token is not None or access is not None else app

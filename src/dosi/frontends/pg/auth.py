@@ -1,8 +1,9 @@
 """Who may connect: a pluggable check of the startup user and the password message.
 
 `TokenAuth` is the REST token (`DOSI_TOKEN`) over PostgreSQL: the password is the token, the
-user name is only a label. A later identity scheme plugs in as another `Authenticator`
-returning the identity the session then carries.
+user name is only a label. `AccessAuth` checks the access file's users (issue 30 item 1): the
+user name and its password (or one of its API tokens as the password); the identity then
+carries the user the session answers as (docs/access-policies.md).
 """
 
 from __future__ import annotations
@@ -11,13 +12,22 @@ import hmac
 from dataclasses import dataclass
 from typing import Protocol
 
+from dosi.access import UserContext
+from dosi.access.audit import TOKEN_USER_NAME
+from dosi.access.policy import AccessSource
+from dosi.errors import AccessError
+
+TOKEN_USER = UserContext(TOKEN_USER_NAME, ("token",))
+
 
 @dataclass(frozen=True)
 class Identity:
-    """The authenticated caller: the startup user and how it proved itself."""
+    """The authenticated caller: the startup user, how it proved itself, and the access
+    file's user it is (None without an access file)."""
 
     user: str
-    method: str  # "trust", "token", ...
+    method: str  # "trust", "token", "password"
+    context: UserContext | None = None
 
 
 class Authenticator(Protocol):
@@ -53,5 +63,36 @@ class TokenAuth:
         return Identity(user, "token")
 
 
-def authenticator(token: str | None) -> Authenticator:
+class AccessAuth:
+    """The access file's users: `user` + its password (scrypt or sha256 hash), or one of its
+    API tokens; the shared token (if any) is the user `token`. An access file that does not
+    read refuses everyone (fail closed)."""
+
+    needs_password = True
+
+    def __init__(self, source: AccessSource, token: str | None = None) -> None:
+        self.source = source
+        self._token = token.encode() if token else None
+
+    def check(self, user: str, password: str | None, database: str) -> Identity | None:
+        if password is None:
+            return None
+        if self._token is not None and hmac.compare_digest(password.encode(), self._token):
+            return Identity(user, "token", TOKEN_USER)
+        try:
+            ids = self.source.current().identities
+        except AccessError:
+            return None
+        found = ids.by_password(user, password)
+        if found is not None:
+            return Identity(user, "password", found)
+        by_token = ids.by_token(password)
+        if by_token is not None and by_token.name == user:
+            return Identity(user, "token", by_token)
+        return None
+
+
+def authenticator(token: str | None, access: AccessSource | None = None) -> Authenticator:
+    if access is not None:
+        return AccessAuth(access, token)
     return TokenAuth(token) if token else TrustAuth()

@@ -24,8 +24,11 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
+from dosi.access import UserContext
+from dosi.access.audit import audit
+from dosi.access.policy import AccessSource
 from dosi.engine import Engine
-from dosi.errors import OsiError, QueryError
+from dosi.errors import AccessError, OsiError, QueryError
 from dosi.execute.cancel import CancellationToken
 from dosi.frontends.contract import EngineHolder, EnginePool
 from dosi.frontends.pg import messages as m
@@ -55,6 +58,7 @@ class PgOptions:
     workers: int = 8
     database: str = "dosi"
     log: Callable[[str], None] | None = None
+    access: AccessSource | None = None  # identities and policies (docs/access-policies.md)
 
 
 def tls_context(certfile: str, keyfile: str | None) -> ssl.SSLContext:
@@ -68,8 +72,9 @@ class _Backend:
     """Statement execution for the sessions: semantic queries on a leased engine, catalog
     queries on the model version's emulated catalog."""
 
-    def __init__(self, server: PgServer) -> None:
+    def __init__(self, server: PgServer, user: UserContext | None = None) -> None:
         self.server = server
+        self.user = user  # the access file's user this connection answers as
         self.table_name = server.holder.current().sql_table().name
 
     async def run(
@@ -77,7 +82,7 @@ class _Backend:
     ) -> pa.Table:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            self.server.executor, self.server.answer, stmt, params, describe_only, token
+            self.server.executor, self.server.answer, stmt, params, describe_only, token, self.user
         )
 
     def param_types(self, stmt: Statement, n: int) -> list[int]:
@@ -94,7 +99,7 @@ class PgServer:
         self.executor = ThreadPoolExecutor(
             max_workers=options.workers, thread_name_prefix="dosi-pg"
         )
-        self._catalogs: dict[int, Catalog] = {}
+        self._catalogs: dict[tuple[int, str], Catalog] = {}
         self._catalog_lock = threading.Lock()
         self._sessions: dict[int, tuple[int, Session]] = {}
         self._open = 0
@@ -102,20 +107,63 @@ class PgServer:
         self.backend = _Backend(self)
 
     # -- statements (worker threads) ---------------------------------------------------------
-    def catalog(self, pool: EnginePool) -> Catalog:
-        key = id(pool)
+    def scoped(self, engine: Engine, user: UserContext | None) -> Engine:
+        """The engine as the connection's user sees it, when the access file has policies."""
+        access = self.options.access
+        if access is None:
+            return engine
+        policies = access.current().policies
+        if policies is None:
+            return engine
+        if user is None:
+            raise AccessError("unauthorized", "this connection has no user")
+        return engine.as_user(user, policies, audited=False)
+
+    def catalog(self, pool: EnginePool, user: UserContext | None = None) -> Catalog:
+        """The emulated catalog of one model version, as one user sees it (hidden columns
+        are absent from information_schema and pg_attribute)."""
+        e = self.scoped(pool.first, user)
+        key = (id(pool), user.key() if e.scope is not None and user is not None else "")
         found = self._catalogs.get(key)
         if found is not None:
             return found
         with self._catalog_lock:
             if key not in self._catalogs:
-                e = pool.first
                 types = e.sql_types(db_path=self.holder.db_path)
-                self._catalogs = {key: Catalog(e.sql_table(), types, self.options.database)}
+                if any(k[0] != id(pool) for k in self._catalogs):
+                    self._catalogs = {}  # a new model version: drop the old catalogs
+                self._catalogs[key] = Catalog(e.sql_table(), types, self.options.database)
             return self._catalogs[key]
 
     def answer(
-        self, stmt: Statement, params: list[Any], describe_only: bool, token: CancellationToken
+        self,
+        stmt: Statement,
+        params: list[Any],
+        describe_only: bool,
+        token: CancellationToken,
+        user: UserContext | None = None,
+    ) -> pa.Table:
+        if self.options.access is None:
+            return self._answer(stmt, params, describe_only, token, None)
+        outcome = "ok"
+        metrics: list[str] = []
+        try:
+            return self._answer(stmt, params, describe_only, token, user, metrics)
+        except OsiError as err:
+            outcome = err.code
+            raise
+        finally:
+            name = user.name if user is not None else None
+            audit("pg", name, stmt.kind, metrics, outcome)
+
+    def _answer(
+        self,
+        stmt: Statement,
+        params: list[Any],
+        describe_only: bool,
+        token: CancellationToken,
+        user: UserContext | None,
+        metrics: list[str] | None = None,
     ) -> pa.Table:
         pool = self.holder.current_pool()
         assert stmt.tree is not None
@@ -123,14 +171,18 @@ class PgServer:
             tree = stmt.tree
             if params or describe_only:
                 tree = bind_parameters(tree.copy(), params) if params else tree
-            return self.catalog(pool).run(tree)
-        with pool.lease() as engine:
+            return self.catalog(pool, user).run(tree)
+        with pool.lease() as leased:
+            engine = self.scoped(leased, user)
             if stmt.kind == "explain":
                 plan = engine.sql_plan(stmt.tree, params)
                 text = engine.explain(plan.query) if plan.query is not None else "(no query)"
                 return pa.table({"QUERY PLAN": text.splitlines()})
             if describe_only:
                 return self._described(engine, stmt.tree, params)
+            if metrics is not None:  # the audit line names the metrics asked for
+                query = engine.sql_plan(stmt.tree, params or None).query
+                metrics.extend(query.get("metrics", []) if isinstance(query, dict) else [])
             return engine.sql_arrow(
                 stmt.tree,
                 params or None,
@@ -259,8 +311,9 @@ class PgServer:
                     "send the server's token as the password",
                 )
                 return
+            backend = self.backend if identity.context is None else _Backend(self, identity.context)
             session = Session(
-                self.backend, reader, writer, params, self.options.max_rows, self.options.log
+                backend, reader, writer, params, self.options.max_rows, self.options.log
             )
             pid = secrets.randbelow(2**31 - 1) + 1
             secret = secrets.randbelow(2**31 - 1)

@@ -38,6 +38,12 @@ _BY_CODE = {
     "too_many_connections": "53300",
     "unknown_setting": "42704",
     "catalog_query_failed": "42000",
+    "access_denied": "42501",  # insufficient_privilege (issue 30)
+    "access_attribute_missing": "42501",
+    "access_attribute_type": "42501",
+    "access_policy_invalid": "42501",
+    "access_config_invalid": "42501",
+    "unauthorized": "28000",
 }
 
 

@@ -26,8 +26,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from dosi.access.audit import request_metrics
+from dosi.access.policy import AccessSource
 from dosi.engine import Engine
-from dosi.errors import OsiError
+from dosi.errors import AccessError, OsiError
 from dosi.execute.cancel import CancellationToken
 from dosi.frontends.contract import (
     EngineHolder,
@@ -82,10 +84,14 @@ def create_app(
     reload_interval: float = 0.5,
     hosts: frozenset[str] | None = None,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    access: str | Path | AccessSource | None = None,
 ) -> FastAPI:
     """The application; `hosts` is the Host allow-list (None: any, see `guard.allowed_hosts`).
-    The token is checked here (`guard.usable_token`): a bad one fails before serving."""
+    The token is checked here (`guard.usable_token`): a bad one fails before serving. With
+    `access` (an access file, docs/access-policies.md) every /v1 request authenticates as a
+    user and, when the file has policies, is answered as that user."""
     token = usable_token(token)
+    source = access if isinstance(access, AccessSource) or access is None else AccessSource(access)
     holder = EngineHolder(model_path, connections, db_path, mode, reload_interval)
     app = FastAPI(
         title="dosi",
@@ -97,7 +103,8 @@ def create_app(
     )
     app.state.holder = holder
 
-    app.add_middleware(Guard, token=token, max_body=max_body, hosts=hosts)
+    app.state.access = source
+    app.add_middleware(Guard, token=token, max_body=max_body, hosts=hosts, access=source)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -141,9 +148,16 @@ def create_app(
         """Run `fn(engine, token)` in a worker thread; cancel it if the client goes away."""
         cancel = CancellationToken()
         pool = holder.current_pool()
+        user = getattr(request.state, "dosi_user", None)
 
         def work() -> Any:
             with pool.lease() as engine:
+                if source is not None:  # policies: answer as the request's user
+                    policies = source.current().policies
+                    if policies is not None:
+                        if user is None:
+                            raise AccessError("unauthorized", "this request has no user")
+                        engine = engine.as_user(user, policies, audited=False)
                 return fn(engine, cancel)
 
         task = asyncio.ensure_future(anyio.to_thread.run_sync(work))
@@ -166,12 +180,14 @@ def create_app(
     ) -> Response:
         try:
             body = await body_of(request) if needs_body else None
+            request.state.dosi_metrics = request_metrics(body)
             out = await call(request, lambda e, c: fn(e, c, body))
         except _BodyTooLarge:
             return too_large(max_body)
         except OsiErrorBody as err:
             return error_response(err.status, err.body)
         except OsiError as err:
+            request.state.dosi_outcome = err.code
             return error_response(http_status(err, lookup=lookup), osi_error_body(err))
         if isinstance(out, Response):  # rendered in the worker thread (a chart image)
             return out
@@ -308,6 +324,8 @@ def create_app(
         def run(e: Engine, c: CancellationToken, b: Any) -> dict[str, Any]:
             out = validate_body(b)
             out["checked"] = "model"
+            if out["valid"] and b.get("sources") is True and e.scope is not None:
+                raise e.scope.denied("action", "validate sources")
             if out["valid"] and b.get("sources") is True:
                 conns: Any = e.connections  # the served model's warehouse
                 other = Engine(

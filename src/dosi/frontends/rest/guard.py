@@ -15,9 +15,15 @@ from typing import Any
 
 from fastapi.responses import Response
 
-from dosi.errors import ArgumentError
+from dosi.access import UserContext
+from dosi.access.audit import TOKEN_USER_NAME, audit
+from dosi.access.policy import AccessSource
+from dosi.errors import AccessError
 from dosi.frontends.contract import error_body
 from dosi.frontends.rest.responses import error_response, too_large
+from dosi.frontends.tokens import usable_token
+
+__all__ = ["Guard", "allowed_hosts", "usable_token"]
 
 access_log = logging.getLogger("dosi.access")
 
@@ -35,6 +41,8 @@ SECURITY_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
 )
 PUBLIC_V1 = ("/v1/openapi.json",)
+#: the shared DOSI_TOKEN when an access file is configured: a user of its own, group `token`
+TOKEN_USER = UserContext(TOKEN_USER_NAME, ("token",))
 
 
 def is_loopback(host: str) -> bool:
@@ -48,24 +56,6 @@ def allowed_hosts(bind: str, extra: tuple[str, ...] = ()) -> frozenset[str] | No
     if is_loopback(bind):
         return frozenset(LOOPBACK_NAMES | {bind.strip("[]").lower()} | names)
     return frozenset(names) if names else None
-
-
-def usable_token(token: str | None) -> str | None:
-    """The bearer token, checked at start-up: an empty or blank token, one with spaces or
-    control characters at its edges or inside, or one not encodable as UTF-8 (a non-UTF-8
-    environment) is an ArgumentError, never silently no authentication."""
-    if token is None:
-        return None
-    fix = "set DOSI_TOKEN (or --token) to a non-empty secret of printable characters, or unset it"
-    try:
-        token.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ArgumentError("the token is not valid UTF-8 text", hint=fix) from None
-    if not token.strip():
-        raise ArgumentError("the token is empty", hint=fix)
-    if any(not ch.isprintable() or ch.isspace() for ch in token):
-        raise ArgumentError("the token holds a space or a control character", hint=fix)
-    return token
 
 
 def _host_name(value: bytes) -> str:
@@ -85,11 +75,13 @@ class Guard:
         token: str | None,
         max_body: int,
         hosts: frozenset[str] | None = None,
+        access: AccessSource | None = None,
     ) -> None:
         self.app = app
         self.token = None if token is None else token.encode("utf-8")
         self.max_body = max_body
         self.hosts = hosts
+        self.access = access  # identities and policies (docs/access-policies.md)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -112,17 +104,43 @@ class Guard:
                 ]
             await send(message)
 
+        state = scope.setdefault("state", {})
         try:
-            early = self._reject(path, headers, dict(scope["headers"]))
+            early = self._reject(path, headers, dict(scope["headers"]), state)
             if early is not None:
                 await early(scope, receive, send_with_id)
                 return
             await self.app(scope, receive, send_with_id)
         finally:
             log_request(scope, rid, status["code"], started)
+            if self.access is not None and path.startswith("/v1/"):
+                user = state.get("dosi_user")
+                audit(
+                    "rest",
+                    user.name if isinstance(user, UserContext) else None,
+                    f"{scope['method']} {path}",
+                    state.get("dosi_metrics", ()),
+                    state.get("dosi_outcome")
+                    or ("ok" if status["code"] < 400 else f"http_{status['code']}"),
+                    request_id=rid,
+                    status=status["code"],
+                )
+
+    def identify(self, value: bytes) -> UserContext | None:
+        """The user a bearer token names: the shared token, else an identity of the access
+        file (hashed, compared in constant time). An unreadable access file raises."""
+        if self.token and hmac.compare_digest(value, self.token):
+            return TOKEN_USER
+        if self.access is None:
+            return None
+        try:
+            text = value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return self.access.current().identities.by_token(text) if text else None
 
     def _reject(
-        self, path: str, headers: dict[str, str], raw: dict[bytes, bytes]
+        self, path: str, headers: dict[str, str], raw: dict[bytes, bytes], state: dict[str, Any]
     ) -> Response | None:
         if self.hosts is not None and _host_name(raw.get(b"host", b"")) not in self.hosts:
             return error_response(
@@ -134,15 +152,23 @@ class Guard:
                     "it with `dosi serve --allow-host NAME`",
                 ),
             )
-        if self.token and path.startswith("/v1/") and path not in PUBLIC_V1:
+        policed = self.token or self.access is not None
+        if policed and path.startswith("/v1/") and path not in PUBLIC_V1:
             scheme, _, value = raw.get(b"authorization", b"").partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), self.token):
+            try:
+                user = self.identify(value.strip()) if scheme.lower() == b"bearer" else None
+            except AccessError as err:
+                state["dosi_outcome"] = err.code
+                return error_response(503, error_body(err.code, err.message, hint=err.hint))
+            state["dosi_user"] = user
+            if user is None:
+                state["dosi_outcome"] = "unauthorized"
                 response = error_response(
                     401,
                     error_body(
                         "unauthorized",
                         "a bearer token is required: send `Authorization: Bearer <token>`",
-                        hint="the server was started with DOSI_TOKEN set",
+                        hint="the server was started with DOSI_TOKEN or an access file",
                     ),
                 )
                 response.headers["WWW-Authenticate"] = "Bearer"

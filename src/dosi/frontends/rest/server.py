@@ -12,6 +12,8 @@ from typing import Any
 
 import uvicorn
 
+from dosi.access.audit import audit_to_stderr
+from dosi.access.policy import AccessSource
 from dosi.frontends.rest.app import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY,
@@ -42,6 +44,7 @@ def serve(
     head_timeout: float = DEFAULT_HEAD_TIMEOUT,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    access: AccessSource | None = None,
 ) -> None:
     """Run the REST API and the explorer with uvicorn until interrupted; `allow_hosts` adds
     Host names to the allow-list (loopback names when bound to loopback). A connection gets
@@ -52,6 +55,8 @@ def serve(
     access_log.addHandler(handler)
     access_log.setLevel(logging.INFO)
     access_log.propagate = False
+    if access is not None:  # one audit line per request (docs/access-policies.md)
+        audit_to_stderr()
     app = create_app(
         model_path,
         connections=connections,
@@ -62,6 +67,7 @@ def serve(
         timeout=timeout,
         hosts=allowed_hosts(host, allow_hosts),
         body_timeout=body_timeout,
+        access=access,
     )
     print(f"dosi: serving {model_path} on http://{host}:{port}/ (API at /v1)", file=sys.stderr)
     if db_path is None and app.state.holder.current().connections.path_for(None) is None:

@@ -11,6 +11,8 @@ import os
 
 import click
 
+from dosi.access.policy import AccessSource
+from dosi.frontends.cli.commands.access import access_option
 from dosi.frontends.cli.engine_input import (
     load_connections,
     resolve_db,
@@ -23,6 +25,7 @@ from dosi.frontends.cli.output import CliError
 from dosi.frontends.contract import EngineHolder
 from dosi.frontends.extras import load_extra
 from dosi.frontends.pg import PgOptions, authenticator, start_background
+from dosi.frontends.tokens import usable_token
 
 REST_SERVER = "dosi.frontends.rest.server"
 MCP_SERVER = "dosi.frontends.mcp.server"
@@ -86,6 +89,7 @@ MCP_SERVER = "dosi.frontends.mcp.server"
     metavar="SECONDS",
     help="Per-request query timeout.",
 )
+@access_option
 @db_options
 @model_options
 def serve(
@@ -99,6 +103,7 @@ def serve(
     max_connections: int,
     pg_port: int | None,
     timeout: float,
+    access_file: str | None,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
@@ -121,7 +126,8 @@ def serve(
     conns = load_connections(connections_file)
     # an empty or unusable DOSI_TOKEN is a start-up error, never silently no authentication
     secret = rest.usable_token(token if token is not None else os.environ.get("DOSI_TOKEN"))
-    if pg_port is not None:  # the PostgreSQL frontend beside REST, same token
+    access = AccessSource(access_file) if access_file else None  # a bad file fails here
+    if pg_port is not None:  # the PostgreSQL frontend beside REST, same token and users
         holder = EngineHolder(path, conns, resolve_db(db), resolve_mode(mode))
         start_background(
             holder,
@@ -129,7 +135,8 @@ def serve(
                 host=host,
                 port=pg_port,
                 query_timeout=timeout,
-                auth=authenticator(secret),
+                auth=authenticator(secret, access),
+                access=access,
             ),
         )
     rest.serve(
@@ -146,6 +153,7 @@ def serve(
         head_timeout=head_timeout,
         max_connections=max_connections,
         body_timeout=body_timeout,
+        access=access,
     )
 
 
@@ -160,6 +168,19 @@ def serve(
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8765, show_default=True)
 @click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS")
+@click.option(
+    "--token",
+    default=None,
+    metavar="TOKEN",
+    help="Over HTTP, require `Authorization: Bearer TOKEN` (default: $DOSI_TOKEN).",
+)
+@click.option(
+    "--user",
+    default=None,
+    metavar="NAME",
+    help="Over stdio with --access, the access file's user the agent answers as.",
+)
+@access_option
 @db_options
 @model_options
 def mcp(
@@ -167,6 +188,9 @@ def mcp(
     host: str,
     port: int,
     timeout: float,
+    token: str | None,
+    user: str | None,
+    access_file: str | None,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
@@ -179,6 +203,11 @@ def mcp(
         mcp_server = load_extra(MCP_SERVER)
     except ImportError as exc:
         raise CliError("missing_extra", f"dosi mcp needs pip install 'dosi[mcp]' ({exc})") from None
+    secret = usable_token(token if token is not None else os.environ.get("DOSI_TOKEN"))
+    if access_file:
+        AccessSource(access_file)  # an unreadable access file is a start-up error
+    if transport == "stdio" and access_file and user is None:
+        raise CliError("missing_user", "dosi mcp --access over stdio needs --user NAME")
     mcp_server.run_mcp(
         resolve_model(model),
         transport=transport,
@@ -188,4 +217,7 @@ def mcp(
         db_path=resolve_db(db),
         mode=resolve_mode(mode),
         timeout=timeout,
+        token=secret if transport == "http" else None,
+        access=access_file or None,
+        user=user,
     )

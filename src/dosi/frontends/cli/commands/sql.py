@@ -11,6 +11,9 @@ from typing import Any
 
 import click
 
+from dosi.access.audit import audit_to_stderr
+from dosi.access.policy import AccessSource
+from dosi.frontends.cli.commands.access import access_option
 from dosi.frontends.cli.engine_input import (
     load_connections,
     open_engine,
@@ -44,11 +47,16 @@ def pg_options(
     max_connections: int,
     timeout: float | None,
     max_rows: int | None,
+    access_file: str | None = None,
 ) -> PgOptions:
+    access = AccessSource(access_file) if access_file else None
+    if access is not None:
+        audit_to_stderr()
     return PgOptions(
         host=host,
         port=port,
-        auth=authenticator(token or os.environ.get("DOSI_TOKEN") or None),
+        auth=authenticator(token or os.environ.get("DOSI_TOKEN") or None, access),
+        access=access,
         certfile=certfile or os.environ.get("DOSI_PG_CERT") or None,
         keyfile=keyfile or os.environ.get("DOSI_PG_KEY") or None,
         max_connections=max_connections,
@@ -142,7 +150,10 @@ def sql(
         db_path = resolve_db(db)
         result = run_query(
             lambda token: engine.sql(
-                text, connection=connection, timeout_secs=timeout, db_path=db_path,
+                text,
+                connection=connection,
+                timeout_secs=timeout,
+                db_path=db_path,
                 cancellation=token,
             ),
             "querying",
@@ -171,6 +182,7 @@ def sql(
     help="Per-query timeout.",
 )
 @pg_click_options
+@access_option
 @db_options
 @model_options
 def pg(
@@ -182,6 +194,7 @@ def pg(
     keyfile: str | None,
     max_connections: int,
     max_rows: int,
+    access_file: str | None,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
@@ -194,7 +207,9 @@ def pg(
     holder = EngineHolder(
         path, load_connections(connections_file), resolve_db(db), resolve_mode(mode)
     )
-    options = pg_options(token, host, port, certfile, keyfile, max_connections, timeout, max_rows)
+    options = pg_options(
+        token, host, port, certfile, keyfile, max_connections, timeout, max_rows, access_file
+    )
     server = PgServer(holder, options)
     try:
         asyncio.run(server.serve_forever())
