@@ -1,0 +1,268 @@
+"""Runs the code blocks of docs/ pages as a reader would (issue 26 item 1).
+
+The conventions (docs/development.md, "Docs that run"):
+
+- a ```console block is a shell session: each line starting with `$ ` is a command (a line
+  ending in a backslash continues it; a heredoc runs to its terminator), and the lines up to
+  the next `$ ` are what it prints, stdout and stderr together. A command exits 0 unless its
+  output shows an `error:` line. A line `...` in an output stands for any number of lines;
+  nothing else is normalised beyond trailing spaces and blank lines at either end.
+- every ```python block of a page runs, in page order, in one namespace; when the next block
+  of the page is a ```text block, that is what the Python block prints.
+- an HTML comment `<!-- not run: REASON -->` on the line before a block leaves it out (a
+  server, another warehouse), with the reason in the page's source.
+
+Everything runs in a scratch folder laid out like the repository's root (`examples/` with the
+shop database the demo builds), so the pages' paths work as written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+from click.testing import CliRunner
+
+from dosi.engine import Engine
+from dosi.frontends.cli.app import cli
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "docs"
+
+_FENCE = re.compile(r"^(?P<fence>```+)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_NOT_RUN = re.compile(r"<!--\s*not run:[^>]*-->[ \t]*\n[ \t]*\n?\Z")
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
+_SHELL_SYNTAX = re.compile(r"[|&;<>()$`]")
+#: Commands run from the scratch folder see this environment: wide, uncoloured, no
+#: progress, and none of the user's defaults.
+ENV_SET = {"COLUMNS": "200", "NO_COLOR": "1", "DOSI_NO_PROGRESS": "1", "LC_ALL": "C.UTF-8"}
+ENV_DROP = ("DOSI_MODEL", "DOSI_DB", "DOSI_TOKEN", "DOSI_DEBUG")
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int
+    lang: str
+    info: str
+    body: str
+    skipped: bool
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(REPO)}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Command:
+    block: Block
+    text: str
+    expected: str
+
+    @property
+    def fails(self) -> bool:
+        """The documented output shows a structured error: a non-zero exit is expected."""
+        return any(line.startswith("error:") for line in self.expected.splitlines())
+
+
+def pages() -> list[Path]:
+    return sorted(DOCS.rglob("*.md"))
+
+
+def blocks(page: Path) -> list[Block]:
+    text = page.read_text(encoding="utf-8")
+    out = []
+    for m in _FENCE.finditer(text):
+        info = m.group("info").strip()
+        lang = info.split()[0] if info else ""
+        skipped = bool(_NOT_RUN.search(text[: m.start()]))
+        line = text.count("\n", 0, m.start()) + 1
+        out.append(Block(page, line, lang, info, m.group("body"), skipped))
+    return out
+
+
+def commands(block: Block) -> list[Command]:
+    """The commands of a console block, each with the output shown under it."""
+    lines = block.body.splitlines()
+    out: list[Command] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("$ "):
+            raise AssertionError(f"{block.where}: a console block starts with a `$ ` command")
+        cmd = [lines[i][2:]]
+        i += 1
+        while cmd[-1].endswith("\\") and i < len(lines):
+            cmd.append(lines[i])
+            i += 1
+        heredoc = _HEREDOC.search("\n".join(cmd))
+        if heredoc:
+            while i < len(lines):
+                cmd.append(lines[i])
+                i += 1
+                if cmd[-1].strip() == heredoc.group(2):
+                    break
+        expected = []
+        while i < len(lines) and not lines[i].startswith("$ "):
+            expected.append(lines[i])
+            i += 1
+        out.append(Command(block, "\n".join(cmd), "\n".join(expected)))
+    return out
+
+
+def normalise(text: str) -> list[str]:
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def matches(expected: str, actual: str) -> bool:
+    """`actual` is `expected`, where a line `...` stands for any number of lines."""
+    pattern = "".join(
+        r"(?:[^\n]*\n)*?" if line == "..." else re.escape(line) + r"\n"
+        for line in normalise(expected)
+    )
+    return re.fullmatch(pattern, "".join(f"{line}\n" for line in normalise(actual))) is not None
+
+
+# ------------------------------------------------------------------------------ the folder
+
+
+def make_workspace(folder: Path, shop_db: Path) -> Path:
+    """A folder like the repository's root: every example's files, the shop database where
+    the demo puts it, and `dosi` / `python` on a `bin/` the shell commands see first."""
+    for example in sorted((REPO / "examples").iterdir()):
+        if not example.is_dir():
+            continue
+        dest = folder / "examples" / example.name
+        dest.mkdir(parents=True)
+        for item in example.iterdir():
+            if item.name not in ("data", "__pycache__"):
+                (dest / item.name).symlink_to(item)
+    data = folder / "examples" / "shop" / "data"
+    data.mkdir()
+    shutil.copyfile(shop_db, data / "shop.duckdb")
+    # the Parquet files `python examples/shop/generate.py` writes beside it, written the way
+    # it writes them (COPY of each table)
+    con = duckdb.connect(str(data / "shop.duckdb"), read_only=True)
+    try:
+        tables = con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+        ).fetchall()
+        for (name,) in tables:
+            target = (data / f"{name}.parquet").as_posix()
+            con.execute(f"COPY main.{name} TO '{target}' (FORMAT parquet, COMPRESSION zstd)")
+    finally:
+        con.close()
+    bin_dir = folder / "bin"
+    bin_dir.mkdir()
+    (folder / ".venv").mkdir()
+    (folder / ".venv" / "bin").symlink_to(bin_dir)  # the pages also say `.venv/bin/dosi`
+    (bin_dir / "python").symlink_to(sys.executable)
+    (bin_dir / "python3").symlink_to(sys.executable)
+    dosi = bin_dir / "dosi"
+    dosi.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m dosi "$@"\n')
+    dosi.chmod(0o755)
+    return folder
+
+
+def environment(workspace: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ENV_DROP}
+    env.update(ENV_SET)
+    env["PATH"] = f"{workspace / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "src"), env.get("PYTHONPATH", "")) if p
+    )
+    return env
+
+
+@contextlib.contextmanager
+def inside(folder: Path) -> Iterator[None]:
+    before = Path.cwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def _plain_dosi(command: str) -> list[str] | None:
+    """The arguments of a `dosi ...` command that needs no shell, else None."""
+    flat = command.replace("\\\n", " ")
+    if "\n" in flat:
+        return None
+    lexer = shlex.shlex(flat, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    argv = list(lexer)
+    if not argv or argv[0] != "dosi":
+        return None
+    if any(_SHELL_SYNTAX.fullmatch(a[0]) for a in argv if a and set(a) <= set("|&;<>()")):
+        return None
+    if "$" in flat or "`" in flat:
+        return None
+    return argv[1:]
+
+
+def run_command(command: str, workspace: Path) -> tuple[int, str]:
+    """(exit code, stdout and stderr as a terminal shows them). A plain `dosi ...` runs in
+    this process (click's runner: a second of interpreter start saved per command); anything
+    else runs in bash, with `dosi` and `python` found on PATH."""
+    env = environment(workspace)
+    argv = _plain_dosi(command)
+    if argv is not None:
+        with inside(workspace):
+            result = CliRunner().invoke(
+                cli, argv, prog_name="dosi", env={**env, "PATH": env["PATH"]}
+            )
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return result.exit_code, result.output
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
+    return done.returncode, done.stdout
+
+
+def run_python(page_blocks: list[Block], workspace: Path) -> list[tuple[Block, str, str]]:
+    """Runs a page's Python blocks in one namespace: (block, expected, printed) for each one
+    a ```text block follows."""
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    checked = []
+    with inside(workspace), contextlib.ExitStack() as closing:
+        closing.callback(_close_engines, namespace)
+        for i, block in enumerate(page_blocks):
+            if block.lang != "python" or block.skipped:
+                continue
+            out = io.StringIO()
+            code = compile(block.body, block.where, "exec")
+            with contextlib.redirect_stdout(out):
+                exec(code, namespace)
+            following = page_blocks[i + 1] if i + 1 < len(page_blocks) else None
+            if following is not None and following.lang == "text":
+                checked.append((block, following.body, out.getvalue()))
+    return checked
+
+
+def _close_engines(namespace: dict[str, object]) -> None:
+    """The page's engines release the scratch database before the next page runs."""
+    for value in namespace.values():
+        if isinstance(value, Engine):
+            value.close()
