@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from docrun import (
     REPO,
-    Block,
     blocks,
     commands,
     make_workspace,
     matches,
+    output_block,
     pages,
     run_command,
     run_python,
@@ -28,25 +28,29 @@ OWN_TESTS = {"docs/guide/first-model.md": "tests/guide/test_first_model.py"}
 
 ALL_BLOCKS = [b for page in pages() for b in blocks(page)]
 CONSOLE = [b for b in ALL_BLOCKS if b.lang == "console" and not b.skipped]
+CONSOLE_PAGES = sorted({b.page for b in CONSOLE})
 PYTHON_PAGES = sorted({b.page for b in ALL_BLOCKS if b.lang == "python" and not b.skipped})
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory, shop_db: Path) -> Path:
-    return make_workspace(tmp_path_factory.mktemp("docs-workspace"), shop_db)
+@pytest.fixture
+def workspace(tmp_path: Path, shop_db: Path) -> Path:
+    """A fresh scratch folder per page: a page's commands see the files its earlier blocks
+    wrote, never another page's."""
+    return make_workspace(tmp_path, shop_db)
 
 
-@pytest.mark.parametrize("block", CONSOLE, ids=lambda b: b.where)
-def test_console_block_prints_what_the_page_shows(block: Block, workspace: Path) -> None:
-    for command in commands(block):
-        code, output = run_command(command.text, workspace)
-        assert (code != 0) == command.fails, (
-            f"{block.where}: `{command.text}` exited {code}:\n{output}"
-        )
-        assert matches(command.expected, output), (
-            f"{block.where}: `{command.text}` printed:\n{output}\n--- the page shows:\n"
-            f"{command.expected}"
-        )
+@pytest.mark.parametrize("page", CONSOLE_PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_console_blocks_print_what_the_page_shows(page: Path, workspace: Path) -> None:
+    for block in (b for b in CONSOLE if b.page == page):
+        for command in commands(block):
+            code, output = run_command(command.text, workspace)
+            assert command.fails is None or (code != 0) == command.fails, (
+                f"{block.where}: `{command.text}` exited {code}:\n{output}"
+            )
+            assert matches(command.expected, output), (
+                f"{block.where}: `{command.text}` printed:\n{output}\n--- the page shows:\n"
+                f"{command.expected}"
+            )
 
 
 @pytest.mark.parametrize("page", PYTHON_PAGES, ids=lambda p: str(p.relative_to(REPO)))
@@ -67,10 +71,10 @@ def test_shown_output_is_checked() -> None:
         if rel in OWN_TESTS:
             continue
         page_blocks = blocks(page)
-        for block, following in zip(page_blocks, page_blocks[1:], strict=False):
-            if block.lang in ("bash", "sh", "shell") and following.lang == "text":
-                if not block.skipped:
-                    unchecked.append(block.where)
+        for i, block in enumerate(page_blocks):
+            shell = block.lang in ("bash", "sh", "shell")
+            if shell and not block.skipped and output_block(page_blocks, i) is not None:
+                unchecked.append(block.where)
     assert not unchecked, (
         "shell blocks shown with output but not run (make them ```console blocks, or add "
         "`<!-- not run: REASON -->` before them): " + ", ".join(unchecked)

@@ -5,10 +5,10 @@ The conventions (docs/development.md, "Docs that run"):
 - a ```console block is a shell session: each line starting with `$ ` is a command (a line
   ending in a backslash continues it; a heredoc runs to its terminator), and the lines up to
   the next `$ ` are what it prints, stdout and stderr together. A command exits 0 unless its
-  output shows an `error:` line. A line `...` in an output stands for any number of lines;
+  output shows an `error:` line (then it exits non-zero), or it prints `$?` itself. A line `...` in an output stands for any number of lines;
   nothing else is normalised beyond trailing spaces and blank lines at either end.
-- every ```python block of a page runs, in page order, in one namespace; when the next block
-  of the page is a ```text block, that is what the Python block prints.
+- every ```python block of a page runs, in page order, in one namespace; when a ```text
+  block follows it directly (only blank lines between), that is what the Python block prints.
 - an HTML comment `<!-- not run: REASON -->` on the line before a block leaves it out (a
   server, another warehouse), with the reason in the page's source.
 
@@ -39,7 +39,9 @@ from dosi.frontends.cli.app import cli
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 
-_FENCE = re.compile(r"^(?P<fence>```+)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_FENCE = re.compile(
+    r"^(?P<fence>```+)(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S
+)
 _NOT_RUN = re.compile(r"<!--\s*not run:[^>]*-->[ \t]*\n[ \t]*\n?\Z")
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _SHELL_SYNTAX = re.compile(r"[|&;<>()$`]")
@@ -57,6 +59,8 @@ class Block:
     info: str
     body: str
     skipped: bool
+    #: only blank lines between this block and the one before it on the page
+    follows_directly: bool = False
 
     @property
     def where(self) -> str:
@@ -70,25 +74,41 @@ class Command:
     expected: str
 
     @property
-    def fails(self) -> bool:
-        """The documented output shows a structured error: a non-zero exit is expected."""
+    def fails(self) -> bool | None:
+        """Whether the command must exit non-zero: when its output shows a structured error
+        (`error:`). None when the command prints its own exit status (`echo "exit $?"`),
+        which the output then checks."""
+        if "$?" in self.text:
+            return None
         return any(line.startswith("error:") for line in self.expected.splitlines())
 
 
 def pages() -> list[Path]:
-    return sorted(DOCS.rglob("*.md"))
+    """The README and every page of docs/."""
+    return [REPO / "README.md", *sorted(DOCS.rglob("*.md"))]
 
 
 def blocks(page: Path) -> list[Block]:
     text = page.read_text(encoding="utf-8")
     out = []
+    previous_end = None
     for m in _FENCE.finditer(text):
         info = m.group("info").strip()
         lang = info.split()[0] if info else ""
         skipped = bool(_NOT_RUN.search(text[: m.start()]))
         line = text.count("\n", 0, m.start()) + 1
-        out.append(Block(page, line, lang, info, m.group("body"), skipped))
+        direct = previous_end is not None and not text[previous_end : m.start()].strip()
+        out.append(Block(page, line, lang, info, m.group("body"), skipped, direct))
+        previous_end = m.end()
     return out
+
+
+def output_block(page_blocks: list[Block], i: int) -> Block | None:
+    """The ```text block right under block i (only blank lines between): its output."""
+    following = page_blocks[i + 1] if i + 1 < len(page_blocks) else None
+    if following is not None and following.lang == "text" and following.follows_directly:
+        return following
+    return None
 
 
 def commands(block: Block) -> list[Command]:
@@ -141,16 +161,16 @@ def matches(expected: str, actual: str) -> bool:
 
 
 def make_workspace(folder: Path, shop_db: Path) -> Path:
-    """A folder like the repository's root: every example's files, the shop database where
-    the demo puts it, and `dosi` / `python` on a `bin/` the shell commands see first."""
+    """A folder like the repository's root: a copy of every example's files, the shop
+    database where the demo puts it, and `dosi` / `python` on a `bin/` the shell commands see first."""
     for example in sorted((REPO / "examples").iterdir()):
         if not example.is_dir():
             continue
         dest = folder / "examples" / example.name
         dest.mkdir(parents=True)
-        for item in example.iterdir():
-            if item.name not in ("data", "__pycache__"):
-                (dest / item.name).symlink_to(item)
+        for item in example.iterdir():  # copies: a generator writes beside its own file
+            if item.is_file():
+                shutil.copy2(item, dest / item.name)
     data = folder / "examples" / "shop" / "data"
     data.mkdir()
     shutil.copyfile(shop_db, data / "shop.duckdb")
@@ -170,11 +190,15 @@ def make_workspace(folder: Path, shop_db: Path) -> Path:
     bin_dir.mkdir()
     (folder / ".venv").mkdir()
     (folder / ".venv" / "bin").symlink_to(bin_dir)  # the pages also say `.venv/bin/dosi`
-    (bin_dir / "python").symlink_to(sys.executable)
-    (bin_dir / "python3").symlink_to(sys.executable)
-    dosi = bin_dir / "dosi"
-    dosi.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m dosi "$@"\n')
-    dosi.chmod(0o755)
+    # scripts, not symlinks: a virtual environment's python finds its packages only when
+    # started by its own path
+    for name, line in (
+        ("python", f'exec "{sys.executable}" "$@"'),
+        ("python3", f'exec "{sys.executable}" "$@"'),
+        ("dosi", f'exec "{sys.executable}" -m dosi "$@"'),
+    ):
+        (bin_dir / name).write_text(f"#!/bin/sh\n{line}\n")
+        (bin_dir / name).chmod(0o755)
     return folder
 
 
@@ -255,9 +279,9 @@ def run_python(page_blocks: list[Block], workspace: Path) -> list[tuple[Block, s
             code = compile(block.body, block.where, "exec")
             with contextlib.redirect_stdout(out):
                 exec(code, namespace)
-            following = page_blocks[i + 1] if i + 1 < len(page_blocks) else None
-            if following is not None and following.lang == "text":
-                checked.append((block, following.body, out.getvalue()))
+            shown = output_block(page_blocks, i)
+            if shown is not None:
+                checked.append((block, shown.body, out.getvalue()))
     return checked
 
 
