@@ -63,6 +63,14 @@ def test_strict_build_renders_every_page(site: Path) -> None:
         assert html.is_file(), f"{page} was not rendered"
 
 
+def test_every_fence_renders_as_code(site: Path) -> None:
+    """A fence whose info string MkDocs cannot read (`yaml file=x`) renders as a paragraph
+    of backticks; titles are written `title="x"`."""
+    for html in site.rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        assert "<p>```" not in text and "<p>~~~" not in text, f"{html.relative_to(site)}"
+
+
 def test_search_index_holds_the_pages(site: Path) -> None:
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     locations = {doc["location"].split("#")[0] for doc in index["docs"]}
