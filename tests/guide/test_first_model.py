@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from docrun import run_command
+
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "guide" / "first-model.md"
 _FENCE = re.compile(r"^```([A-Za-z]*)([^\n]*)\n(.*?)^```$", re.S | re.M)
@@ -48,9 +50,9 @@ def steps(text: str) -> list[Step]:
 
 def run(command: str, cwd: Path) -> tuple[int, str]:
     argv = shlex.split(command)
-    if argv[0] == "dosi":
-        argv = [sys.executable, "-m", "dosi", *argv[1:]]
-    elif argv[0] == "python":
+    if argv[0] == "dosi":  # in this process, as the docs' console blocks run (docrun)
+        return run_command(command, cwd)
+    if argv[0] == "python":
         argv = [sys.executable, *argv[1:]]
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     env.pop("DOSI_MODEL", None)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from dosi.engine import Engine
 from dosi.frontends.cli.app import cli
@@ -44,7 +44,6 @@ _FENCE = re.compile(
 )
 _NOT_RUN = re.compile(r"<!--\s*not run:[^>]*-->[ \t]*\n[ \t]*\n?\Z")
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
-_SHELL_SYNTAX = re.compile(r"[|&;<>()$`]")
 #: Commands run from the scratch folder see this environment: wide, uncoloured, no
 #: progress, and none of the user's defaults.
 ENV_SET = {"COLUMNS": "200", "NO_COLOR": "1", "DOSI_NO_PROGRESS": "1", "LC_ALL": "C.UTF-8"}
@@ -222,21 +221,34 @@ def inside(folder: Path) -> Iterator[None]:
         os.chdir(before)
 
 
-def _plain_dosi(command: str) -> list[str] | None:
-    """The arguments of a `dosi ...` command that needs no shell, else None."""
-    flat = command.replace("\\\n", " ")
+#: The shell endings a plain `dosi ...` may have and still run in this process: both
+#: streams (`2>&1`), stdout only (`2> /dev/null`), and the exit status printed after it.
+_ENDINGS = (
+    (re.compile(r'\s+2>&1;\s*echo\s+"exit \$\?"$'), "status"),
+    (re.compile(r"\s+2>&1$"), "both"),
+    (re.compile(r"\s+2>\s*/dev/null$"), "stdout"),
+)
+
+
+def _plain_dosi(command: str) -> tuple[list[str], str] | None:
+    """The arguments of a `dosi ...` command that needs no shell, and which of its output a
+    terminal shows ("both", "stdout", or "status": both and `exit N`), else None."""
+    flat = command.replace("\\\n", " ").strip()
     if "\n" in flat:
         return None
+    shows = "both"
+    for pattern, kind in _ENDINGS:
+        if pattern.search(flat):
+            flat, shows = pattern.sub("", flat), kind
+            break
     lexer = shlex.shlex(flat, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     argv = list(lexer)
-    if not argv or argv[0] != "dosi":
+    if not argv or argv[0] != "dosi" or "$" in flat or "`" in flat:
         return None
-    if any(_SHELL_SYNTAX.fullmatch(a[0]) for a in argv if a and set(a) <= set("|&;<>()")):
+    if any(a and set(a) <= set("|&;<>()") for a in argv):
         return None
-    if "$" in flat or "`" in flat:
-        return None
-    return argv[1:]
+    return argv[1:], shows
 
 
 def run_command(command: str, workspace: Path) -> tuple[int, str]:
@@ -244,14 +256,30 @@ def run_command(command: str, workspace: Path) -> tuple[int, str]:
     this process (click's runner: a second of interpreter start saved per command); anything
     else runs in bash, with `dosi` and `python` found on PATH."""
     env = environment(workspace)
-    argv = _plain_dosi(command)
-    if argv is not None:
-        with inside(workspace):
-            result = CliRunner().invoke(
-                cli, argv, prog_name="dosi", env={**env, "PATH": env["PATH"]}
-            )
-        if result.exception is not None and not isinstance(result.exception, SystemExit):
-            raise result.exception
+    head, bar, tail = command.partition(" | ")
+    piped = _plain_dosi(head) if bar and "\n" not in command else None
+    if piped is not None and piped[1] == "both":
+        # `dosi ... | filter`: dosi here, its stdout through the filter in bash
+        result = _invoke(piped[0], workspace, env)
+        done = subprocess.run(
+            ["bash", "-c", tail],
+            input=result.stdout,
+            cwd=workspace,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=120,
+        )
+        return done.returncode, result.stderr + done.stdout  # a pipeline's status: its last
+    plain = _plain_dosi(command)
+    if plain is not None:
+        argv, shows = plain
+        result = _invoke(argv, workspace, env)
+        if shows == "stdout":
+            return result.exit_code, result.stdout
+        if shows == "status":
+            return 0, f"{result.output}exit {result.exit_code}\n"
         return result.exit_code, result.output
     done = subprocess.run(
         ["bash", "-c", command],
@@ -263,6 +291,14 @@ def run_command(command: str, workspace: Path) -> tuple[int, str]:
         timeout=120,
     )
     return done.returncode, done.stdout
+
+
+def _invoke(argv: list[str], workspace: Path, env: dict[str, str]) -> Result:
+    with inside(workspace):
+        result = CliRunner().invoke(cli, argv, prog_name="dosi", env=env)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
 
 
 def run_python(page_blocks: list[Block], workspace: Path) -> list[tuple[Block, str, str]]:
