@@ -194,7 +194,9 @@ def make_workspace(folder: Path, shop_db: Path) -> Path:
     for name, line in (
         ("python", f'exec "{sys.executable}" "$@"'),
         ("python3", f'exec "{sys.executable}" "$@"'),
-        ("dosi", f'exec "{sys.executable}" -m dosi "$@"'),
+        # this checkout's dosi even for a child started with a bare environment (MCP's stdio
+        # client passes only PATH, HOME and a few more)
+        ("dosi", f'PYTHONPATH="{REPO / "src"}" exec "{sys.executable}" -m dosi "$@"'),
     ):
         (bin_dir / name).write_text(f"#!/bin/sh\n{line}\n")
         (bin_dir / name).chmod(0o755)
