@@ -19,8 +19,10 @@ from docrun import (
     matches,
     output_block,
     pages,
+    parse_problem,
     run_command,
     run_python,
+    shown_dosi_commands,
 )
 
 #: Pages whose shell blocks another test runs with its own conventions.
@@ -88,3 +90,17 @@ def test_the_conventions_are_exercised() -> None:
         assert page in with_console, f"{page} has no console block"
     assert REPO / "docs" / "python-api.md" in PYTHON_PAGES
     assert sum(len(commands(b)) for b in CONSOLE) >= 20
+
+
+def test_commands_shown_without_output_parse() -> None:
+    """A `dosi` command shown in a plain shell block (a server, the reader's own project) is
+    not run, but it must still be a command line dosi takes: its command, options and
+    values as the CLI defines them today."""
+    problems = []
+    for block in ALL_BLOCKS:
+        if block.lang in ("bash", "sh", "shell"):
+            for command in shown_dosi_commands(block):
+                why = parse_problem(command)
+                if why is not None:
+                    problems.append(f"{block.where}: `{command}`: {why}")
+    assert not problems, "\n".join(problems)

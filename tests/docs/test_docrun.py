@@ -6,7 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from docrun import blocks, commands, make_workspace, matches, output_block, run_command
+from docrun import (
+    blocks,
+    commands,
+    make_workspace,
+    matches,
+    output_block,
+    parse_problem,
+    run_command,
+)
 
 
 def _page(tmp_path: Path, text: str) -> Path:
@@ -89,3 +97,13 @@ def test_in_process_and_bash_agree(tmp_path: Path, shop_db: Path, ending: str) -
     workspace = make_workspace(tmp_path / "ws", shop_db)
     cmd = f"dosi query -m examples/shop/model.yaml --db examples/shop/data/shop.duckdb -M revenue {ending}"
     assert run_command(cmd, workspace) == run_command(f"{cmd} && true", workspace)
+
+
+def test_shown_commands_are_parsed_as_the_cli_defines_them() -> None:
+    assert parse_problem("dosi query -m m.yaml -M revenue -g orders.channel") is None
+    assert "No such option" in (parse_problem("dosi query --no-such-flag") or "")
+    assert "No such command" in (parse_problem("dosi quarry -M revenue") or "")
+    assert "not a valid integer" in (parse_problem("dosi query -l many") or "")
+    assert "unexpected extra" in (parse_problem("dosi validate -m m.yaml [--connection N]") or "")
+    assert parse_problem("dosi import cube ./the-readers-own-project -o model.yaml") is None
+    assert parse_problem("dosi serve -m m.yaml | tee log") is None  # shell: not checked

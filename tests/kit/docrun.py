@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
 import duckdb
 from click.testing import CliRunner, Result
 
@@ -328,3 +329,40 @@ def _close_engines(namespace: dict[str, object]) -> None:
     for value in namespace.values():
         if isinstance(value, Engine):
             value.close()
+
+
+def shown_dosi_commands(block: Block) -> list[str]:
+    """The `dosi ...` command lines of a shell block (continuations joined), for the
+    blocks that are shown but not run."""
+    text = block.body.replace("\\\n", " ")
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip().startswith(("dosi ", ".venv/bin/dosi "))
+    ]
+
+
+def parse_problem(command: str) -> str | None:
+    """Why `command` would not get past the command line's parser (an unknown command or
+    option, a bad value, a missing argument), else None. A path that does not exist here is
+    the reader's own file, not a problem; a line with shell syntax is not checked."""
+    argv = shlex.split(command, comments=True)
+    if any(a in ("|", "||", "&&", ";", "&") or a.startswith((">", "<", "2>")) for a in argv):
+        return None
+    ctx = cli.make_context("dosi", argv[1:])
+    cmd: click.Command = cli
+    rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+    try:
+        while isinstance(cmd, click.Group):
+            name, sub, rest = cmd.resolve_command(ctx, rest)
+            assert sub is not None and name is not None
+            ctx = sub.make_context(name, rest, parent=ctx)
+            cmd = sub
+            rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+    except click.exceptions.Exit:
+        return None
+    except click.BadParameter as err:
+        return None if "does not exist" in err.format_message() else err.format_message()
+    except click.ClickException as err:
+        return err.format_message()
+    return None
