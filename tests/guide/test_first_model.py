@@ -12,9 +12,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from docrun import run_command
+
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "guide" / "first-model.md"
 _FENCE = re.compile(r"^```([A-Za-z]*)([^\n]*)\n(.*?)^```$", re.S | re.M)
+_TITLE = re.compile(r'title="([^"]+)"')
 
 
 @dataclass
@@ -30,11 +33,13 @@ def steps(text: str) -> list[Step]:
     out: list[Step] = []
     for m in _FENCE.finditer(text):
         lang, attrs, body = m.group(1), m.group(2).strip(), m.group(3)
-        attr = dict(a.split("=", 1) for a in attrs.split() if "=" in a)
-        if "file" in attr:
-            out.append(Step("file", attr["file"], body))
-        elif "append" in attr:
-            out.append(Step("append", attr["append"], body))
+        # a block titled with a file name is that file (MkDocs shows the title above it);
+        # "NAME (appended)" adds the block to the end of NAME
+        title = _TITLE.search(attrs)
+        if title and title.group(1).endswith(" (appended)"):
+            out.append(Step("append", title.group(1).removesuffix(" (appended)"), body))
+        elif title:
+            out.append(Step("file", title.group(1), body))
         elif lang == "sh":
             cmds = [line[2:] for line in body.splitlines() if line.startswith("$ ")]
             out.append(Step("run", commands=cmds))
@@ -45,9 +50,9 @@ def steps(text: str) -> list[Step]:
 
 def run(command: str, cwd: Path) -> tuple[int, str]:
     argv = shlex.split(command)
-    if argv[0] == "dosi":
-        argv = [sys.executable, "-m", "dosi", *argv[1:]]
-    elif argv[0] == "python":
+    if argv[0] == "dosi":  # in this process, as the docs' console blocks run (docrun)
+        return run_command(command, cwd)
+    if argv[0] == "python":
         argv = [sys.executable, *argv[1:]]
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     env.pop("DOSI_MODEL", None)

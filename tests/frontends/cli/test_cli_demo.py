@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from clikit import SHOP_DIR
 
-from dosi.frontends.cli.commands.demo import SHOWCASE
+from dosi.frontends.cli.commands.demo import SHOWCASE, next_steps
 from dosi.frontends.cli.query_input import invoked_as
 
 SRC = Path(__file__).resolve().parents[3] / "src"
@@ -127,9 +127,21 @@ def test_demo_next_steps_run_as_printed(tmp_path, demo_db):
     env.pop("DOSI_MODEL", None)
     env.pop("DOSI_DB", None)
     done = subprocess.run(
-        [sys.executable, "-m", "dosi", "demo", "--example-dir", str(SHOP_DIR), "--db",
-         str(demo_db)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "dosi",
+            "demo",
+            "--example-dir",
+            str(SHOP_DIR),
+            "--db",
+            str(demo_db),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     tail = done.stdout.split("\ntry:\n", 1)[1].splitlines()
@@ -137,7 +149,11 @@ def test_demo_next_steps_run_as_printed(tmp_path, demo_db):
     assert len(lines) == 3
     for line in lines:
         step = subprocess.run(
-            ["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True,
+            ["bash", "-c", line],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
             timeout=120,
         )
         assert step.returncode == 0, (line, step.stderr)
@@ -148,3 +164,16 @@ def test_demo_bad_example_dir(run, tmp_path):
     r = run("demo", "--example-dir", tmp_path, "-f", "json")
     assert r.exit_code == 2
     assert json.loads(r.stdout)["error"]["code"] == "example_not_found"
+
+
+def test_demo_points_at_the_docs_site(tmp_path, monkeypatch):
+    """Issue 26 item 1: from a checkout, the demo's last line says how to serve the docs site;
+    elsewhere it names the pages."""
+    monkeypatch.chdir(SRC.parent)
+    line = next_steps(["dosi"], "examples/shop/model.yaml", "shop.duckdb")[-1]
+    assert "-m pip install -e '.[docs]'" in line and "-m mkdocs serve" in line, line
+    assert "site/" in line
+    monkeypatch.chdir(tmp_path)
+    assert next_steps(["dosi"], "m.yaml", "d.duckdb")[-1].endswith(
+        "docs/index.md of the dosi repository"
+    )

@@ -218,9 +218,24 @@ def next_steps(program: list[str], model: str, db: str) -> list[str]:
     activate = Path(program[0]).parent / "activate"
     if len(program) == 1 and "/" in program[0] and activate.is_file():
         lines.append(f"or put dosi on PATH first: source {shlex.quote(str(activate))}")
-    lines.append(f"other engines' clients install on demand: {extra_install('postgres')} "
-                 "(or mysql, chdb, clickhouse, spark, datafusion: docs/engines.md)")
+    lines.append(
+        f"other engines' clients install on demand: {extra_install('postgres')} "
+        "(or mysql, chdb, clickhouse, spark, datafusion: docs/engines.md)"
+    )
+    lines.append(docs_line())
     return lines
+
+
+def docs_line() -> str:
+    """Where the documentation is: the site's preview commands in a checkout (mkdocs.yml
+    beside pyproject.toml), else the pages' folder."""
+    if not (Path.cwd() / "mkdocs.yml").is_file():
+        return "the documentation: docs/index.md of the dosi repository"
+    py = shlex.quote(shown_path(Path(sys.executable)))
+    return (
+        f"the documentation: docs/index.md, or as a site with search: {extra_install('docs')} "
+        f"&& {py} -m mkdocs serve (http://127.0.0.1:8000; `mkdocs build` writes it to site/)"
+    )
 
 
 def extra_install(extra: str) -> str:
