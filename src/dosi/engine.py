@@ -46,12 +46,13 @@ from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
-from dosi.query.dimension_only import dimension_query, is_dimension_only
+from dosi.query.dimension_only import DimensionQuery, dimension_query, is_dimension_only
 from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_table
 from dosi.query.semantic_sql.result import project
 from dosi.query.semantic_sql.types import probe_types
 from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import execution_dialect, get_dialect
+from dosi.sql.min_max import min_max_columns, min_max_select
 
 _CACHE_SIZE = 512
 
@@ -188,7 +189,7 @@ class Engine:
             raise QueryError(
                 "query_too_complex",
                 "the query nests too deeply to compile",
-                hint='simplify the query (see docs/limits.md)',
+                hint="simplify the query (see docs/limits.md)",
             ) from None
         except Exception as exc:
             raise QueryError(
@@ -355,20 +356,33 @@ class Engine:
         """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
         MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
         `execute`; `query` in the result is that dosi query."""
-        plan, table, c = self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                            cancellation)
+        plan, table, c = self._sql_table_of(
+            text, params, connection, timeout_secs, db_path, cancellation
+        )
         if c is None:
-            data: dict[str, Any] = {"dialect": None, "sql": None, "outputs": [],
-                                    "warnings": self.warnings, "requested_columns": []}
+            data: dict[str, Any] = {
+                "dialect": None,
+                "sql": None,
+                "outputs": [],
+                "warnings": self.warnings,
+                "requested_columns": [],
+            }
         else:
-            data = {"dialect": c.dialect.name, "sql": c.sql, "outputs": c.outputs(),
-                    "warnings": self._warnings(c), "requested_columns": c.requested_columns()}
-        data.update({
-            "query": plan.query,
-            "columns": list(table.column_names),
-            "rows": arrow_rows(table),
-            "row_count": table.num_rows,
-        })
+            data = {
+                "dialect": c.dialect.name,
+                "sql": c.sql,
+                "outputs": c.outputs(),
+                "warnings": self._warnings(c),
+                "requested_columns": c.requested_columns(),
+            }
+        data.update(
+            {
+                "query": plan.query,
+                "columns": list(table.column_names),
+                "rows": arrow_rows(table),
+                "row_count": table.num_rows,
+            }
+        )
         return QueryResult(data, table)
 
     def sql_arrow(
@@ -382,8 +396,7 @@ class Engine:
         cancellation: CancellationToken | None = None,
     ) -> pa.Table:
         """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
-        return self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                  cancellation)[1]
+        return self._sql_table_of(text, params, connection, timeout_secs, db_path, cancellation)[1]
 
     def _sql_table_of(
         self,
@@ -420,23 +433,35 @@ class Engine:
             "requested_columns": rd.requested_columns(),
         }
 
-    def _dimension_detail(self, query: Any) -> tuple[ResolvedDetail, dict[str, str]]:
+    def _dimension_detail(self, query: Any) -> tuple[ResolvedDetail, DimensionQuery]:
         check_query_bounds(query)
         dq = dimension_query(self.model, query, self.graph.reachable)
-        return resolve_detail(self.model, dq.detail), dq.renames
+        return resolve_detail(self.model, dq.detail), dq
 
     def _dimensions(
         self, query: Any, dialect: str | None, pretty: bool
-    ) -> tuple[dict[str, Any], dict[str, str], ResolvedDetail]:
+    ) -> tuple[dict[str, Any], DimensionQuery, ResolvedDetail]:
         """The compile answer of a dimension-only query: a distinct detail query, its
-        columns named as a metric query's group-by columns, every row (no default limit)."""
-        rd, renames = self._dimension_detail(query)
+        columns named as a metric query's group-by columns, every row (no default limit);
+        with `min_max_only`, the one row of each column's range."""
+        rd, dq = self._dimension_detail(query)
+        renames = dq.renames
         dia = get_dialect(dialect)
         tree = render_detail(self.model, self.graph, rd, dia, rd.query.limit)
+        if dq.min_max:  # one row: each column's range (dosi.sql.min_max)
+            tree = min_max_select(
+                tree, [(f.output, renames.get(f.output, f.output)) for f in rd.fields]
+            )
         requested = [
             {"requested": c["requested"], "column": renames.get(c["column"], c["column"])}
             for c in rd.requested_columns()
         ]
+        if dq.min_max:
+            requested = [
+                {"requested": c["requested"], "column": name}
+                for c in requested
+                for name in min_max_columns([c["column"]])
+            ]
         out = {
             "dialect": dia.name,
             "sql": tree.sql(dialect=dia.name, pretty=pretty),
@@ -444,7 +469,7 @@ class Engine:
             "warnings": [d.to_dict() for d in self.model.warnings],
             "requested_columns": requested,
         }
-        return out, renames, rd
+        return out, dq, rd
 
     def _run_dimensions(
         self,
@@ -456,7 +481,8 @@ class Engine:
         cancellation: CancellationToken | None,
     ) -> tuple[dict[str, Any], pa.Table]:
         profile = self._profile(connection, db_path)
-        out, renames, rd = self._dimensions(query, dialect or profile.dialect, False)
+        out, dq, rd = self._dimensions(query, dialect or profile.dialect, False)
+        renames = dq.renames
         if dialect is not None:
             check_dialect(get_dialect(dialect).key, connection, profile.type)
         table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
@@ -464,6 +490,8 @@ class Engine:
         dims = [
             (renames.get(f.output, f.output), f.grain, False, [f.field.datatype]) for f in rd.fields
         ]
+        if dq.min_max:  # each column's range keeps the column's type
+            dims = [(c, *rest) for name, *rest in dims for c in min_max_columns([name])]
         table = conform(table, output_types(dims))  # a bucketed Date stays a DATE, as above
         out.update(
             {

@@ -135,7 +135,10 @@ class QueryTranslator:
         order_by_items: Sequence[str] = (),
         limit: int | None = None,
         time_constraint: tuple[str, str] | None = None,
+        min_max_only: bool = False,
     ) -> Translated:
+        """`min_max_only` (a query without metrics): dosi's `min_max_only`, one row with each
+        grouped column's `__min` and `__max`, as MetricFlow names them."""
         t = Translated()
         if not metrics:
             dimension_only_needs(t, group_by, group_by_items, group_by_objs)
@@ -216,6 +219,8 @@ class QueryTranslator:
             q["order_by"] = ob
         if limit is not None:
             q["limit"] = int(limit)
+        if min_max_only:
+            q["min_max_only"] = True
         if time_constraint is not None:
             grain = next(
                 (res.grain for res, _ in items if res.is_metric_time and res.grain), native
