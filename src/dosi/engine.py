@@ -40,8 +40,9 @@ from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
 from dosi.execute.values import json_ready
 from dosi.execute.warehouse_columns import table_columns
+from dosi.ir.model import ModelIr
 from dosi.model.loader import read_model_text
-from dosi.pipeline import CompiledQuery, compile_query
+from dosi.pipeline import CompiledQuery, compile_query, metric_dimension_model
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
@@ -231,8 +232,8 @@ class Engine:
                 hint='use format="text" or format="json"',
             )
         if is_dimension_only(query):
-            rd, _ = self._dimension_detail(query)
-            return explain_detail(self.model, self.graph, rd)
+            rd, _, model, graph = self._dimension_detail(query, None)
+            return explain_detail(model, graph, rd)
         c = self._compiled(query, None, False)
         return explain_text(c.dag)
 
@@ -433,10 +434,17 @@ class Engine:
             "requested_columns": rd.requested_columns(),
         }
 
-    def _dimension_detail(self, query: Any) -> tuple[ResolvedDetail, DimensionQuery]:
+    def _dimension_detail(
+        self, query: Any, dialect: str | None
+    ) -> tuple[ResolvedDetail, DimensionQuery, ModelIr, JoinGraph]:
+        """The distinct detail query, over the model with the query's metric dimensions
+        (their inner queries compiled for `dialect`)."""
         check_query_bounds(query)
-        dq = dimension_query(self.model, query, self.graph.reachable)
-        return resolve_detail(self.model, dq.detail), dq
+        model, graph, query = metric_dimension_model(
+            self.model, self.graph, query, get_dialect(dialect)
+        )
+        dq = dimension_query(model, query, graph.reachable)
+        return resolve_detail(model, dq.detail), dq, model, graph
 
     def _dimensions(
         self, query: Any, dialect: str | None, pretty: bool
@@ -444,10 +452,10 @@ class Engine:
         """The compile answer of a dimension-only query: a distinct detail query, its
         columns named as a metric query's group-by columns, every row (no default limit);
         with `min_max_only`, the one row of each column's range."""
-        rd, dq = self._dimension_detail(query)
+        rd, dq, model, graph = self._dimension_detail(query, dialect)
         renames = dq.renames
         dia = get_dialect(dialect)
-        tree = render_detail(self.model, self.graph, rd, dia, rd.query.limit)
+        tree = render_detail(model, graph, rd, dia, rd.query.limit)
         if dq.min_max:  # one row: each column's range (dosi.sql.min_max)
             tree = min_max_select(
                 tree, [(f.output, renames.get(f.output, f.output)) for f in rd.fields]

@@ -289,7 +289,7 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
     expected = {
         "bookings_at_start_of_month": "offset_to_grain_not_supported",
         "bookings_offset_alien_day": "custom_granularity_not_supported",
-        "active_listings": "filter_not_carried",
+        "active_listings": "metric_filter_not_carried",  # a Metric(...) filter (issue 23 bed)
         "every_two_days_bookers": "cumulative_not_additive",
         "every_2_days_bookers_2_days_ago": "input_not_imported",
         "bookings_join_to_time_spine": "time_spine_not_carried",
@@ -344,8 +344,22 @@ def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     out = tmp_path / "model.yaml"
     runner = CliRunner()
     queries = tmp_path / "queries"
-    r = runner.invoke(cli, ["import", "dbt", str(SAMPLE), "--schema", "main", "-o", str(out),
-                            "--queries", str(queries), "-f", "json"])
+    r = runner.invoke(
+        cli,
+        [
+            "import",
+            "dbt",
+            str(SAMPLE),
+            "--schema",
+            "main",
+            "-o",
+            str(out),
+            "--queries",
+            str(queries),
+            "-f",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["datasets"] == 3 and report["metrics"] == 13
@@ -353,11 +367,15 @@ def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     v = runner.invoke(cli, ["validate", "-m", str(out)])
     assert v.exit_code == 0, v.output
     assert sorted(p.name for p in queries.iterdir()) == [
-        "core_transaction_metrics.json", "cumulative_transaction_metrics.json"]
+        "core_transaction_metrics.json",
+        "cumulative_transaction_metrics.json",
+    ]
     q = json.loads((queries / "core_transaction_metrics.json").read_text())
     assert q["metrics"] == ["transactions", "quick_buy_transactions"]
-    c = runner.invoke(cli, ["compile", "-m", str(out), "--query-file",
-                            str(queries / "core_transaction_metrics.json")])
+    c = runner.invoke(
+        cli,
+        ["compile", "-m", str(out), "--query-file", str(queries / "core_transaction_metrics.json")],
+    )
     assert c.exit_code == 0, c.output
     bad = runner.invoke(cli, ["import", "dbt", str(tmp_path), "-f", "json"])
     assert bad.exit_code == 3

@@ -69,6 +69,7 @@ WARNING_NEEDS = {
     "custom_granularity_not_supported": "custom_grain_offset",
     "grain_to_date_not_supported": "sub_day_reset",
     "filter_not_carried": "metric_filter",
+    "metric_filter_not_carried": "metric_filter_in_metric",
     "cumulative_not_additive": "cumulative_distinct",
     "metric_without_measure": "inline_agg_metric",
     "scd_join_not_carried": "scd_join",

@@ -18,6 +18,7 @@ from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.builder.stream_window import plan_stream
 from dosi.plan.conform import ConformedSpellings
 from dosi.plan.conversion import conversion_plan
+from dosi.plan.empty_buckets import empty_bucket_filter
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.lod_field import lod_query_branch
 from dosi.plan.records import (
@@ -268,6 +269,10 @@ class Planner:
         )
         conversion = conversion_plan(model, measures)
         filters: list[exp.Expression] = []
+        served = {m.name: m for m in [*rq.planned_metrics, *model.metrics.values()]}
+        kept = empty_bucket_filter([served[n] for n in draft.metrics if n in served], measures)
+        if kept is not None:  # dosi 1.15 empty_buckets: drop (plan/empty_buckets.py)
+            filters.append(kept)
         where = spell.where_in_branch(ds, rq)  # CONF-05: either spelling in where_sql
         if where is not None:
             for f in where[1]:
