@@ -344,22 +344,8 @@ def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     out = tmp_path / "model.yaml"
     runner = CliRunner()
     queries = tmp_path / "queries"
-    r = runner.invoke(
-        cli,
-        [
-            "import",
-            "dbt",
-            str(SAMPLE),
-            "--schema",
-            "main",
-            "-o",
-            str(out),
-            "--queries",
-            str(queries),
-            "-f",
-            "json",
-        ],
-    )
+    r = runner.invoke(cli, ["import", "dbt", str(SAMPLE), "--schema", "main", "-o", str(out),
+                            "--queries", str(queries), "-f", "json"])
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["datasets"] == 3 and report["metrics"] == 13
@@ -367,15 +353,11 @@ def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     v = runner.invoke(cli, ["validate", "-m", str(out)])
     assert v.exit_code == 0, v.output
     assert sorted(p.name for p in queries.iterdir()) == [
-        "core_transaction_metrics.json",
-        "cumulative_transaction_metrics.json",
-    ]
+        "core_transaction_metrics.json", "cumulative_transaction_metrics.json"]
     q = json.loads((queries / "core_transaction_metrics.json").read_text())
     assert q["metrics"] == ["transactions", "quick_buy_transactions"]
-    c = runner.invoke(
-        cli,
-        ["compile", "-m", str(out), "--query-file", str(queries / "core_transaction_metrics.json")],
-    )
+    c = runner.invoke(cli, ["compile", "-m", str(out), "--query-file",
+                            str(queries / "core_transaction_metrics.json")])
     assert c.exit_code == 0, c.output
     bad = runner.invoke(cli, ["import", "dbt", str(tmp_path), "-f", "json"])
     assert bad.exit_code == 3

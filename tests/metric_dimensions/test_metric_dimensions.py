@@ -12,6 +12,8 @@ import pytest
 from enginekit import assert_rows_equal, result_rows
 
 from dosi.errors import QueryError
+from dosi.frontends.cli.commands.catalog import info_dict
+from dosi.frontends.contract import engine_capabilities
 
 Run = Callable[..., Any]
 PER_CUSTOMER = {"customer_orders": {"metric": "order_count", "by": ["customers.customer_id"]}}
@@ -180,3 +182,10 @@ def test_a_bound_param_of_the_inner_metric_is_not_a_silent_default(shop_run: Run
             }
         )
     assert err.value.code == "not_implemented" and "param(s) n " in err.value.message
+
+
+def test_capability_rows_for_the_query_features() -> None:
+    """`dosi info` and GET /v1/capabilities list the query-level features."""
+    for caps in (info_dict(), engine_capabilities()):
+        keys = {r["key"] for r in caps["query_features"]}
+        assert {"metric_dimensions", "min_max_only"} <= keys
