@@ -11,7 +11,9 @@ from typing import Any
 
 import duckdb
 import pytest
-from derivekit import build_db, metric, model
+from derivekit import TABLES, build_db, metric, model
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dosi
 from dosi.errors import ModelError
@@ -186,3 +188,52 @@ def test_the_key_is_gated_at_1_15() -> None:
 def test_capability_row() -> None:
     row = next(k for k in capabilities()["keys"] if k["key"] == "empty_buckets")
     assert row["since"] == "1.15" and row["impact"] == "documented" and row["implemented"]
+
+
+ROW = st.tuples(
+    st.integers(1, 4),  # month
+    st.sampled_from(["pending", "completed", "cancelled"]),
+    st.one_of(st.none(), st.integers(0, 50)),  # amount, NULL too
+)
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rows=st.lists(ROW, min_size=1, max_size=12))
+def test_drop_is_keep_restricted_to_buckets_with_a_matching_row(
+    engine: Any, tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[int, str, int | None]]
+) -> None:
+    """Property (plain Python as the oracle): the dropping metric answers exactly the months
+    holding a pending row, each with the keeping metric's value there (NULL when the pending
+    amounts are all NULL: a matching row keeps its bucket)."""
+    db = tmp_path_factory.mktemp("prop") / "p.duckdb"
+    con = duckdb.connect(str(db))
+    cols, _ = TABLES["orders"]
+    con.execute(f"CREATE TABLE orders ({cols})")
+    for name, (c, _) in TABLES.items():
+        if name != "orders":
+            con.execute(f"CREATE TABLE {name} ({c})")
+    con.executemany(
+        "INSERT INTO orders VALUES (?, ?, 'east', ?, ?, 1)",
+        [(i, f"2024-0{m}-10", s, a) for i, (m, s, a) in enumerate(rows)],
+    )
+    con.close()
+
+    def run(metric: str) -> dict[str, Any]:
+        res = engine.execute({"metrics": [metric], "group_by": [MONTH]}, db_path=db)
+        return {str(r[M])[:7]: r[metric] for r in res["rows"]}
+
+    kept, dropped = run("pending_revenue_kept"), run("pending_revenue")
+    months = {f"2024-0{m}" for m, s, _ in rows if s == "pending"}
+    assert set(dropped) == months
+    assert all(dropped[k] == kept[k] for k in months)
+    want = {
+        k: (
+            None
+            if all(a is None for m, s, a in rows if f"2024-0{m}" == k and s == "pending")
+            else sum(a or 0 for m, s, a in rows if f"2024-0{m}" == k and s == "pending")
+        )
+        for k in months
+    }
+    assert {k: (None if v is None else float(v)) for k, v in dropped.items()} == want
