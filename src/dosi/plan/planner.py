@@ -269,8 +269,9 @@ class Planner:
         )
         conversion = conversion_plan(model, measures)
         filters: list[exp.Expression] = []
-        served = {m.name: m for m in [*rq.planned_metrics, *model.metrics.values()]}
-        kept = empty_bucket_filter([served[n] for n in draft.metrics if n in served], measures)
+        planned = {m.name: m for m in rq.planned_metrics}
+        served = [planned.get(n) or model.metrics.get(n) for n in draft.metrics]
+        kept = None if None in served else empty_bucket_filter(served, measures)  # type: ignore[arg-type]
         if kept is not None:  # dosi 1.15 empty_buckets: drop (plan/empty_buckets.py)
             filters.append(kept)
         where = spell.where_in_branch(ds, rq)  # CONF-05: either spelling in where_sql
