@@ -62,18 +62,22 @@ from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
 from dosi.execute.values import json_ready
 from dosi.execute.warehouse_columns import table_columns
+from dosi.ir.model import ModelIr
 from dosi.model.loader import read_model_text
-from dosi.pipeline import CompiledQuery, compile_query
+from dosi.pipeline import CompiledQuery, compile_query, metric_dimension_model
+from dosi.query.metric_dimensions import KEY as MD_KEY
+from dosi.query.metric_dimensions import parse_metric_dimensions
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
-from dosi.query.dimension_only import dimension_query, is_dimension_only
+from dosi.query.dimension_only import DimensionQuery, dimension_query, is_dimension_only
 from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_table
 from dosi.query.semantic_sql.result import project
 from dosi.query.semantic_sql.types import probe_types
 from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import execution_dialect, get_dialect
+from dosi.sql.min_max import min_max_columns, min_max_select
 
 _CACHE_SIZE = 512
 _SCOPE_CACHE_SIZE = 256
@@ -324,6 +328,7 @@ class Engine:
             if hit is not None:
                 return hit
         try:
+            self._check_metric_dimensions(query)
             compiled = compile_query(self.model, self.graph, query, dialect, pretty)
             if self.scope is not None:
                 aliases = {c.column: c.metric for c in compiled.columns}  # D-PARAM columns
@@ -380,8 +385,8 @@ class Engine:
                 hint='use format="text" or format="json"',
             )
         if is_dimension_only(query):
-            rd, _ = self._dimension_detail(query)
-            return explain_detail(self.model, self.graph, rd)
+            rd, _, model, graph = self._dimension_detail(query, None)
+            return explain_detail(model, graph, rd)
         c = self._compiled(query, None, False)
         return explain_text(c.dag)
 
@@ -598,31 +603,61 @@ class Engine:
             raise self._guarded(err) from None
         return rd
 
-    def _dimension_detail(self, query: Any) -> tuple[ResolvedDetail, dict[str, str]]:
+    def _dimension_detail(
+        self, query: Any, dialect: str | None
+    ) -> tuple[ResolvedDetail, DimensionQuery, ModelIr, JoinGraph]:
+        """The distinct detail query, over the model with the query's metric dimensions
+        (their inner queries compiled for `dialect`)."""
         check_query_bounds(query)
         try:
-            dq = dimension_query(self.model, query, self.graph.reachable)
-            rd = resolve_detail(self.model, dq.detail)
+            self._check_metric_dimensions(query)
+            model, graph, query = metric_dimension_model(
+                self.model, self.graph, query, get_dialect(dialect)
+            )
+            dq = dimension_query(model, query, graph.reachable)
+            rd = resolve_detail(model, dq.detail)
             if self.scope is not None:
                 self.scope.check_detail(rd)
         except AccessError:
             raise
         except OsiError as err:
             raise self._guarded(err) from None
-        return rd, dq.renames
+        return rd, dq, model, graph
+
+    def _check_metric_dimensions(self, query: Any) -> None:
+        """A policed user's metric dimensions: each inner metric and key field must be
+        visible (the joined dataset a metric dimension becomes is then readable)."""
+        if self.scope is None or not isinstance(query, dict) or not query.get(MD_KEY):
+            return
+        for md in parse_metric_dimensions(self.model, query[MD_KEY]):
+            self.scope.check_metric(md.metric)
+            for f in md.by:
+                self.scope.check_field(f)
 
     def _dimensions(
         self, query: Any, dialect: str | None, pretty: bool
-    ) -> tuple[dict[str, Any], dict[str, str], ResolvedDetail]:
+    ) -> tuple[dict[str, Any], DimensionQuery, ResolvedDetail]:
         """The compile answer of a dimension-only query: a distinct detail query, its
-        columns named as a metric query's group-by columns, every row (no default limit)."""
-        rd, renames = self._dimension_detail(query)
+        columns named as a metric query's group-by columns, every row (no default limit);
+        with `min_max_only`, the one row of each column's range."""
+        rd, dq, model, graph = self._dimension_detail(query, dialect)
+        renames = dq.renames
         dia = get_dialect(dialect)
-        tree = render_detail(self.model, self.graph, rd, dia, rd.query.limit)
+        tree = render_detail(model, graph, rd, dia, rd.query.limit)
+        if dq.min_max:  # one row: each column's range (dosi.sql.min_max)
+            tree = min_max_select(
+                tree, [(f.output, renames.get(f.output, f.output)) for f in rd.fields]
+            )
         requested = [
             {"requested": c["requested"], "column": renames.get(c["column"], c["column"])}
             for c in rd.requested_columns()
         ]
+        if dq.min_max:
+            requested = [
+                {"requested": c["requested"], "column": name}
+                for c in requested
+                for name in min_max_columns([c["column"]])
+            ]
         out = {
             "dialect": dia.name,
             "sql": tree.sql(dialect=dia.name, pretty=pretty),
@@ -630,7 +665,7 @@ class Engine:
             "warnings": [d.to_dict() for d in self.model.warnings],
             "requested_columns": requested,
         }
-        return out, renames, rd
+        return out, dq, rd
 
     def _run_dimensions(
         self,
@@ -642,7 +677,8 @@ class Engine:
         cancellation: CancellationToken | None,
     ) -> tuple[dict[str, Any], pa.Table]:
         profile = self._profile(connection, db_path)
-        out, renames, rd = self._dimensions(query, dialect or profile.dialect, False)
+        out, dq, rd = self._dimensions(query, dialect or profile.dialect, False)
+        renames = dq.renames
         if dialect is not None:
             check_dialect(get_dialect(dialect).key, connection, profile.type)
         table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
@@ -650,6 +686,8 @@ class Engine:
         dims = [
             (renames.get(f.output, f.output), f.grain, False, [f.field.datatype]) for f in rd.fields
         ]
+        if dq.min_max:  # each column's range keeps the column's type
+            dims = [(c, *rest) for name, *rest in dims for c in min_max_columns([name])]
         table = conform(table, output_types(dims))  # a bucketed Date stays a DATE, as above
         out.update(
             {

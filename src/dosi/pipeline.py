@@ -26,6 +26,8 @@ from dosi.plan.window_gates import check_window_gates
 from dosi.query.calendar import with_week_start
 from dosi.query.densify import resolve_densify
 from dosi.query.derive import check_conformed
+from dosi.query.metric_dimensions import KEY as METRIC_DIMENSIONS
+from dosi.query.metric_dimensions import InnerResult, with_metric_dimensions
 from dosi.query.params import OutputColumn, expand_params
 from dosi.query.resolve import ResolvedQuery, resolve_query
 from dosi.query.spec import Query, parse_query
@@ -71,19 +73,9 @@ class CompiledQuery:
 def compile_query(
     model: ModelIr, graph: JoinGraph, raw: Any, dialect: str | None = None, pretty: bool = False
 ) -> CompiledQuery:
-    try:
-        query = parse_query(raw)
-    except QueryError as err:
-        if err.code == "empty_query" and not err.candidates:
-            err.candidates = list(model.metrics)
-        raise
     dia = get_dialect(dialect)
-    model = with_week_start(model, query.week_start)  # the query's calendar (issue 22)
-    query = canonical_spellings(model, query)  # `metric_time__month` (dosi.query.spellings)
-    expanded, scan = expand_time_ranges(expand_params(model, query), _range_predicates(dia))
-    model, query = expanded.model, expanded.query
-    rq, plan, dag = plan_dag(model, graph, query, dia, scan)
-    tree = dia.finalize(dag_to_sql(model, dag, dia))
+    query, rq, plan, dag, tree, outputs = _compile(model, graph, raw, dia)
+    tree = dia.finalize(tree)
     try:
         sql = dia.render(tree, pretty)
     except Exception as exc:
@@ -92,7 +84,48 @@ def compile_query(
             f"the plan cannot be rendered for {dia.name}: {exc}",
             hint="compile for another dialect",
         ) from None
-    return CompiledQuery(query, rq, plan, dag, dia, sql, plan.warnings, expanded.outputs)
+    return CompiledQuery(query, rq, plan, dag, dia, sql, plan.warnings, outputs)
+
+
+def _compile(
+    model: ModelIr, graph: JoinGraph, raw: Any, dia: Dialect
+) -> tuple[Query, ResolvedQuery, QueryPlan, OrderLimit, exp.Expression, tuple[OutputColumn, ...]]:
+    """Parse, resolve, plan and build the SQL tree of one query (not yet finalized for the
+    dialect); `metric_dimensions` first compiles each inner query the same way."""
+    model, graph, raw = metric_dimension_model(model, graph, raw, dia)
+    try:
+        query = parse_query(raw)
+    except QueryError as err:
+        if err.code == "empty_query" and not err.candidates:
+            err.candidates = list(model.metrics)
+        raise
+    model = with_week_start(model, query.week_start)  # the query's calendar (issue 22)
+    query = canonical_spellings(model, query)  # `metric_time__month` (dosi.query.spellings)
+    expanded, scan = expand_time_ranges(expand_params(model, query), _range_predicates(dia))
+    model, query = expanded.model, expanded.query
+    rq, plan, dag = plan_dag(model, graph, query, dia, scan)
+    return query, rq, plan, dag, dag_to_sql(model, dag, dia), expanded.outputs
+
+
+def metric_dimension_model(
+    model: ModelIr, graph: JoinGraph, raw: Any, dia: Dialect
+) -> tuple[ModelIr, JoinGraph, Any]:
+    """A query with `metric_dimensions` (dosi.query.metric_dimensions): the model with one
+    joined dataset per metric dimension, its join graph, and the query reading them; any
+    other query as it is."""
+    if not isinstance(raw, dict) or METRIC_DIMENSIONS not in raw:
+        return model, graph, raw
+    out, query, _ = with_metric_dimensions(model, raw, lambda q: _inner(model, graph, q, dia))
+    return out, JoinGraph(out), query
+
+
+def _inner(model: ModelIr, graph: JoinGraph, raw: dict[str, Any], dia: Dialect) -> InnerResult:
+    """A metric dimension's inner query (dosi.query.metric_dimensions): its tree and the
+    columns its keys and value land in."""
+    _, rq, _, _, tree, outputs = _compile(model, graph, raw, dia)
+    keys = tuple(d.output for d in rq.dims)
+    value = outputs[0].column if outputs else rq.metrics[0].name
+    return InnerResult(tree, keys, value)
 
 
 def plan_tree(

@@ -355,3 +355,27 @@ def test_issue30_param_columns_keep_their_metric(shop_db: Path) -> None:
     assert rows(got) == rows(Engine(SHOP_MODEL).execute(q, db_path=shop_db))
     with pytest.raises(AccessError):
         shop.as_user(UserContext("p", ("p",))).execute(q, db_path=shop_db)
+
+
+def test_issue30_metric_dimensions_read_only_the_users_rows(
+    acl_db: Path, only_rows: dict[str, Path]
+) -> None:
+    """issue 30 item 3: a metric dimension's inner query reads the row-filtered model (per
+    customer order counts over the user's rows only), equal to the answer over only the
+    user's rows; a hidden inner metric is `access_denied`."""
+    q = {
+        "metrics": ["revenue"],
+        "group_by": ["orders.channel"],
+        "metric_dimensions": {
+            "customer_orders": {"metric": "order_count", "by": ["orders.customer_id"]}
+        },
+        "where_sql": "customer_orders >= 3",
+    }
+    got = SERVED.as_user(user("tom")).execute(q, db_path=acl_db)
+    assert got["rows"], "the filter keeps some customers"
+    assert rows(got) == rows(PLAIN.execute(q, db_path=only_rows["tom"]))
+    hidden = {**q, "metric_dimensions": {"c": {"metric": "total_cost", "by": ["orders.customer_id"]}}}
+    hidden["where_sql"] = "c > 0"
+    with pytest.raises(AccessError) as err:
+        SERVED.as_user(user("ana")).execute(hidden, db_path=acl_db)
+    assert err.value.code == "access_denied"

@@ -13,9 +13,9 @@ from dosi.ext.registry import DOSI_KEYS, parse_engine_version, registry_row
 def test_env_v_11_engine_reports_version_1_14() -> None:
     """ENV-V-11: the engine implements (and reports) DATUS 1.14 (1.11 semi_additive, 1.12
     conversion, 1.13 the share and streak window families, 1.14 the window roadmap's rest)."""
-    assert DATUS_EXT_VERSION == "1.14"
-    assert DATUS_EXT["version"] == "1.14"
-    assert ext.DATUS_EXT_VERSION == "1.14"
+    assert DATUS_EXT_VERSION == "1.15"
+    assert DATUS_EXT["version"] == "1.15"
+    assert ext.DATUS_EXT_VERSION == "1.15"
 
 
 def test_env_reg_03_registry_contents() -> None:
@@ -39,6 +39,8 @@ def test_env_reg_03_registry_contents() -> None:
         # dosi's own model-level key (issue 22: week start, fiscal / retail years, calendar
         # table), read at 1.10 so no model needs a newer `v`
         "calendar": ("D-CALENDAR", "1.10", "degraded", ("semantic_model",)),
+        # dosi's own metric key (issue 23 bed): MetricFlow's filtered-metric buckets
+        "empty_buckets": ("D-BUCKETS", "1.15", "documented", ("metric",)),
     }
     got = {k: (i.extension, i.since, i.impact, i.carriers) for k, i in REGISTRY.items()}
     assert got == expected

@@ -289,7 +289,7 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
     expected = {
         "bookings_at_start_of_month": "offset_to_grain_not_supported",
         "bookings_offset_alien_day": "custom_granularity_not_supported",
-        "active_listings": "filter_not_carried",
+        "active_listings": "metric_filter_not_carried",  # a Metric(...) filter (issue 23 bed)
         "every_two_days_bookers": "cumulative_not_additive",
         "every_2_days_bookers_2_days_ago": "input_not_imported",
         "bookings_join_to_time_spine": "time_spine_not_carried",

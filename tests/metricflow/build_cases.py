@@ -121,21 +121,26 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
             "itest_multi_hop_join/mixed_length_joins",
         )
     },
-    **{
-        n: (
-            ["filtered_metric_buckets"],
-            "a metric whose input filter matches no row of a "
-            "bucket: MetricFlow drops the bucket, dosi's D-DERIVE filter keeps it as NULL",
-        )
-        for n in (
-            "itest_measure_constraints/expr_with_single_constrained_and_aliased_measure",
-            "itest_metrics/constrained_metric_with_non_constrained_metric_diff_source",
-            "itest_metrics/constrained_metric_with_user_input_constraint",
-            # the semi-additive ratio's inputs filter on the user's state: a day no west (or
-            # east) account has a row is no row in MetricFlow's FULL OUTER JOIN
-            "itest_measure_constraints/ratio_with_constraints_on_semi_additive_measures",
-        )
-    },
+    # the semi-additive ratio's inputs filter on the user's state: a day no west (or east)
+    # account has a row is no row in MetricFlow's FULL OUTER JOIN; dosi's empty_buckets: drop
+    # leaves a semi-additive measure's rows alone (the snapshot is picked over every row)
+    "itest_measure_constraints/ratio_with_constraints_on_semi_additive_measures": (
+        ["semi_additive_filtered_buckets"],
+        "a semi-additive metric whose input filter matches no row of a bucket: MetricFlow "
+        "drops the bucket, dosi keeps it as NULL (empty_buckets: drop does not apply to a "
+        "semi-additive measure)",
+    ),
+    "itest_dimensions/distinct_values_query_with_metric_filter": (
+        ["full_outer_dimensions"],
+        "MetricFlow reads the listing from the lux mapping model FULL OUTER the metric's "
+        "subquery (a listing only the bookings have is a NULL row); dosi lists the listings "
+        "model's listings with more than two bookings",
+    ),
+    "itest_metrics/test_metric_filter_with_inner_query_multi_hop_join": (
+        ["partition_join"],
+        "the metric filter's inner query joins the bridge table on its is_partition "
+        "dimension as well as the account; dosi joins on the account",
+    ),
     "itest_dimensions/query_dimensions_from_different_tables": (
         ["full_outer_dimensions"],
         "MetricFlow joins the dimension models FULL OUTER (users without a listing appear "
@@ -151,7 +156,8 @@ CLASSIFIED.update(CALENDAR_CLASSIFIED)
 EXTRA_NEEDS = {
     "partition_join": "joins on shared is_partition dimensions",
     "separate_join_paths": "MetricFlow's per-dimension joins through a bridge",
-    "filtered_metric_buckets": "dropping the buckets a filtered metric has no row in",
+    "semi_additive_filtered_buckets": "dropping the buckets a filtered semi-additive metric "
+    "has no row in",
     "full_outer_dimensions": "dimensions of several models joined FULL OUTER (the values of "
     "either side)",
     "unclassified": "a difference nobody has explained yet",

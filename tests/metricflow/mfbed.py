@@ -69,6 +69,7 @@ WARNING_NEEDS = {
     "custom_granularity_not_supported": "custom_grain_offset",
     "grain_to_date_not_supported": "sub_day_reset",
     "filter_not_carried": "metric_filter",
+    "metric_filter_not_carried": "metric_filter_in_metric",
     "cumulative_not_additive": "cumulative_distinct",
     "metric_without_measure": "inline_agg_metric",
     "scd_join_not_carried": "scd_join",
@@ -233,11 +234,10 @@ def translate(case: Case, imp: Imported) -> Translated:
         order_by=list(spec.get("order_bys") or ()),
         limit=spec.get("limit"),
         time_constraint=(str(tc[0]), str(tc[1])) if tc else None,
+        min_max_only=bool(spec.get("min_max_only")),
     )
     if spec.get("saved_query_name"):
         t.need("saved_query", "the case runs a saved query by name")
-    if spec.get("min_max_only"):
-        t.need("min_max_only", "min_max_only")
     if spec.get("apply_group_by") is False:
         t.need("no_group_by", "apply_group_by: false")
     for m in spec.get("metrics") or ():
@@ -298,6 +298,10 @@ def _dosi_columns(t: Translated, result: Mapping[str, Any]) -> list[str]:
     metrics)."""
     cols = list(result["columns"])
     gb = list(t.query.get("group_by") or ())
+    if t.query.get("min_max_only"):  # `<column>__min`, `<column>__max` per group-by
+        return [
+            f"{t.columns.get(gb[i // 2], c)}__{('min', 'max')[i % 2]}" for i, c in enumerate(cols)
+        ]
     out = []
     for i, c in enumerate(cols):
         out.append(t.columns.get(gb[i], c) if i < len(gb) else c)

@@ -21,6 +21,7 @@ from dosi.access.row_filter import RowFilter, compile_row_filter
 from dosi.errors import AccessError
 from dosi.ir.model import DatasetIr, FieldIr, MetricIr, ModelIr
 from dosi.query.detail import ResolvedDetail
+from dosi.query.metric_dimensions import PREFIX as MD_PREFIX
 from dosi.query.resolve import ResolvedQuery
 from dosi.sql.util import table_aliased
 
@@ -65,6 +66,9 @@ class AccessScope:
 
     def check_field(self, f: FieldIr | str) -> None:
         name = f if isinstance(f, str) else f.qualified
+        dataset = name.split(".", 1)[0]
+        if dataset.startswith(MD_PREFIX) and dataset not in self.base.datasets:
+            return  # a query's metric dimension: the engine checked its metric and keys
         if name not in self.fields:
             raise self.denied("dimension", name)
 

@@ -29,7 +29,16 @@ from dosi.query.request import request_object, shape_error
 from dosi.query.spec import TimeRange, parse_query, parse_time_range
 from dosi.sql.dialects import get_dialect
 
-REQUEST_KEYS = ("metric", "current", "baseline", "dimensions", "where_sql", "top_n", "params")
+REQUEST_KEYS = (
+    "metric",
+    "current",
+    "baseline",
+    "dimensions",
+    "where_sql",
+    "top_n",
+    "params",
+    "context_filter",
+)
 _NUM = "__dosi_attr_num"
 _DEN = "__dosi_attr_den"
 #: the `value` of the segment whose dimension value is NULL (the reference engine's spelling)
@@ -47,6 +56,7 @@ class AttributionRequest:
     raw_current: dict[str, Any]
     raw_baseline: dict[str, Any]
     params: tuple[tuple[str, Any], ...] = ()  # D-PARAM: one value per param (PARAM-ATTR-01)
+    context_filter: Any = None  # accepted, never applied: `context_skipped`
 
 
 @dataclass
@@ -106,6 +116,7 @@ def parse_request(raw: Any) -> AttributionRequest:
         dict(raw["current"]),
         dict(raw["baseline"]),
         params,
+        raw.get("context_filter"),
     )
 
 
@@ -172,6 +183,17 @@ def plan_attribution(
     model, m, binding = bind_attribution_params(model, m, req.params)
     strategy = attribution_strategy(model, m)
     plan = AttributionPlan(req, strategy, [], [], None, m, binding)
+    if req.context_filter is not None:
+        # the reference engine takes the key and ignores it; dosi ignores it too, but says so
+        plan.warnings.append(
+            {
+                "code": "context_skipped",
+                "message": "attribution does not apply `context_filter`: both windows are "
+                "computed over every row of the metric (a context layer would change the "
+                "population per window); put a row condition in `where_sql`, which filters "
+                "both windows",
+            }
+        )
     if not strategy.attributable:  # an unsupported shape answers first, as the reference
         return plan
     if m.time_axis is None and not (req.current.dimension and req.baseline.dimension):
@@ -237,18 +259,19 @@ def plan_attribution(
     return plan
 
 
-def mix_rate_split(bs: float, cs: float, br: float, cr: float) -> tuple[float, float, bool]:
+def mix_rate_split(bs: float, cs: float, br: float, cr: float) -> tuple[float, float] | None:
     """Split a segment's change in share x rate into mix and rate effects that add up to it.
 
     LMDI (logarithmic mean Divisia index, the reference engine's split): with v = share x
     rate, L = (cv - bv) / ln(cv / bv), mix = L ln(cs / bs), rate = L ln(cr / br). It needs
-    positive shares and rates; otherwise the symmetric (Shapley) split, flagged `False`.
+    positive shares and rates; otherwise None: the split is undefined and the segment's whole
+    change is one `fallback` term (`lmdi_fallback`).
     """
-    if min(bs, cs, br, cr) > 0:
-        bv, cv = bs * br, cs * cr
-        lmean = cv if math.isclose(cv, bv) else (cv - bv) / math.log(cv / bv)
-        return lmean * math.log(cs / bs), lmean * math.log(cr / br), True
-    return (cs - bs) * (br + cr) / 2, (cr - br) * (bs + cs) / 2, False
+    if min(bs, cs, br, cr) <= 0:
+        return None
+    bv, cv = bs * br, cs * cr
+    lmean = cv if math.isclose(cv, bv) else (cv - bv) / math.log(cv / bv)
+    return lmean * math.log(cs / bs), lmean * math.log(cr / br)
 
 
 def _unshadow(err: QueryError, name: str) -> None:
@@ -348,10 +371,29 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
 
     def total(period: str) -> tuple[float, float]:
         n, d = cells.get(("", period), {}).get(None, (None, None))
+        if n is None and s.name != "mix_shift":  # an empty window, or a NULL aggregate
+            plan.warnings.append(
+                {
+                    "code": "null_metric_value",
+                    "message": f"the {period} window's total is NULL (no rows, or only NULL "
+                    "values); it counts as 0 in the deltas",
+                }
+            )
         return (n or 0.0, d or 0.0)
 
     (bn, bd), (cn, cd) = total("baseline"), total("current")
     if s.name == "mix_shift":
+        for period, den in (("baseline", bd), ("current", cd)):
+            if den <= 0:  # no ratio to split: never a delta against a made-up 0 (issue 20)
+                raise QueryError(
+                    "denominator_nonpositive",
+                    f"the {period} window's denominator of `{req.metric}` is "
+                    f"{'0 (no rows)' if den == 0 else den}: the ratio is undefined there, so "
+                    "its change has no mix / rate split",
+                    metrics=[req.metric],
+                    hint="choose windows where the denominator has rows, or attribute the "
+                    "numerator and denominator metrics separately",
+                )
         bval = bn / bd if bd else None
         cval = cn / cd if cd else None
     else:
@@ -363,6 +405,19 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
         "delta": delta,
         "pct_change": (delta / bval * 100) if delta is not None and bval else None,
     }
+    scale = max(1.0, abs(bval or 0.0), abs(cval or 0.0))
+    if delta is not None and abs(delta) <= 1e-9 * scale:
+        # a share of (almost) nothing is noise: no contribution percentages (issue 20)
+        delta_for_pct = None
+        plan.warnings.append(
+            {
+                "code": "zero_total_delta",
+                "message": "the metric did not change between the windows (the delta is zero "
+                "within rounding), so no value gets a contribution percentage",
+            }
+        )
+    else:
+        delta_for_pct = delta
     per: dict[str, Any] = {}
     ranking = []
     everything = []
@@ -371,6 +426,7 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
         base = cells.get((dim, "baseline"), {})
         cur = cells.get((dim, "current"), {})
         values = []
+        fallbacks = 0
         factors = {
             "mix_effect": 0.0,
             "rate_effect": 0.0,
@@ -392,14 +448,20 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
                 cr = c_n / c_d if c_n is not None and c_d else None
                 bs = (b_d or 0.0) / bd if bd else 0.0
                 cs = (c_d or 0.0) / cd if cd else 0.0
-                if br is not None and cr is not None:
-                    mix, rate, exact_log = mix_rate_split(bs, cs, br, cr)
+                split = None if br is None or cr is None else mix_rate_split(bs, cs, br, cr)
+                mix: float | None
+                rate: float | None
+                if split is not None:
+                    mix, rate = split
                     factors["mix_effect"] += mix
                     factors["rate_effect"] += rate
-                    if not exact_log:
-                        factors["fallback"] += mix + rate
+                elif br is not None and cr is not None:  # a zero share or rate: one term
+                    mix = rate = None
+                    kind = "fallback"
+                    factors["fallback"] += cv - bv
+                    fallbacks += 1
                 else:
-                    mix, rate = cv - bv, 0.0
+                    mix = rate = None  # a segment absent from one window has no split
                     factors["entered" if kind == "entered" else "exited"] += cv - bv
                 item.update(
                     {
@@ -423,7 +485,7 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
                 )
             d = item["current_value"] - item["baseline_value"]
             item["delta"] = d
-            item["contribution_pct"] = d / delta * 100 if delta else None
+            item["contribution_pct"] = d / delta_for_pct * 100 if delta_for_pct else None
             item["segment_kind"] = kind
             item["drill_down"] = _drill(model, dim, v)
             values.append(item)
@@ -449,7 +511,7 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
         }
         if s.name == "mix_shift":
             factors["residual"] = (delta or 0.0) - sum(
-                factors[k] for k in ("mix_effect", "rate_effect", "entered", "exited")
+                factors[k] for k in ("mix_effect", "rate_effect", "entered", "exited", "fallback")
             )
             entry["factor_totals"] = factors
             factor_all = factor_all or factors
@@ -458,6 +520,16 @@ def attribution_result(model: ModelIr, plan: AttributionPlan, table: pa.Table | 
             {"dimension": dim, "score": score, "non_additive": False, "truncated": False}
         )
         everything.extend(values)
+        if s.name == "mix_shift" and fallbacks:
+            plan.warnings.append(
+                {
+                    "code": "lmdi_fallback",
+                    "message": f"{fallbacks} value(s) of `{dim}` have a zero (or negative) "
+                    "share or rate in one window, where the logarithmic (LMDI) mix / rate split "
+                    "is undefined: each one's whole change is a single `fallback` term",
+                    "dimension": dim,
+                }
+            )
         if score > 1:
             plan.warnings.append(
                 {

@@ -151,6 +151,7 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
         expr_tree=resolved,
         semi_additive=semi,
         conversion_decl=mext.conversion,
+        drop_empty_buckets=mext.empty_buckets == "drop",
     )
 
 

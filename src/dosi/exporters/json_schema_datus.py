@@ -155,9 +155,7 @@ def window_defs() -> dict[str, Any]:
             "require_full_window": {"type": "boolean"},
             "order": ref("WindowOrder"),
             "partition": ref("WindowPartition"),
-            "units": enum(
-                UNITS, "rows, range (value-ordered cumulative frames) or groups (1.14)."
-            ),
+            "units": enum(UNITS, "rows, range (value-ordered cumulative frames) or groups (1.14)."),
             "second": {
                 "type": "string",
                 "description": "The second series of covar / corr, or x of regr_* (1.14).",
@@ -542,6 +540,7 @@ def payload_defs() -> dict[str, Any]:
                     ),
                     "description": _key_doc("conversion"),
                 },
+                "empty_buckets": enum(("keep", "drop"), _key_doc("empty_buckets")),
             },
         ),
         "ParamDecl": param,

@@ -104,4 +104,11 @@ HISTORY: tuple[HistoryEntry, ...] = (
         "frame.exclusion, the regr_* and percentile frame functions (frame.fraction), "
         "value.ignore_nulls",
     ),
+    HistoryEntry(
+        "1.15",
+        "2026-12-02",
+        ("empty_buckets",),
+        "dosi's metric key empty_buckets (drop the buckets a filtered metric has no row in, "
+        "MetricFlow's filter semantics); not in the DATUS documents",
+    ),
 )

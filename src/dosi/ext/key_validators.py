@@ -98,6 +98,18 @@ def _fill_nulls_with(ctx: _Ctx, value: Any) -> KeyResult:
     )
 
 
+def _empty_buckets(ctx: _Ctx, value: Any) -> KeyResult:
+    """`empty_buckets` (dosi 1.15): `"keep"` (the D-DERIVE filter's rule, the default) or
+    `"drop"` (a bucket where no row passes the metric's filter is no row of its branch)."""
+    if value in ("keep", "drop"):
+        return KeyResult(True, value)
+    return ctx.bad(
+        "empty_buckets",
+        f'must be "keep" or "drop" (got {json_type(value)} {_show(value)})',
+        '"empty_buckets": "drop" drops the buckets the metric\'s filter matches no row in',
+    )
+
+
 def _time_dimension(ctx: _Ctx, value: Any) -> KeyResult:
     """D-TIME: on a dataset a field name; on a metric `"field"` or `"dataset.field"` (TIME-01)."""
     ok = isinstance(value, str) and value.strip() != "" and value == value.strip()
@@ -253,6 +265,7 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "semi_additive": _semi_additive,
     "conversion": _conversion,
     "calendar": _calendar,
+    "empty_buckets": _empty_buckets,
 }
 
 

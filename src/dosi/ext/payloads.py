@@ -74,6 +74,7 @@ class MetricExt:
     window_base: str | None = None  # D-DERIVE M2 `window.base`
     semi_additive: SemiAdditiveSpec | None = None  # D-SEMI (ext/semi_additive.py)
     conversion: ConversionSpec | None = None  # D-CONVERSION (ext/conversion.py)
+    empty_buckets: str | None = None  # dosi 1.15: "keep" (default) | "drop"
     # basic mode: keys present whose loss would make the metric a wrong number, so the
     # compiler makes it unavailable instead (the payload itself is not read)
     basic_fail_closed: tuple[str, ...] = ()
@@ -107,6 +108,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("field", "time"): "time",
     ("metric", "semi_additive"): "semi_additive",
     ("metric", "conversion"): "conversion",
+    ("metric", "empty_buckets"): "empty_buckets",
     ("semantic_model", "calendar"): "calendar",
 }
 

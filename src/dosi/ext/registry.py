@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from dosi.ext.history import HISTORY, WINDOW_FEATURES
 
-DATUS_EXT_VERSION = "1.14"
+DATUS_EXT_VERSION = "1.15"
 """The DATUS extension version this engine implements (datus-extensions header, §2.1)."""
 
 Carrier = Literal["semantic_model", "dataset", "field", "relationship", "metric"]
@@ -226,6 +226,16 @@ _KEYS: tuple[KeyInfo, ...] = (
         "do not resolve (unknown_grain)",
         True,
     ),
+    KeyInfo(
+        "empty_buckets",
+        "D-BUCKETS",
+        ("metric",),
+        "1.15",  # dosi's own key (issue 23 bed): the DATUS documents do not define it
+        "documented",
+        "a bucket where the metric's filter matches no row is kept, its value NULL (or the "
+        "D-FILL value), as the D-DERIVE filter folds it",
+        True,
+    ),
 )
 
 REGISTRY: dict[str, KeyInfo] = {k.key: k for k in _KEYS}
@@ -233,6 +243,7 @@ REGISTRY: dict[str, KeyInfo] = {k.key: k for k in _KEYS}
 DOSI_KEYS: frozenset[str] = frozenset({"calendar"})
 """Keys dosi adds beyond the DATUS specification (issue 22): read from 1.10 on, so they have
 no row in its version history."""
+
 
 def parse_engine_version(text: str) -> tuple[int, int]:
     """`"1.10"` → `(1, 10)`; for registry strings only (user input goes through version.py)."""

@@ -22,6 +22,7 @@ from dosi.errors import AccessError, ExecuteError, ModelError, OsiError, QueryEr
 from dosi.execute.values import json_ready, text_value
 from dosi.ext import IMPACTS, capabilities
 from dosi.model.loader import read_model_text
+from dosi.query.features import query_features
 
 ENDPOINTS = (
     "GET /v1/capabilities",
@@ -161,6 +162,7 @@ def engine_capabilities() -> dict[str, Any]:
         "params": True,
         "endpoints": list(ENDPOINTS),
         "result_formats": list(RESULT_FORMATS),
+        "query_features": query_features(),
         **capabilities(),
     }
 

@@ -158,6 +158,9 @@ class MetricIr:
     # D-CONVERSION: the declaration read from the payload, then what it compiled to
     conversion_decl: ConversionSpec | None = None
     conversion: ConversionIr | None = None
+    # dosi 1.15 `empty_buckets: drop`: a branch of such metrics only keeps the rows some
+    # measure's filter admits (dosi.plan.empty_buckets)
+    drop_empty_buckets: bool = False
 
 
 # D-CONFORM conformity classes (datus-extensions §3 D-CONFORM); the functions that read them

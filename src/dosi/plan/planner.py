@@ -18,6 +18,7 @@ from dosi.ir.model import FieldIr, MeasureIr, MetricIr, ModelIr
 from dosi.plan.builder.stream_window import plan_stream
 from dosi.plan.conform import ConformedSpellings
 from dosi.plan.conversion import conversion_plan
+from dosi.plan.empty_buckets import empty_bucket_filter
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.lod_field import lod_query_branch
 from dosi.plan.records import (
@@ -268,6 +269,11 @@ class Planner:
         )
         conversion = conversion_plan(model, measures)
         filters: list[exp.Expression] = []
+        planned = {m.name: m for m in rq.planned_metrics}
+        served = [planned.get(n) or model.metrics.get(n) for n in draft.metrics]
+        kept = None if None in served else empty_bucket_filter(served, measures)  # type: ignore[arg-type]
+        if kept is not None:  # dosi 1.15 empty_buckets: drop (plan/empty_buckets.py)
+            filters.append(kept)
         where = spell.where_in_branch(ds, rq)  # CONF-05: either spelling in where_sql
         if where is not None:
             for f in where[1]:

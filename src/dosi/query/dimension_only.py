@@ -10,6 +10,8 @@ others join to, so the coarsest rows: orders rather than order lines). The outpu
 as a metric query names its group-by columns (`channel`, `order_date__month`), and `order_by`
 keys are those names, as in a metric query. `metric_time` needs a metric (it is each metric's
 own time axis): without one it is `metric_time_needs_metric`, naming the time fields instead.
+With `min_max_only: true` the answer is one row: each grouped column's smallest and largest
+value (`<column>__min`, `<column>__max`), over the same distinct rows (`dosi.sql.min_max`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dosi.query.spellings import grain_spelling
 
 METRIC_TIME = "metric_time"
 _PASSED = ("where_sql", "context_filter", "time_range", "limit")
-_KEYS = ("metrics", "group_by", "order_by", *_PASSED)
+_KEYS = ("metrics", "group_by", "order_by", *_PASSED, "min_max_only")
 
 
 def is_dimension_only(raw: Any) -> bool:
@@ -43,6 +45,7 @@ def is_dimension_only(raw: Any) -> bool:
 class DimensionQuery:
     detail: DetailQuery
     renames: dict[str, str]  # the detail query's column -> the metric-query column name
+    min_max: bool = False  # `min_max_only`: one row, each column's smallest and largest value
 
 
 def _items(value: Any) -> list[str]:
@@ -69,6 +72,7 @@ def dimension_query(
                 + ", ".join(f"`{k}`" for k in _KEYS[1:]),
                 hint="add a metric, or drop the key",
             )
+    min_max = _min_max(raw)
     group_by = _items(raw["group_by"])
     fields = []
     canonical: dict[str, str] = {}  # a `field__grain` spelling -> `field:grain`
@@ -129,7 +133,30 @@ def dimension_query(
     detail.update({k: raw[k] for k in _PASSED if raw.get(k) is not None})
     if order_by:
         detail["order_by"] = order_by
-    return DimensionQuery(parse_detail(detail), renames)
+    return DimensionQuery(parse_detail(detail), renames, min_max)
+
+
+def _min_max(raw: dict[str, Any]) -> bool:
+    """`min_max_only`: a boolean; the answer is one row, so `order_by` and `limit` (which
+    would pick among the distinct values before the range is taken) are refused with it."""
+    flag = raw.get("min_max_only")
+    if flag is None:
+        return False
+    if not isinstance(flag, bool):
+        raise QueryShapeError(
+            "invalid_query",
+            f"`min_max_only` must be true or false (got {flag!r})",
+            hint='e.g. {"metrics": [], "group_by": ["orders.order_date"], "min_max_only": true}',
+        )
+    for key in ("order_by", "limit"):
+        if flag and raw.get(key) is not None:
+            raise QueryShapeError(
+                "unsupported_in_dimension_query",
+                f"`{key}` with `min_max_only`: the answer is one row (each grouped field's "
+                "smallest and largest value), so there is nothing to order or limit",
+                hint=f"drop `{key}`",
+            )
+    return flag
 
 
 def _source(model: ModelIr, needed: list[str], reaches: Callable[[str, str], bool]) -> str:

@@ -40,6 +40,7 @@ QUERY_KEYS = (
     "week_start",
 )
 RESERVED_KEYS: tuple[str, ...] = ()
+DIMENSION_ONLY_KEY = "min_max_only"  # a key of queries without metrics alone
 
 #: The largest row limit (a signed 64-bit LIMIT on every dialect).
 MAX_LIMIT = 2**63 - 1
@@ -119,6 +120,13 @@ def parse_query(raw: Any) -> Query:
                 "not_implemented",
                 f"query key `{key}` is reserved for a later release of this engine",
                 hint=f"remove `{key}` from the query",
+            )
+        if key == DIMENSION_ONLY_KEY:
+            raise _bad(
+                "invalid_query",
+                "`min_max_only` answers the range of the grouped fields of a query without "
+                "metrics (docs/dimension-only-queries.md); a metric query has no such range",
+                hint='drop the metrics ({"metrics": [], ...}) or drop `min_max_only`',
             )
         if key not in QUERY_KEYS:
             raise _bad(

@@ -6,8 +6,8 @@ entity_path, date_part_name)`, `Entity(name, entity_path)` and `Metric(name, gro
 call is rendered as the qualified Ossie field it resolves to (`listings_latest.is_lux_latest`,
 `DATE_TRUNC('month', bookings_source.ds)`), in a sandboxed Jinja environment, so a filter
 becomes a predicate dosi checks like any other. `metric_time` is rendered by the caller's
-rule (the metric's own agg time dimension); a `Metric(...)` call (a metric used as a filter)
-has no row-level form and is reported, never guessed.
+rule (the metric's own agg time dimension); a `Metric(name, group_by=[entity])` call (a metric's
+value per entity) becomes a dosi metric dimension (`Rendered.metric_dimensions`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from dosi.importers.dbt.names import (
     DbtNameError,
     DbtNames,
     Element,
+    ModelInfo,
     Resolved,
 )
 from dosi.importers.dbt.time_grains import SHARED_GRAINS, SUB_SECOND_GRAINS
@@ -77,6 +78,8 @@ class Rendered:
     metric_time: bool = False
     problems: list[str] = field(default_factory=list)
     codes: list[str] = field(default_factory=list)  # one need code per problem (queries.NEEDS)
+    # `Metric(name, group_by)` calls: dosi's query key `metric_dimensions`, name -> declaration
+    metric_dimensions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def problem(self, code: str, message: str) -> None:
         self.codes.append(code)
@@ -170,6 +173,8 @@ class FilterRenderer:
                 return n
             if n.name != "metric_time" and DUNDER not in n.name:
                 return n
+            if n.name in out.metric_dimensions:  # a Metric(...) call, already rendered
+                return n
             try:
                 r = self.names.resolve(n.name, near=self.near)
             except DbtNameError as err:
@@ -193,16 +198,37 @@ class FilterRenderer:
         return value
 
     # -- SQL ---------------------------------------------------------------------------------
+    def _metric(self, ref: Ref, out: Rendered | None) -> str:
+        """`Metric('bookings', group_by=['listing'])`: the metric's value per entity, dosi's
+        metric dimension (docs/metric-dimensions.md) keyed by the entity's field on the model
+        it identifies (the query's own model when it is one of them), named as MetricFlow
+        names the column (`listing__bookings`)."""
+        assert ref.metric is not None
+        why = None
+        keys: list[str] = []
+        if len(ref.metric_group_by) != 1:
+            why = "a metric filter grouped by one entity"
+        else:
+            path = ref.metric_group_by[0].split(DUNDER)
+            entity = path[-1]
+            hosts = self.names.entity_models(entity)
+            hosts.sort(key=lambda info: _host_rank(info, entity, self.near))
+            el = hosts[0].elements.get(entity) if hosts else None
+            if el is None or el.kind != "entity":
+                why = f"a metric filter grouped by `{ref.metric_group_by[0]}`, no entity's key"
+            else:
+                keys.append(el.qualified)
+        if why is not None or out is None:
+            if out is not None:
+                out.problem("metric_filter", f"`Metric('{ref.metric}')`: {why}")
+            return "NULL"
+        name = f"{ref.metric_group_by[0]}{DUNDER}{ref.metric}"
+        out.metric_dimensions[name] = {"metric": ref.metric, "by": keys}
+        return name
+
     def _sql(self, ref: Ref, out: Rendered | None) -> str:
         if ref.metric is not None:
-            if out is not None:
-                out.problem(
-                    "metric_filter",
-                    f"`Metric('{ref.metric}')` filters by a metric's value per "
-                    f"{', '.join(ref.metric_group_by) or 'row'}; dosi metric filters apply "
-                    "to the query's result rows, not to a metric's input rows",
-                )
-            return "NULL"
+            return self._metric(ref, out)
         r = ref.resolved
         assert r is not None
         if r.is_metric_time:
@@ -222,6 +248,15 @@ class FilterRenderer:
         if out is not None:
             out.datasets.add(r.element.model)
         return field_sql(r.element, r.grain, r.date_part, out)
+
+
+def _host_rank(info: ModelInfo, entity: str, near: Sequence[str]) -> tuple[bool, bool, int]:
+    """Which model a metric filter's entity value lives on: the query's own model, else one
+    the entity is the primary key of, else the one with the fewest time dimensions (a
+    snapshot table holds a row per key and time, a dimension table one per key)."""
+    el = info.elements.get(entity)
+    times = sum(e.kind == "time_dimension" for e in info.elements.values())
+    return (info.name not in near, el is None or el.entity_type != "primary", times)
 
 
 def field_sql(

@@ -319,6 +319,13 @@ class MetricConverter:
             out = r.render(f)
             if out.problems:
                 raise Skip("filter_not_carried", f"its filter `{f.strip()}`: {out.problems[0]}")
+            if out.metric_dimensions:
+                raise Skip(
+                    "metric_filter_not_carried",
+                    f"its filter `{f.strip()}` reads a metric's value per entity; dosi's metric "
+                    "dimensions are a query key (docs/metric-dimensions.md), not part of a "
+                    "metric's definition",
+                )
             parts.append(out.sql)
             datasets |= out.datasets
             if out.metric_time and time_el is not None:
@@ -654,8 +661,13 @@ class MetricConverter:
 
     def _ossie(self, o: Out) -> dict[str, Any]:
         exts = []
-        if o.payload:
-            exts.append(datus_entry(o.payload))
+        payload = dict(o.payload)
+        if not o.stage and "CASE WHEN" in o.sql:
+            # MetricFlow filters a metric's input rows (a WHERE): a bucket no row passes is no
+            # row, where dosi's filter keeps it as NULL; dosi 1.15 `empty_buckets: drop`
+            payload["empty_buckets"] = "drop"
+        if payload:
+            exts.append(datus_entry(payload))
         dbt = dict(o.dbt)
         if o.helper:
             dbt["helper"] = True  # not a dbt metric: `dosi export dbt` leaves it out

@@ -52,6 +52,8 @@ NEEDS = {
     "date_part": "date parts in group_by (EXTRACT year, dow, ...)",
     "dimension_only_query": "queries without metrics (distinct dimension values)",
     "metric_filter": "metric-valued filters (Metric(...) in a filter)",
+    "metric_filter_in_metric": "a metric whose own filter reads another metric's value per "
+    "entity (Metric(...) in a metric's filter)",
     "metric_time_in_where": "metric_time in a where filter over metrics on different time axes",
     "min_max_only": "min_max_only queries",
     "no_group_by": "apply_group_by: false",
@@ -135,7 +137,10 @@ class QueryTranslator:
         order_by_items: Sequence[str] = (),
         limit: int | None = None,
         time_constraint: tuple[str, str] | None = None,
+        min_max_only: bool = False,
     ) -> Translated:
+        """`min_max_only` (a query without metrics): dosi's `min_max_only`, one row with each
+        grouped column's `__min` and `__max`, as MetricFlow names them."""
         t = Translated()
         if not metrics:
             dimension_only_needs(t, group_by, group_by_items, group_by_objs)
@@ -165,6 +170,8 @@ class QueryTranslator:
             )
             if res is not None:
                 items.append((res, _obj_name(obj)))
+        if not metrics:  # a metric filter's entity lives on the grouped models
+            r.near = list(dict.fromkeys(res.element.model for res, _ in items if res.element))
         gb: list[str] = []
         native = default_grain(
             [
@@ -190,11 +197,15 @@ class QueryTranslator:
         if gb:
             q["group_by"] = gb
         preds = []
+        dims: dict[str, Any] = {}
         for w in where:
             out = r.render(w, bare_names=True)
             for code, p in zip(out.codes, out.problems, strict=True):
                 t.need(code, p)
             preds.append(out.sql)
+            dims.update(out.metric_dimensions)
+        if dims:  # MetricFlow's Metric(...) filters (dosi.query.metric_dimensions)
+            q["metric_dimensions"] = dims
         if preds:
             q["where_sql"] = preds[0] if len(preds) == 1 else " AND ".join(f"({p})" for p in preds)
         ob = []
@@ -216,6 +227,8 @@ class QueryTranslator:
             q["order_by"] = ob
         if limit is not None:
             q["limit"] = int(limit)
+        if min_max_only:
+            q["min_max_only"] = True
         if time_constraint is not None:
             grain = next(
                 (res.grain for res, _ in items if res.is_metric_time and res.grain), native

@@ -40,6 +40,7 @@ from dosi.frontends.cli.output import (
     print_warnings,
 )
 from dosi.model.versions import CURRENT as CURRENT_OSSIE
+from dosi.query.features import query_features
 
 
 @click.command(epilog=COMMAND_EPILOG)
@@ -396,6 +397,7 @@ def info_dict() -> dict[str, Any]:
         "datus_ext_version": dosi.DATUS_EXT_VERSION,
         "modes": ["datus", "basic"],
         "impacts": dict(IMPACTS),
+        "query_features": query_features(),
         **caps,
     }
 
@@ -425,6 +427,8 @@ def info(fmt: str) -> None:
         title="capabilities (DATUS payload keys)",
         null="",
     )
+    click.echo()
+    print_table(["key", "queries", "what"], data["query_features"], title="query features")
     click.echo()
     print_table(
         ["impact", "meaning"],
