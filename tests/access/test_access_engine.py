@@ -374,7 +374,10 @@ def test_issue30_metric_dimensions_read_only_the_users_rows(
     got = SERVED.as_user(user("tom")).execute(q, db_path=acl_db)
     assert got["rows"], "the filter keeps some customers"
     assert rows(got) == rows(PLAIN.execute(q, db_path=only_rows["tom"]))
-    hidden = {**q, "metric_dimensions": {"c": {"metric": "total_cost", "by": ["orders.customer_id"]}}}
+    hidden = {
+        **q,
+        "metric_dimensions": {"c": {"metric": "total_cost", "by": ["orders.customer_id"]}},
+    }
     hidden["where_sql"] = "c > 0"
     with pytest.raises(AccessError) as err:
         SERVED.as_user(user("ana")).execute(hidden, db_path=acl_db)
