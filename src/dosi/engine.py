@@ -65,13 +65,13 @@ from dosi.execute.warehouse_columns import table_columns
 from dosi.ir.model import ModelIr
 from dosi.model.loader import read_model_text
 from dosi.pipeline import CompiledQuery, compile_query, metric_dimension_model
-from dosi.query.metric_dimensions import KEY as MD_KEY
-from dosi.query.metric_dimensions import parse_metric_dimensions
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
 from dosi.query.dimension_only import DimensionQuery, dimension_query, is_dimension_only
+from dosi.query.metric_dimensions import KEY as MD_KEY
+from dosi.query.metric_dimensions import parse_metric_dimensions
 from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_table
 from dosi.query.semantic_sql.result import project
 from dosi.query.semantic_sql.types import probe_types
