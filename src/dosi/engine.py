@@ -6,8 +6,10 @@ normalized query, so a repeated query costs a dictionary lookup.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +29,15 @@ from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError, QueryError, bounded
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
+from dosi.execute.data_version import (
+    CachePolicy,
+    cache_policy,
+    files_version,
+    local_data,
+    profile_files,
+    refresh_key_sql,
+    source_files,
+)
 from dosi.execute.engines import open_runner
 from dosi.execute.frames import pandas_frame, polars_frame
 from dosi.execute.options import (
@@ -35,6 +46,7 @@ from dosi.execute.options import (
     check_memory_limit,
     check_timeout,
 )
+from dosi.execute.result_cache import ResultCache, check_ttl
 from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
@@ -45,6 +57,7 @@ from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
+from dosi.query.cache_option import cache_option
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
 from dosi.query.dimension_only import dimension_query, is_dimension_only
 from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_table
@@ -109,11 +122,16 @@ class Engine:
         query_timeout: float | None = DEFAULT_QUERY_TIMEOUT,
         memory_limit: str | None = None,
         allow_extensions: bool = False,
+        result_cache: ResultCache | bool = True,
+        cache_ttl: float | None = None,
     ) -> None:
         """`trust_sql=True` lets model SQL read files and settings or write
         (docs/untrusted-queries.md); `query_timeout` (seconds, None for none) and `memory_limit`
         bound every execution; `allow_extensions=True` lifts the DuckDB lockdown on extensions and
-        external access."""
+        external access. `result_cache`: True (a cache of this engine's own), a `ResultCache`
+        to share, or False (none); `cache_ttl` bounds every cached answer's age in seconds
+        and lets connections whose data version dosi cannot read be cached
+        (docs/rollups-and-cache.md)."""
         if mode not in ("datus", "basic"):
             raise ArgumentError(f'mode must be "datus" or "basic", got {bounded(mode)}')
         if model_path is None and model_text is None:
@@ -128,6 +146,20 @@ class Engine:
         assert text is not None
         self.mode = mode
         self.trust_sql = bool(trust_sql)
+        if not isinstance(result_cache, (bool, ResultCache)):
+            raise ArgumentError(
+                "result_cache must be true, false or a ResultCache, got "
+                f"{type(result_cache).__name__}"
+            )
+        self.results: ResultCache | None = (
+            ResultCache() if result_cache is True else result_cache or None
+        )
+        self.cache_ttl = check_ttl(cache_ttl, "cache_ttl")
+        # the model's identity in result-cache keys: an engine of another model version
+        # never answers from this one's entries
+        self._fingerprint = hashlib.sha256(
+            f"{mode}|{int(self.trust_sql)}|{text}".encode()
+        ).hexdigest()[:24]
         self.options = ExecOptions(
             query_timeout=check_timeout(query_timeout),
             memory_limit=check_memory_limit(memory_limit),
@@ -149,6 +181,9 @@ class Engine:
         self._con_lock = threading.Lock()
         self._sql_table: VirtualTable | None = None
         self._sql_types: dict[str, pa.DataType] | None = None
+        self._model_files = source_files(ds.source for ds in self.model.datasets.values())
+        self._opened: dict[str, Any] = {}  # connection key -> its files' version when opened
+        self._refreshed: dict[str, tuple[float, str]] = {}  # refresh key: (checked at, value)
 
     # -- catalog -------------------------------------------------------------------------------
     @property
@@ -206,6 +241,7 @@ class Engine:
     def compile(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
     ) -> dict[str, Any]:
+        query = cache_option(query)[0]
         if is_dimension_only(query):
             return self._dimensions(query, dialect, pretty)[0]
         c = self._compiled(query, dialect, pretty)
@@ -229,6 +265,7 @@ class Engine:
                 candidates=["text", "json"],
                 hint='use format="text" or format="json"',
             )
+        query = cache_option(query)[0]
         if is_dimension_only(query):
             rd, _ = self._dimension_detail(query)
             return explain_detail(self.model, self.graph, rd)
@@ -237,7 +274,7 @@ class Engine:
 
     def plan_tree(self, query: Any) -> dict[str, Any]:
         """The plan as nested dicts: kind, one-line description, details, parents."""
-        return self._compiled(query, None, False).dag.to_json()
+        return self._compiled(cache_option(query)[0], None, False).dag.to_json()
 
     def _warnings(self, c: CompiledQuery) -> list[dict[str, Any]]:
         return [d.to_dict() for d in (*self.model.warnings, *c.warnings)]
@@ -252,19 +289,23 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
+        cache: bool = True,
     ) -> QueryResult:
         """Run `query` on a connection: the named profile, the default one, `db_path` (a
         DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect; a
         `dialect` that is not the connection's is `dialect_mismatch`. `timeout_secs` overrides
         the engine's `query_timeout` (None: no limit). A query without metrics answers the
-        distinct values of its group_by fields (`dosi.query.dimension_only`)."""
+        distinct values of its group_by fields (`dosi.query.dimension_only`). `cache=False`
+        (or `"cache": false` in the query) reads the warehouse, bypassing the result cache."""
+        query, cached = cache_option(query)
+        cached = cached and bool(cache)
         if is_dimension_only(query):
             out, table = self._run_dimensions(
-                query, dialect, connection, timeout_secs, db_path, cancellation
+                query, dialect, connection, timeout_secs, db_path, cancellation, cached
             )
             return QueryResult(out, table)
         c, table = self._execute_table(
-            query, dialect, connection, timeout_secs, db_path, cancellation
+            query, dialect, connection, timeout_secs, db_path, cancellation, cached
         )
         data = {
             "dialect": c.dialect.name,
@@ -286,14 +327,19 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
+        cache: bool = True,
     ) -> pa.Table:
         """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata): the
         engine's own Arrow result, never converted row by row."""
+        query, cached = cache_option(query)
+        cached = cached and bool(cache)
         if is_dimension_only(query):
             return self._run_dimensions(
-                query, None, connection, timeout_secs, db_path, cancellation
+                query, None, connection, timeout_secs, db_path, cancellation, cached
             )[1]
-        return self._execute_table(query, None, connection, timeout_secs, db_path, cancellation)[1]
+        return self._execute_table(
+            query, None, connection, timeout_secs, db_path, cancellation, cached
+        )[1]
 
     def _execute_table(
         self,
@@ -303,6 +349,7 @@ class Engine:
         timeout_secs: float | object | None,
         db_path: str | Path | None,
         cancellation: CancellationToken | None,
+        cache: bool = True,
     ) -> tuple[CompiledQuery, pa.Table]:
         """Compile (cached), run, and label the Arrow result: what execute() and
         execute_arrow() share."""
@@ -314,7 +361,7 @@ class Engine:
         c = self._compiled(query, execution_dialect(dialect, profile.sql_dialect), False)
         if dialect is not None:
             check_dialect(c.dialect.key, connection, profile.type)
-        table = self._run(profile, c.sql, timeout, cancellation)
+        table = self._run(profile, c.sql, timeout, cancellation, cache)
         if not get_dialect(engine_dialect).canonical_result_types:
             table = conform(table, _temporal_types(c))
         return c, _with_metadata(table, c)
@@ -351,12 +398,13 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
+        cache: bool = True,
     ) -> QueryResult:
         """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
         MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
         `execute`; `query` in the result is that dosi query."""
         plan, table, c = self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                            cancellation)
+                                            cancellation, cache)
         if c is None:
             data: dict[str, Any] = {"dialect": None, "sql": None, "outputs": [],
                                     "warnings": self.warnings, "requested_columns": []}
@@ -380,10 +428,11 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
+        cache: bool = True,
     ) -> pa.Table:
         """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
         return self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                  cancellation)[1]
+                                  cancellation, cache)[1]
 
     def _sql_table_of(
         self,
@@ -393,12 +442,13 @@ class Engine:
         timeout_secs: float | object | None,
         db_path: str | Path | None,
         cancellation: CancellationToken | None,
+        cache: bool = True,
     ) -> tuple[SqlPlan, pa.Table, CompiledQuery | None]:
         plan = self.sql_plan(text, params)
         if plan.query is None:  # `SELECT * ... LIMIT 0`: the columns as the catalog types them
             return plan, project(plan, None, self.sql_types(connection, db_path)), None
         c, raw = self._execute_table(
-            plan.query, None, connection, timeout_secs, db_path, cancellation
+            plan.query, None, connection, timeout_secs, db_path, cancellation, bool(cache)
         )
         return plan, project(plan, raw), c
 
@@ -454,12 +504,13 @@ class Engine:
         timeout_secs: float | object | None,
         db_path: str | Path | None,
         cancellation: CancellationToken | None,
+        cache: bool = True,
     ) -> tuple[dict[str, Any], pa.Table]:
         profile = self._profile(connection, db_path)
         out, renames, rd = self._dimensions(query, dialect or profile.dialect, False)
         if dialect is not None:
             check_dialect(get_dialect(dialect).key, connection, profile.type)
-        table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
+        table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation, cache)
         table = table.rename_columns([renames.get(c, c) for c in table.column_names])
         dims = [
             (renames.get(f.output, f.output), f.grain, False, [f.field.datatype]) for f in rd.fields
@@ -478,10 +529,10 @@ class Engine:
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
     ) -> dict[str, Any]:
         """The SQL of a detail-row query (no rollup stage)."""
-        return self._detail(query, dialect, pretty, run=False)
+        return self._detail(cache_option(query)[0], dialect, pretty, run=False)
 
     def explain_select(self, query: Any) -> str:
-        rd = resolve_detail(self.model, parse_detail(query))
+        rd = resolve_detail(self.model, parse_detail(cache_option(query)[0]))
         return explain_detail(self.model, self.graph, rd)
 
     def select(
@@ -493,14 +544,18 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
+        cache: bool = True,
     ) -> QueryResult:
         """Detail rows: fields of `from` and of what it reaches many-to-one, filtered, ordered
         and limited (100 rows unless `limit` says otherwise), never aggregated."""
+        query, cached = cache_option(query)
         profile = self._profile(connection, db_path)
         out = self._detail(query, dialect or profile.dialect, False, run=True)
         if dialect is not None:
             check_dialect(get_dialect(dialect).key, connection, profile.type)
-        table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
+        table = self._run(
+            profile, out["sql"], self._timeout(timeout_secs), cancellation, cached and cache
+        )
         if not get_dialect(profile.dialect).canonical_result_types:
             table = conform(table, {})  # DuckDB's value types: UTC wall clocks, int64, float64
         out.update(
@@ -601,25 +656,78 @@ class Engine:
         sql: str,
         timeout_secs: float | None,
         cancellation: CancellationToken | None = None,
+        cache: bool | None = None,
     ) -> pa.Table:
-        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
+        """Run `sql`, through the result cache when `cache` is True (a query's answer; None:
+        a catalog probe, never cached). A hit is the stored Arrow table (immutable, shared)."""
+        conkey = _con_key(profile)
+        results = self.results
+        if results is None or cache is None:
+            return self._run_now(profile, conkey, sql, timeout_secs, cancellation)
+        if not cache:
+            results.note_bypass()
+            return self._run_now(profile, conkey, sql, timeout_secs, cancellation)
+        policy = cache_policy(profile, self.cache_ttl)
+        if not policy.cacheable:
+            return self._run_now(profile, conkey, sql, timeout_secs, cancellation)
+        version = self._data_version(profile, conkey, policy, timeout_secs)
+        key = (self._fingerprint, conkey, sql)
+        hit = results.get(key, version)
+        if hit is not None:
+            return hit
+        table = self._run_now(profile, conkey, sql, timeout_secs, cancellation)
+        results.put(key, version, table, policy.ttl)
+        return table
+
+    def _data_version(
+        self, profile: Profile, conkey: str, policy: CachePolicy, timeout_secs: float | None
+    ) -> tuple[Any, ...]:
+        """What must not change for a stored answer to stand: the connection's files and the
+        model's data files (size, mtime_ns, inode), and the refresh key's current value."""
+        files = files_version((*profile_files(profile), *self._model_files))
+        if policy.refresh_key is None:
+            return (files,)
+        now = time.monotonic()
+        seen = self._refreshed.get(conkey)
+        if seen is None or now - seen[0] >= policy.refresh_every or policy.refresh_every == 0:
+            sql = refresh_key_sql(policy.refresh_key, get_dialect(profile.dialect).name)
+            table = self._run_now(profile, conkey, sql, timeout_secs, None)
+            seen = self._refreshed[conkey] = (now, repr(table.to_pylist()))
+        return (files, seen[1])
+
+    def _run_now(
+        self,
+        profile: Profile,
+        conkey: str,
+        sql: str,
+        timeout_secs: float | None,
+        cancellation: CancellationToken | None,
+    ) -> pa.Table:
         with self._con_lock:
-            runner = self._cons.get(key)
-            if runner is None:
-                runner = self._cons[key] = open_runner(profile, self.options)
-            return run_cancellable(runner, sql, timeout_secs, cancellation)
+            return run_cancellable(self._open(profile, conkey), sql, timeout_secs, cancellation)
+
+    def _open(self, profile: Profile, conkey: str) -> Runner:
+        """The connection's runner (the caller holds `_con_lock`); one whose files were
+        rewritten or swapped since it opened is reopened, so it reads the new data."""
+        runner = self._cons.get(conkey)
+        stamp = files_version(profile_files(profile)) if local_data(profile) else None
+        if runner is not None and self._opened.get(conkey) != stamp:
+            runner.close()
+            runner = None
+        if runner is None:
+            runner = self._cons[conkey] = open_runner(profile, self.options)
+            self._opened[conkey] = stamp
+        return runner
 
     def runner(self, connection: str | None = None) -> Runner:
         """The open runner of a connection (to cancel a running query from another thread)."""
         profile = self._profile(connection, None)
-        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
+        key = _con_key(profile)
         open_one = self._cons.get(key)  # no lock: a query may hold it while it runs
         if open_one is not None:
             return open_one
         with self._con_lock:
-            if key not in self._cons:
-                self._cons[key] = open_runner(profile, self.options)
-            return self._cons[key]
+            return self._open(profile, key)
 
     def progress(
         self, connection: str | None = None, db_path: str | Path | None = None
@@ -628,9 +736,13 @@ class Engine:
         it (DuckDB's query progress); None elsewhere, or when no statement runs. Safe to call
         from another thread while the query runs (the command line's progress line)."""
         profile = self._profile(connection, db_path)
-        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
-        report = getattr(self._cons.get(key), "progress", None)  # no lock: the query holds it
+        report = getattr(self._cons.get(_con_key(profile)), "progress", None)  # no lock
         return report() if callable(report) else None
+
+    def cache_stats(self) -> dict[str, Any] | None:
+        """The result cache's counters and sizes (hits, misses, evictions, ...); None when
+        this engine has no cache."""
+        return None if self.results is None else self.results.stats()
 
     def close(self) -> None:
         """Close the connections dosi opened (client objects handed in stay open)."""
@@ -638,12 +750,20 @@ class Engine:
             for runner in self._cons.values():
                 runner.close()
             self._cons.clear()
+            self._opened.clear()
 
 
 def _name_arg(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise ArgumentError(f"{what} must be a string, got {type(value).__name__}")
     return value
+
+
+def _con_key(profile: Profile) -> str:
+    """A connection's identity: its type and uri, or the client object handed in."""
+    if profile.client is None:
+        return f"{profile.type}:{profile.uri}"
+    return f"obj:{profile.name}:{id(profile.client)}"
 
 
 def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:

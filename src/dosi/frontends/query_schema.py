@@ -93,6 +93,11 @@ class QueryInput(BaseModel):
     week_start: Literal["monday", "sunday", "saturday"] | None = Field(
         None, description="The first day of a week bucket (over the model's calendar)."
     )
+    cache: bool | None = Field(
+        None,
+        description="false: answer from the warehouse, bypassing the result cache "
+        "(default true: a repeated query over unchanged data is answered from memory).",
+    )
 
 
 def _inline(schema: Any, defs: dict[str, Any]) -> Any:

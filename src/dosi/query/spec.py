@@ -24,6 +24,7 @@ from dosi.query.stream_window import (
     parse_window_object,
     parse_window_text,
 )
+from dosi.query.cache_option import cache_option
 from dosi.query.time_ranges_shape import TaggedRange, parse_time_ranges
 
 QUERY_KEYS = (
@@ -38,6 +39,7 @@ QUERY_KEYS = (
     "context_filter",
     "densify",
     "week_start",
+    "cache",
 )
 RESERVED_KEYS: tuple[str, ...] = ()
 
@@ -127,6 +129,7 @@ def parse_query(raw: Any) -> Query:
                 candidates=closest(key, QUERY_KEYS) or list(QUERY_KEYS),
                 hint="valid keys: " + ", ".join(QUERY_KEYS),
             )
+    cache_option(data)  # `cache` is true or false; where the answer comes from, not a field
     metrics = data.get("metrics")
     if metrics is None or metrics == []:
         raise _bad(

@@ -61,6 +61,12 @@ class _BodyTooLarge(Exception):
     pass
 
 
+def no_cache(request: Request) -> bool:
+    """`Cache-Control: no-cache` (or no-store): the client wants the warehouse's answer."""
+    words = request.headers.get("cache-control", "").lower().replace(" ", "").split(",")
+    return "no-cache" in words or "no-store" in words
+
+
 def create_app(
     model_path: str | Path,
     *,
@@ -219,11 +225,13 @@ def create_app(
 
     @app.post("/v1/query", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
     async def post_query(request: Request) -> Response:
-        """Run a metric query: JSON (rows, columns, outputs), CSV or Arrow IPC by `Accept`."""
+        """Run a metric query: JSON (rows, columns, outputs), CSV or Arrow IPC by `Accept`;
+        `"cache": false` in the body or `Cache-Control: no-cache` reads the warehouse."""
+        cached = not no_cache(request)
         return await handle(
             request,
             lambda e, c, b: e.execute(
-                b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c
+                b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c, cache=cached
             ),
             result=True,
         )
@@ -231,10 +239,15 @@ def create_app(
     @app.post("/v1/sql", tags=["query"], openapi_extra=body_doc(SQL_SCHEMA))
     async def post_sql(request: Request) -> Response:
         """Semantic SQL over the model's virtual table: `{"sql": "SELECT ...", "params"}`."""
+        cached = not no_cache(request)
         return await handle(
             request,
             lambda e, c, b: e.sql(
-                *sql_request(b), db_path=holder.db_path, timeout_secs=timeout, cancellation=c
+                *sql_request(b),
+                db_path=holder.db_path,
+                timeout_secs=timeout,
+                cancellation=c,
+                cache=cached,
             ),
             result=True,
         )
@@ -317,6 +330,12 @@ def create_app(
                 "last_reload_failed": holder.last_reload_error is not None,
             }
         )
+
+    @app.get("/v1/stats", tags=["model"])
+    async def stats() -> JSONResponse:
+        """Serving counters: the result cache's hits, misses, evictions, invalidations,
+        bypasses (`"cache": false`), entries and bytes, and the model reloads."""
+        return JSONResponse({"result_cache": holder.results.stats(), "reloads": holder.reloads})
 
     @app.get("/v1/health", tags=["model"])
     async def health() -> JSONResponse:

@@ -109,6 +109,12 @@ def explain(show_sql: bool, model: str | None, mode: str | None, fmt: str, **kw:
     help="Cancel the query after this many seconds (exit 4).",
 )
 @click.option("--show-sql", is_flag=True, help="Print the SQL that runs to stderr.")
+@click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help='Read the warehouse, bypassing the result cache (the query key "cache": false).',
+)
 @result_options
 @db_options
 @model_options
@@ -116,6 +122,7 @@ def explain(show_sql: bool, model: str | None, mode: str | None, fmt: str, **kw:
 def query(
     timeout: float | None,
     show_sql: bool,
+    no_cache: bool,
     output: str | None,
     chart: str | None,
     spark: bool,
@@ -157,7 +164,7 @@ def query(
         result = run_query(
             lambda token: engine.execute(
                 q, connection=connection, timeout_secs=timeout, db_path=db_path,
-                cancellation=token,
+                cancellation=token, cache=not no_cache,
             ),
             "querying",
             lambda: engine.progress(connection, db_path),
