@@ -152,7 +152,11 @@ class Engine:
                 f"{type(result_cache).__name__}"
             )
         self.results: ResultCache | None = (
-            ResultCache() if result_cache is True else result_cache or None
+            ResultCache()
+            if result_cache is True
+            else None
+            if result_cache is False
+            else result_cache
         )
         self.cache_ttl = check_ttl(cache_ttl, "cache_ttl")
         # the model's identity in result-cache keys: an engine of another model version

@@ -14,6 +14,7 @@ from typing import Any
 from dosi.errors import QueryError, QueryShapeError, bounded, closest
 from dosi.ext.grains import DATE_PARTS, KNOWN_GRAINS
 from dosi.query.bounds import check_query_bounds
+from dosi.query.cache_option import cache_option
 from dosi.query.calendar import parse_week_start
 from dosi.query.densify_shape import parse_densify
 from dosi.query.params_shape import params_to_dict, parse_params
@@ -24,7 +25,6 @@ from dosi.query.stream_window import (
     parse_window_object,
     parse_window_text,
 )
-from dosi.query.cache_option import cache_option
 from dosi.query.time_ranges_shape import TaggedRange, parse_time_ranges
 
 QUERY_KEYS = (

@@ -601,3 +601,24 @@ def test_a_trickled_body_is_408(launch: Any) -> None:
             answer += part
     assert answer.startswith("HTTP/1.1 408"), answer
     assert '"code":"request_timeout"' in answer
+
+
+def test_issue28_4_result_cache_counts_in_stats(
+    server: Server, engine: Engine, shop_db: Path
+) -> None:
+    """Issue 28 item 4: a repeated query is a cache hit with the same rows; `"cache": false`
+    and `Cache-Control: no-cache` bypass it; GET /v1/stats counts hits, misses, bypasses."""
+    q = {"metrics": ["refund_total"], "group_by": ["metric_time:quarter"]}
+    expected = json_rows(engine.execute(q, db_path=shop_db, cache=False))
+    with server.client() as c:
+        before = c.get("/v1/stats").json()["result_cache"]
+        assert c.post("/v1/query", json=q).json()["rows"] == expected
+        assert c.post("/v1/query", json=q).json()["rows"] == expected
+        assert c.post("/v1/query", json={**q, "cache": False}).json()["rows"] == expected
+        nocache = {"Cache-Control": "no-cache"}
+        assert c.post("/v1/query", json=q, headers=nocache).json()["rows"] == expected
+        after = c.get("/v1/stats").json()["result_cache"]
+    assert after["hits"] - before["hits"] == 1
+    assert after["misses"] - before["misses"] == 1
+    assert after["bypasses"] - before["bypasses"] == 2
+    assert {"evictions", "entries", "bytes", "max_entries", "max_bytes"} <= set(after)
