@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
+from sqlglot import exp
 
 from dosi.analysis.attribution import (
     attribution_result,
@@ -26,7 +27,16 @@ from dosi.analysis.lineage import lineage_graph, lineage_text
 from dosi.analysis.source_check import check_sources
 from dosi.catalog.views import Catalog
 from dosi.compiler.model_compiler import compile_model_text
-from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError, QueryError, bounded
+from dosi.compiler.rollups import parse_rollups
+from dosi.errors import (
+    ArgumentError,
+    Diagnostic,
+    ModelError,
+    OsiError,
+    QueryError,
+    bounded,
+    closest,
+)
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
 from dosi.execute.data_version import (
@@ -47,15 +57,18 @@ from dosi.execute.options import (
     check_timeout,
 )
 from dosi.execute.result_cache import ResultCache, check_ttl
+from dosi.execute.rollup_store import STORE_ALIAS, RollupBuild, RollupStore
 from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
 from dosi.execute.values import json_ready
 from dosi.execute.warehouse_columns import table_columns
-from dosi.model.loader import read_model_text
+from dosi.ir.rollup import RollupIr
+from dosi.model.loader import parse_document, read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
+from dosi.plan.rollup_match import AvailableRollups
 from dosi.query.bounds import check_query_bounds
 from dosi.query.cache_option import cache_option
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
@@ -65,6 +78,7 @@ from dosi.query.semantic_sql.result import project
 from dosi.query.semantic_sql.types import probe_types
 from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import execution_dialect, get_dialect
+from dosi.sql.rollup_build import rollup_select
 
 _CACHE_SIZE = 512
 
@@ -124,6 +138,8 @@ class Engine:
         allow_extensions: bool = False,
         result_cache: ResultCache | bool = True,
         cache_ttl: float | None = None,
+        rollups: str | Path | dict[str, Any] | None = None,
+        rollup_store: str | Path | None = None,
     ) -> None:
         """`trust_sql=True` lets model SQL read files and settings or write
         (docs/untrusted-queries.md); `query_timeout` (seconds, None for none) and `memory_limit`
@@ -131,7 +147,10 @@ class Engine:
         external access. `result_cache`: True (a cache of this engine's own), a `ResultCache`
         to share, or False (none); `cache_ttl` bounds every cached answer's age in seconds
         and lets connections whose data version dosi cannot read be cached
-        (docs/rollups-and-cache.md)."""
+        (docs/rollups-and-cache.md). `rollups`: a rollup file (default: `<model>.rollups.yaml`
+        beside `model_path`, when it exists) or its parsed content; `rollup_store`: the
+        DuckDB file the built rollups live in (default: the rollup file's `storage`, else
+        its name with `.duckdb`)."""
         if mode not in ("datus", "basic"):
             raise ArgumentError(f'mode must be "datus" or "basic", got {bounded(mode)}')
         if model_path is None and model_text is None:
@@ -164,10 +183,13 @@ class Engine:
         self._fingerprint = hashlib.sha256(
             f"{mode}|{int(self.trust_sql)}|{text}".encode()
         ).hexdigest()[:24]
+        declared, store_path = _rollup_file(model_path, rollups, rollup_store)
+        self.rollup_store = RollupStore(store_path) if store_path is not None else None
         self.options = ExecOptions(
             query_timeout=check_timeout(query_timeout),
             memory_limit=check_memory_limit(memory_limit),
             allow_extensions=bool(allow_extensions),
+            attach=((STORE_ALIAS, str(store_path)),) if store_path is not None else (),
         )
         self.connections = parse_connections(connections)
         default = self.connections.profile(None)
@@ -177,6 +199,7 @@ class Engine:
             trust_sql=self.trust_sql,
             target=default.dialect if default is not None else "duckdb",
         )
+        self.rollups = parse_rollups(declared, self.model) if declared is not None else ()
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
         self._cache: OrderedDict[str, CompiledQuery] = OrderedDict()
@@ -186,6 +209,8 @@ class Engine:
         self._sql_table: VirtualTable | None = None
         self._sql_types: dict[str, pa.DataType] | None = None
         self._model_files = source_files(ds.source for ds in self.model.datasets.values())
+        # files a query's answer also depends on: the rollup store it may read
+        self._extra_files = (str(store_path),) if store_path is not None else ()
         self._opened: dict[str, Any] = {}  # connection key -> its files' version when opened
         self._refreshed: dict[str, tuple[float, str]] = {}  # refresh key: (checked at, value)
 
@@ -210,17 +235,25 @@ class Engine:
         return self.catalog.dimensions(None if metric is None else _name_arg(metric, "metric"))
 
     # -- compile ----------------------------------------------------------------------------------
-    def _compiled(self, query: Any, dialect: str | None, pretty: bool) -> CompiledQuery:
+    def _compiled(
+        self,
+        query: Any,
+        dialect: str | None,
+        pretty: bool,
+        rollups: AvailableRollups | None = None,
+    ) -> CompiledQuery:
         check_query_bounds(query)
         if dialect is not None and not isinstance(dialect, str):
             raise ArgumentError(f"dialect must be a name, got {type(dialect).__name__}")
         key = _cache_key(query, dialect, pretty)
+        if key is not None and rollups is not None:
+            key = f"{rollups.key}|{key}"
         if key is not None:
             hit = self._cache.get(key)
             if hit is not None:
                 return hit
         try:
-            compiled = compile_query(self.model, self.graph, query, dialect, pretty)
+            compiled = compile_query(self.model, self.graph, query, dialect, pretty, rollups)
         except OsiError:
             raise
         except RecursionError:  # a backstop: inputs are bounded before they reach a parser
@@ -257,9 +290,19 @@ class Engine:
             "requested_columns": c.requested_columns(),
         }
 
-    def explain(self, query: Any, format: Literal["text", "json"] = "text") -> str:
+    def explain(
+        self,
+        query: Any,
+        format: Literal["text", "json"] = "text",
+        *,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+    ) -> str:
         """The plan as an indented tree of nodes, the result at the top and the scans at the
-        leaves; `format="json"` gives the same tree as JSON text for tools (`plan_tree`)."""
+        leaves; `format="json"` gives the same tree as JSON text for tools (`plan_tree`).
+        With declared rollups, a `Rollups` section says which rollup serves each branch on
+        the connection (`connection` / `db_path`, else the default one) and why the others
+        did not."""
         if format == "json":
             return json.dumps(self.plan_tree(query), indent=2)
         if format != "text":
@@ -273,8 +316,12 @@ class Engine:
         if is_dimension_only(query):
             rd, _ = self._dimension_detail(query)
             return explain_detail(self.model, self.graph, rd)
-        c = self._compiled(query, None, False)
-        return explain_text(c.dag)
+        profile = self._profile(connection, db_path)
+        c = self._compiled(query, None, False, self._available(profile))
+        text = explain_text(c.dag)
+        if c.rollup_notes:
+            text = text.rstrip("\n") + "\nRollups\n" + "".join(f"  {n}\n" for n in c.rollup_notes)
+        return text
 
     def plan_tree(self, query: Any) -> dict[str, Any]:
         """The plan as nested dicts: kind, one-line description, details, parents."""
@@ -362,7 +409,12 @@ class Engine:
         timeout = self._timeout(timeout_secs)
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
-        c = self._compiled(query, execution_dialect(dialect, profile.sql_dialect), False)
+        c = self._compiled(
+            query,
+            execution_dialect(dialect, profile.sql_dialect),
+            False,
+            self._available(profile),
+        )
         if dialect is not None:
             check_dialect(c.dialect.key, connection, profile.type)
         table = self._run(profile, c.sql, timeout, cancellation, cache)
@@ -688,7 +740,7 @@ class Engine:
     ) -> tuple[Any, ...]:
         """What must not change for a stored answer to stand: the connection's files and the
         model's data files (size, mtime_ns, inode), and the refresh key's current value."""
-        files = files_version((*profile_files(profile), *self._model_files))
+        files = files_version((*profile_files(profile), *self._model_files, *self._extra_files))
         if policy.refresh_key is None:
             return (files,)
         now = time.monotonic()
@@ -714,7 +766,11 @@ class Engine:
         """The connection's runner (the caller holds `_con_lock`); one whose files were
         rewritten or swapped since it opened is reopened, so it reads the new data."""
         runner = self._cons.get(conkey)
-        stamp = files_version(profile_files(profile)) if local_data(profile) else None
+        stamp = (
+            files_version((*profile_files(profile), *self._extra_files))
+            if local_data(profile)
+            else None
+        )
         if runner is not None and self._opened.get(conkey) != stamp:
             runner.close()
             runner = None
@@ -748,6 +804,142 @@ class Engine:
         this engine has no cache."""
         return None if self.results is None else self.results.stats()
 
+    # -- rollups (docs/rollups-and-cache.md) ---------------------------------------------------
+    def _source_version(self, profile: Profile) -> str:
+        return repr(files_version((*profile_files(profile), *self._model_files)))
+
+    def _available(self, profile: Profile) -> AvailableRollups | None:
+        """The rollups a query on `profile` may read: built from this declaration and from
+        the data as it is now (a rollup whose source changed is stale: the fact table)."""
+        if not self.rollups or self.rollup_store is None:
+            return None
+        if not profile.embedded_database:
+            why = f"rollups are stored for DuckDB; connection {profile.name} is {profile.type}"
+            return AvailableRollups(unusable={r.name: (r.dataset, why) for r in self.rollups})
+        built = self.rollup_store.status()
+        version = self._source_version(profile)
+        usable, tables, unusable = [], {}, {}
+        for r in self.rollups:
+            b = built.get(r.name)
+            if b is None:
+                unusable[r.name] = (r.dataset, "not built (dosi rollups build)")
+            elif b.signature != r.signature:
+                unusable[r.name] = (r.dataset, "built from another declaration or model")
+            elif b.source_version != version:
+                unusable[r.name] = (r.dataset, "stale: the data changed since it was built")
+            else:
+                usable.append(r)
+                tables[r.name] = exp.Table(
+                    this=exp.to_identifier(r.name, quoted=True),
+                    db=exp.to_identifier("main"),
+                    catalog=exp.to_identifier(STORE_ALIAS),
+                )
+        return AvailableRollups(tuple(usable), tables, unusable)
+
+    def _rollup_profile(self, connection: str | None, db_path: str | Path | None) -> Profile:
+        if self.rollup_store is None or not self.rollups:
+            raise ArgumentError(
+                "this engine has no rollups declared",
+                hint="pass rollups= a rollup file, or put <model>.rollups.yaml beside the "
+                "model (docs/rollups-and-cache.md)",
+            )
+        profile = self._profile(connection, db_path)
+        if not profile.embedded_database:
+            raise ArgumentError(
+                f"rollups are built from a DuckDB database; connection {profile.name} is "
+                f"{profile.type}",
+                hint="pass db_path= the DuckDB file (or a duckdb connection profile)",
+            )
+        return profile
+
+    def _pick(self, names: list[str] | None) -> list[RollupIr]:
+        known = {r.name: r for r in self.rollups}
+        for n in names or []:
+            if n not in known:
+                raise ArgumentError(
+                    f"unknown rollup {bounded(n, 40)}", candidates=closest(str(n), known)
+                )
+        return [r for r in self.rollups if names is None or r.name in names]
+
+    def rollups_build(
+        self,
+        names: list[str] | None = None,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+        *,
+        only_stale: bool = False,
+    ) -> dict[str, Any]:
+        """Build (all, or `names`) from the warehouse into a new store file swapped in at
+        once; `only_stale=True` (refresh) rebuilds only those not fresh. The status after."""
+        profile = self._rollup_profile(connection, db_path)
+        assert self.rollup_store is not None
+        dia = get_dialect(profile.dialect)
+        picked = self._pick(names)
+        if only_stale:
+            avail = self._available(profile)
+            fresh = {r.name for r in avail.rollups} if avail is not None else set()
+            picked = [r for r in picked if r.name not in fresh]
+        version = self._source_version(profile)
+        builds = [
+            RollupBuild(r.name, rollup_select(self.model, r, dia).sql(dialect=dia.name),
+                        r.signature)
+            for r in picked
+        ]
+        if builds:
+            keep = [r.name for r in self.rollups]
+            self.rollup_store.write(profile.uri, builds, version, keep)
+        out = self.rollups_status(connection, db_path)
+        out["built"] = [b.name for b in builds]
+        return out
+
+    def rollups_refresh(
+        self,
+        names: list[str] | None = None,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+    ) -> dict[str, Any]:
+        """Rebuild the rollups that are missing or stale (their data or declaration changed)."""
+        return self.rollups_build(names, connection, db_path, only_stale=True)
+
+    def rollups_status(
+        self, connection: str | None = None, db_path: str | Path | None = None
+    ) -> dict[str, Any]:
+        """Each declared rollup: built or not, fresh or stale (why), rows, when built."""
+        profile = self._rollup_profile(connection, db_path)
+        assert self.rollup_store is not None
+        avail = self._available(profile)
+        built = self.rollup_store.status()
+        rows = []
+        for r in self.rollups:
+            b = built.get(r.name)
+            why = avail.unusable.get(r.name) if avail is not None else None
+            rows.append(
+                {
+                    "name": r.name,
+                    "declaration": r.describe(),
+                    "state": "fresh" if why is None else ("missing" if b is None else "stale"),
+                    "reason": why[1] if why is not None else None,
+                    **({"rows": b.rows, "built_at": b.built_at} if b is not None else {}),
+                }
+            )
+        return {"store": str(self.rollup_store.path), "rollups": rows}
+
+    def rollups_drop(
+        self,
+        names: list[str] | None = None,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+    ) -> dict[str, Any]:
+        """Drop (all, or `names`) from the store; queries then read the fact table."""
+        profile = self._rollup_profile(connection, db_path)
+        assert self.rollup_store is not None
+        gone = {r.name for r in self._pick(names)}
+        keep = [r.name for r in self.rollups if r.name not in gone]
+        self.rollup_store.write(profile.uri, [], self._source_version(profile), keep)
+        out = self.rollups_status(connection, db_path)
+        out["dropped"] = sorted(gone)
+        return out
+
     def close(self) -> None:
         """Close the connections dosi opened (client objects handed in stay open)."""
         with self._con_lock:
@@ -761,6 +953,41 @@ def _name_arg(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise ArgumentError(f"{what} must be a string, got {type(value).__name__}")
     return value
+
+
+def _rollup_file(
+    model_path: str | Path | None,
+    rollups: str | Path | dict[str, Any] | None,
+    store: str | Path | None,
+) -> tuple[Any, Path | None]:
+    """The rollup declarations (parsed YAML) and the store path (docs/rollups-and-cache.md)."""
+    base: Path | None = None
+    if rollups is None and model_path is not None:
+        beside = Path(model_path).with_suffix(".rollups.yaml")
+        rollups = beside if beside.is_file() else None
+    if rollups is None:
+        return None, None
+    if isinstance(rollups, (str, Path)):
+        path = Path(rollups)
+        data = parse_document(read_model_text(path))
+        base = path.parent
+        default_store = path.with_suffix(".duckdb")
+    elif isinstance(rollups, dict):
+        data = rollups
+        default_store = None
+    else:
+        raise ArgumentError(f"rollups must be a file path or a mapping, got {bounded(rollups)}")
+    declared = data.get("storage") if isinstance(data, dict) else None
+    if store is None and isinstance(declared, str):
+        found = Path(declared)
+        store = found if found.is_absolute() or base is None else base / found
+    if store is None:
+        store = default_store
+    if store is None:
+        raise ArgumentError(
+            "rollups given as a mapping need a store: pass rollup_store= a DuckDB file path"
+        )
+    return data, Path(store)
 
 
 def _con_key(profile: Profile) -> str:

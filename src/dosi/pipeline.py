@@ -21,6 +21,7 @@ from dosi.plan.lod_metric_checks import check_lod_compose_conformed
 from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
+from dosi.plan.rollup_match import AvailableRollups, match_rollups
 from dosi.plan.window import plan_windows
 from dosi.plan.window_gates import check_window_gates
 from dosi.query.calendar import with_week_start
@@ -51,6 +52,9 @@ class CompiledQuery:
     sql: str
     warnings: tuple[Diagnostic, ...]
     columns: tuple[OutputColumn, ...] = ()  # D-PARAM / time_ranges: column -> metric, params
+    # which rollup serves each branch, and why the others did not (explain's Rollups section)
+    rollup_notes: tuple[str, ...] = ()
+    rollups_served: tuple[tuple[str, str], ...] = ()  # (dataset, rollup)
 
     def outputs(self) -> list[dict[str, Any]]:
         """One entry per metric column: its metric and resolved params (CORE-Q-16)."""
@@ -69,8 +73,15 @@ class CompiledQuery:
 
 
 def compile_query(
-    model: ModelIr, graph: JoinGraph, raw: Any, dialect: str | None = None, pretty: bool = False
+    model: ModelIr,
+    graph: JoinGraph,
+    raw: Any,
+    dialect: str | None = None,
+    pretty: bool = False,
+    rollups: AvailableRollups | None = None,
 ) -> CompiledQuery:
+    """`rollups`: the built, fresh rollups branches may read (aggregate awareness, issue 28
+    item 2); a branch none can serve reads the fact table."""
     try:
         query = parse_query(raw)
     except QueryError as err:
@@ -83,6 +94,11 @@ def compile_query(
     expanded, scan = expand_time_ranges(expand_params(model, query), _range_predicates(dia))
     model, query = expanded.model, expanded.query
     rq, plan, dag = plan_dag(model, graph, query, dia, scan)
+    aware = rollups is not None and not reads_lod(rq)
+    match = match_rollups(model, rq, plan, rollups) if aware and rollups is not None else None
+    if match is not None and match.model is not None:
+        model = match.model
+        rq, plan, dag = plan_dag(model, graph, query, dia, scan)
     tree = dia.finalize(dag_to_sql(model, dag, dia))
     try:
         sql = dia.render(tree, pretty)
@@ -92,7 +108,18 @@ def compile_query(
             f"the plan cannot be rendered for {dia.name}: {exc}",
             hint="compile for another dialect",
         ) from None
-    return CompiledQuery(query, rq, plan, dag, dia, sql, plan.warnings, expanded.outputs)
+    return CompiledQuery(
+        query,
+        rq,
+        plan,
+        dag,
+        dia,
+        sql,
+        plan.warnings,
+        expanded.outputs,
+        match.notes if match is not None else (),
+        tuple(match.served.items()) if match is not None else (),
+    )
 
 
 def plan_tree(

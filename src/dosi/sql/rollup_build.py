@@ -1,0 +1,35 @@
+"""The statement that fills a rollup (issue 28 item 1): the fact dataset grouped by the
+rollup's dimensions and its time field's bucket, each measure's own aggregate per group.
+The stored values are the partials `dosi.plan.rollup_match` rolls up again."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dosi.ir.model import ModelIr
+from dosi.ir.rollup import RollupIr
+from dosi.sql.calendar import grain_bucket
+from dosi.sql.dialects import Dialect
+from dosi.sql.util import aliased, clone, table_aliased
+
+
+def rollup_select(model: ModelIr, r: RollupIr, dialect: Dialect) -> exp.Select:
+    ds = model.datasets[r.dataset]
+    sel = exp.Select()
+    groups: list[exp.Expression] = []
+    for name in r.dimensions:
+        e = clone(ds.fields[name].expr)
+        sel = sel.select(aliased(e, name), copy=False)
+        groups.append(clone(ds.fields[name].expr))
+    if r.time is not None:
+        assert r.grain is not None
+        f = ds.fields[r.time]
+        bucket = grain_bucket(dialect, clone(f.expr), r.grain, f.datatype, model.calendar)
+        groups.append(bucket.copy())
+        sel = sel.select(aliased(bucket, r.time), copy=False)
+    for m in r.measures:
+        sel = sel.select(aliased(clone(model.measures[m].expr), m), copy=False)
+    sel = sel.from_(table_aliased(clone(ds.source), ds.name), copy=False)
+    if groups:
+        sel = sel.group_by(*groups, copy=False)
+    return sel
