@@ -955,6 +955,12 @@ def _name_arg(value: Any, what: str) -> str:
     return value
 
 
+def rollups_beside(model_path: str | Path) -> Path | None:
+    """`<model>.rollups.yaml` beside the model file, when it exists."""
+    beside = Path(model_path).with_suffix(".rollups.yaml")
+    return beside if beside.is_file() else None
+
+
 def _rollup_file(
     model_path: str | Path | None,
     rollups: str | Path | dict[str, Any] | None,
@@ -963,8 +969,7 @@ def _rollup_file(
     """The rollup declarations (parsed YAML) and the store path (docs/rollups-and-cache.md)."""
     base: Path | None = None
     if rollups is None and model_path is not None:
-        beside = Path(model_path).with_suffix(".rollups.yaml")
-        rollups = beside if beside.is_file() else None
+        rollups = rollups_beside(model_path)
     if rollups is None:
         return None, None
     if isinstance(rollups, (str, Path)):
@@ -1057,4 +1062,4 @@ def validate(model_text: str, mode: str = "datus", trust_sql: bool = False) -> d
     }
 
 
-__all__ = ["Diagnostic", "Engine", "QueryResult", "validate"]
+__all__ = ["Diagnostic", "Engine", "QueryResult", "rollups_beside", "validate"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dosi import DATUS_EXT_VERSION, SPEC_VERSION, __version__
-from dosi.engine import Engine, validate
+from dosi.engine import Engine, rollups_beside, validate
 from dosi.errors import ExecuteError, ModelError, OsiError, QueryError
 from dosi.execute.result_cache import ResultCache
 from dosi.execute.values import json_ready, text_value
@@ -232,6 +232,7 @@ class EngineHolder:
                 connections=self.connections,
                 mode=self.mode,
                 result_cache=self.results,
+                rollups=rollups_beside(self.model_path),
             )
 
         return EnginePool(build(), build, self.pool_size)

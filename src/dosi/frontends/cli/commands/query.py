@@ -63,15 +63,25 @@ def compile_(
 @click.command(epilog=COMMAND_EPILOG)
 @query_options
 @click.option("--sql", "show_sql", is_flag=True, help="Also print the compiled (pretty) SQL.")
+@click.option(
+    "--db",
+    "db",
+    metavar="PATH",
+    default=None,
+    help="The DuckDB database the plan is for: with declared rollups, the Rollups section "
+    "says which built rollup serves each branch there. Default: $DOSI_DB.",
+)
 @model_options
 @format_option(TEXT_FORMATS)
-def explain(show_sql: bool, model: str | None, mode: str | None, fmt: str, **kw: Any) -> None:
+def explain(
+    show_sql: bool, db: str | None, model: str | None, mode: str | None, fmt: str, **kw: Any
+) -> None:
     """Show the query plan: the tree of plan nodes (scans, joins, aggregates, merge, windows,
     order), and the output columns; --format json adds the tree as JSON (`plan_tree`)."""
     fmt = use_format(fmt)
     query = query_from(kw)
     engine = open_engine(model, mode)
-    plan = engine.explain(query)
+    plan = engine.explain(query, db_path=resolve_db(db))
     compiled = engine.compile(query, pretty=True)
     if fmt == "json":
         echo_json(
