@@ -126,7 +126,9 @@ def shop_copy(shop_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def served(shop_copy: Path) -> Any:
     engine = Engine(
-        SHOP_MODEL, rollups=ROLLUPS, rollup_store=shop_copy.parent / "store.duckdb",
+        SHOP_MODEL,
+        rollups=ROLLUPS,
+        rollup_store=shop_copy.parent / "store.duckdb",
         result_cache=False,
     )
     engine.rollups_build(db_path=shop_copy)
@@ -171,8 +173,9 @@ def test_issue28_2_served_share_and_explain(served: Engine, shop_copy: Path) -> 
     )
     assert "m0 over orders: rollup orders_daily" in text
     assert "not orders_monthly: the time bound 2024-03-15 splits a month bucket" in text
-    text = served.explain({"metrics": ["revenue"], "group_by": ["customers.segment"]},
-                          db_path=shop_copy)
+    text = served.explain(
+        {"metrics": ["revenue"], "group_by": ["customers.segment"]}, db_path=shop_copy
+    )
     assert "m0 over orders: fact table" in text and "joins customers" in text
     text = served.explain({"metrics": ["revenue"], "group_by": [f"{M}:day"]}, db_path=shop_copy)
     assert "not orders_monthly: grain day is not derivable from the rollup's month" in text
@@ -210,7 +213,9 @@ def test_issue28_3_stale_rollups_are_not_read_until_refreshed(
         dropped = engine.rollups_drop(["orders_monthly"], db_path=db)
         state = {r["name"]: r["state"] for r in dropped["rollups"]}
         assert state == {
-            "orders_daily": "fresh", "orders_monthly": "missing", "refunds_monthly": "fresh"
+            "orders_daily": "fresh",
+            "orders_monthly": "missing",
+            "refunds_monthly": "fresh",
         }
     finally:
         engine.close()
