@@ -212,6 +212,7 @@ class Engine:
         # files a query's answer also depends on: the rollup store it may read
         self._extra_files = (str(store_path),) if store_path is not None else ()
         self._opened: dict[str, Any] = {}  # connection key -> its files' version when opened
+        self._opened_store: dict[str, Any] = {}  # ... and the rollup store's version
         self._refreshed: dict[str, tuple[float, str]] = {}  # refresh key: (checked at, value)
 
     # -- catalog -------------------------------------------------------------------------------
@@ -409,15 +410,21 @@ class Engine:
         timeout = self._timeout(timeout_secs)
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
-        c = self._compiled(
-            query,
-            execution_dialect(dialect, profile.sql_dialect),
-            False,
-            self._available(profile),
-        )
-        if dialect is not None:
-            check_dialect(c.dialect.key, connection, profile.type)
-        table = self._run(profile, c.sql, timeout, cancellation, cache)
+        for attempt in range(4):
+            # the last attempt reads no rollup: a store swapped under every try is no reason
+            # to fail a query the fact table answers
+            avail = self._available(profile) if attempt < 3 else None
+            c = self._compiled(
+                query, execution_dialect(dialect, profile.sql_dialect), False, avail
+            )
+            if dialect is not None:
+                check_dialect(c.dialect.key, connection, profile.type)
+            store = avail.store_stamp if avail is not None and c.rollups_served else None
+            try:
+                table = self._run(profile, c.sql, timeout, cancellation, cache, store)
+                break
+            except _StoreSwapped:
+                continue  # the plan chose rollups of a store version no longer there: replan
         if not get_dialect(engine_dialect).canonical_result_types:
             table = conform(table, _temporal_types(c))
         return c, _with_metadata(table, c)
@@ -713,25 +720,27 @@ class Engine:
         timeout_secs: float | None,
         cancellation: CancellationToken | None = None,
         cache: bool | None = None,
+        store: Any = None,
     ) -> pa.Table:
         """Run `sql`, through the result cache when `cache` is True (a query's answer; None:
-        a catalog probe, never cached). A hit is the stored Arrow table (immutable, shared)."""
+        a catalog probe, never cached). A hit is the stored Arrow table (immutable, shared).
+        `store`: the rollup store version the SQL was planned on (it must run on it)."""
         conkey = _con_key(profile)
         results = self.results
         if results is None or cache is None:
-            return self._run_now(profile, conkey, sql, timeout_secs, cancellation)
+            return self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
         if not cache:
             results.note_bypass()
-            return self._run_now(profile, conkey, sql, timeout_secs, cancellation)
+            return self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
         policy = cache_policy(profile, self.cache_ttl)
         if not policy.cacheable:
-            return self._run_now(profile, conkey, sql, timeout_secs, cancellation)
+            return self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
         version = self._data_version(profile, conkey, policy, timeout_secs)
         key = (self._fingerprint, conkey, sql)
         hit = results.get(key, version)
         if hit is not None:
             return hit
-        table = self._run_now(profile, conkey, sql, timeout_secs, cancellation)
+        table = self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
         results.put(key, version, table, policy.ttl)
         return table
 
@@ -758,25 +767,32 @@ class Engine:
         sql: str,
         timeout_secs: float | None,
         cancellation: CancellationToken | None,
+        store: Any = None,
     ) -> pa.Table:
         with self._con_lock:
-            return run_cancellable(self._open(profile, conkey), sql, timeout_secs, cancellation)
+            runner = self._open(profile, conkey)
+            if store is not None and self._opened_store.get(conkey) != store:
+                raise _StoreSwapped
+            return run_cancellable(runner, sql, timeout_secs, cancellation)
 
     def _open(self, profile: Profile, conkey: str) -> Runner:
         """The connection's runner (the caller holds `_con_lock`); one whose files were
-        rewritten or swapped since it opened is reopened, so it reads the new data."""
+        rewritten or swapped since it opened is reopened, so it reads the new data. The
+        stamp is taken before and after opening: a swap in between opens again."""
         runner = self._cons.get(conkey)
-        stamp = (
-            files_version((*profile_files(profile), *self._extra_files))
-            if local_data(profile)
-            else None
-        )
-        if runner is not None and self._opened.get(conkey) != stamp:
-            runner.close()
-            runner = None
-        if runner is None:
+        if not local_data(profile):
+            if runner is None:
+                runner = self._cons[conkey] = open_runner(profile, self.options)
+            return runner
+        for _ in range(5):
+            stamp = files_version((*profile_files(profile), *self._extra_files))
+            if runner is not None and self._opened.get(conkey) == stamp:
+                return runner
+            if runner is not None:
+                runner.close()
             runner = self._cons[conkey] = open_runner(profile, self.options)
             self._opened[conkey] = stamp
+            self._opened_store[conkey] = files_version(self._extra_files)
         return runner
 
     def runner(self, connection: str | None = None) -> Runner:
@@ -816,7 +832,7 @@ class Engine:
         if not profile.embedded_database:
             why = f"rollups are stored for DuckDB; connection {profile.name} is {profile.type}"
             return AvailableRollups(unusable={r.name: (r.dataset, why) for r in self.rollups})
-        built = self.rollup_store.status()
+        stamp, built = self.rollup_store.versioned_status()
         version = self._source_version(profile)
         usable, tables, unusable = [], {}, {}
         for r in self.rollups:
@@ -834,7 +850,7 @@ class Engine:
                     db=exp.to_identifier("main"),
                     catalog=exp.to_identifier(STORE_ALIAS),
                 )
-        return AvailableRollups(tuple(usable), tables, unusable)
+        return AvailableRollups(tuple(usable), tables, unusable, stamp)
 
     def _rollup_profile(self, connection: str | None, db_path: str | Path | None) -> Profile:
         if self.rollup_store is None or not self.rollups:
@@ -947,6 +963,7 @@ class Engine:
                 runner.close()
             self._cons.clear()
             self._opened.clear()
+            self._opened_store.clear()
 
 
 def _name_arg(value: Any, what: str) -> str:
@@ -993,6 +1010,10 @@ def _rollup_file(
             "rollups given as a mapping need a store: pass rollup_store= a DuckDB file path"
         )
     return data, Path(store)
+
+
+class _StoreSwapped(Exception):
+    """The rollup store changed between planning a query and running it (replan)."""
 
 
 def _con_key(profile: Profile) -> str:

@@ -6,7 +6,7 @@ them imports it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlglot import exp
@@ -39,6 +39,7 @@ from dosi.query.time_ranges import (
     restrict_to_ranges,
 )
 from dosi.sql.dialects import Dialect, get_dialect
+from dosi.sql.rollup_build import reads_only_stored
 from dosi.sql.to_sql import dag_to_sql
 
 
@@ -96,10 +97,16 @@ def compile_query(
     rq, plan, dag = plan_dag(model, graph, query, dia, scan)
     aware = rollups is not None and not reads_lod(rq)
     match = match_rollups(model, rq, plan, rollups) if aware and rollups is not None else None
+    tree = None
     if match is not None and match.model is not None:
-        model = match.model
-        rq, plan, dag = plan_dag(model, graph, query, dia, scan)
-    tree = dia.finalize(dag_to_sql(model, dag, dia))
+        s_rq, s_plan, s_dag = plan_dag(match.model, graph, query, dia, scan)
+        s_tree = dia.finalize(dag_to_sql(match.model, s_dag, dia))
+        if reads_only_stored(s_tree, match.served):
+            model, rq, plan, dag, tree = match.model, s_rq, s_plan, s_dag, s_tree
+        else:  # when in doubt, the fact table
+            match = replace(match, served={}, notes=(*match.notes, "fell back: fact table"))
+    if tree is None:
+        tree = dia.finalize(dag_to_sql(model, dag, dia))
     try:
         sql = dia.render(tree, pretty)
     except Exception as exc:
@@ -118,7 +125,7 @@ def compile_query(
         plan.warnings,
         expanded.outputs,
         match.notes if match is not None else (),
-        tuple(match.served.items()) if match is not None else (),
+        tuple((d, r.name) for d, r in match.served.items()) if match is not None else (),
     )
 
 

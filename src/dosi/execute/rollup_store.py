@@ -26,6 +26,7 @@ import duckdb
 from sqlglot import exp
 
 from dosi.errors import ExecuteError
+from dosi.execute.data_version import path_stamps
 
 #: the catalog name the store is attached under on a query's connection
 STORE_ALIAS = "dosi_rollups"
@@ -75,21 +76,32 @@ class RollupStore:
         self._status: tuple[Any, dict[str, BuiltRollup]] | None = None
 
     def stamp(self) -> Any:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return (st.st_size, st.st_mtime_ns, st.st_ino)
+        """The file's version (path, size, mtime_ns, inode), as the engine stamps runners."""
+        return path_stamps(str(self.path))
 
     def status(self) -> dict[str, BuiltRollup]:
-        """The built rollups, read once per version of the file."""
-        stamp = self.stamp()
-        if stamp is None:
+        return self.versioned_status()[1]
+
+    def versioned_status(self) -> tuple[Any, dict[str, BuiltRollup]]:
+        """(the file's stamp, the built rollups in that very version), read once per version:
+        a swap while reading is seen and the read repeated."""
+        for _ in range(5):
+            stamp = self.stamp()
+            found = self._read(stamp)
+            if self.stamp() == stamp:
+                return stamp, found
+        raise ExecuteError("rollup_store_busy", "the rollup store kept changing while read")
+
+    def _read(self, stamp: Any) -> dict[str, BuiltRollup]:
+        if not self.path.is_file():
             return {}
         cached = self._status
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        con = duckdb.connect(str(self.path), read_only=True)
+        try:
+            con = duckdb.connect(str(self.path), read_only=True)
+        except duckdb.Error:  # swapped away between the stat and the open: read again
+            return {}
         try:
             rows = con.execute(
                 f"SELECT name, signature, source_version, CAST(built_at AS VARCHAR), row_count "

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from sqlglot import exp
 
@@ -40,6 +41,8 @@ class AvailableRollups:
     rollups: tuple[RollupIr, ...] = ()
     tables: Mapping[str, exp.Table] = field(default_factory=dict)
     unusable: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # name: (dataset, why)
+    # the version of the store these were read from: a plan runs only on that version
+    store_stamp: Any = None
 
     @property
     def key(self) -> str:
@@ -51,7 +54,7 @@ class AvailableRollups:
 @dataclass(frozen=True)
 class RollupMatch:
     model: ModelIr | None  # the served model (None: no branch reads a rollup)
-    served: Mapping[str, str]  # dataset -> rollup name
+    served: Mapping[str, RollupIr]  # dataset -> the rollup that serves its branches
     notes: tuple[str, ...]  # explain lines: what serves each branch and why others did not
 
 
@@ -62,7 +65,7 @@ def match_rollups(
     if not declared and not available.unusable:
         return RollupMatch(None, {}, ())
     notes: list[str] = []
-    blocker = _query_blocker(rq)
+    blocker = _query_blocker(model, rq)
     joined = {s.relationship.to_dataset for b in plan.branches for s in b.joins}
     served: dict[str, RollupIr] = {}
     by_dataset: dict[str, list[Branch]] = {}
@@ -89,11 +92,7 @@ def match_rollups(
         notes += [f"  not {r}" for r in reasons]
     if not served:
         return RollupMatch(None, {}, tuple(notes))
-    return RollupMatch(
-        _served_model(model, served, available.tables),
-        {ds: r.name for ds, r in served.items()},
-        tuple(notes),
-    )
+    return RollupMatch(_served_model(model, served, available.tables), served, tuple(notes))
 
 
 def _size_rank(r: RollupIr) -> tuple[int, int]:
@@ -102,7 +101,9 @@ def _size_rank(r: RollupIr) -> tuple[int, int]:
     return (len(r.dimensions), -fine.index(r.grain) if r.grain in fine else 0)
 
 
-def _query_blocker(rq: ResolvedQuery) -> str | None:
+def _query_blocker(model: ModelIr, rq: ResolvedQuery) -> str | None:
+    if model.conformed is not None and rq.where is not None:
+        return "where_sql on a D-CONFORM model (its spelling may differ per branch)"
     if rq.context is not None:
         return "the query has a context_filter (D-LOD context layer)"
     if rq.range_scans:

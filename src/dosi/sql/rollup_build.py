@@ -4,6 +4,8 @@ The stored values are the partials `dosi.plan.rollup_match` rolls up again."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlglot import exp
 
 from dosi.ir.model import ModelIr
@@ -11,6 +13,16 @@ from dosi.ir.rollup import RollupIr
 from dosi.sql.calendar import grain_bucket
 from dosi.sql.dialects import Dialect
 from dosi.sql.util import aliased, clone, table_aliased
+
+
+def reads_only_stored(tree: exp.Expression, served: Mapping[str, RollupIr]) -> bool:
+    """The safety net of aggregate awareness: every column the statement reads through a
+    served dataset's alias is a stored rollup column (else the fact table answers)."""
+    for c in tree.find_all(exp.Column):
+        r = served.get(c.table)
+        if r is not None and c.name not in r.columns:
+            return False
+    return True
 
 
 def rollup_select(model: ModelIr, r: RollupIr, dialect: Dialect) -> exp.Select:
