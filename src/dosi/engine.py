@@ -209,6 +209,7 @@ class Engine:
         self._sql_table: VirtualTable | None = None
         self._sql_types: dict[str, pa.DataType] | None = None
         self._model_files = source_files(ds.source for ds in self.model.datasets.values())
+        self._remote_sources = any("://" in f for f in self._model_files)
         # files a query's answer also depends on: the rollup store it may read
         self._extra_files = (str(store_path),) if store_path is not None else ()
         self._opened: dict[str, Any] = {}  # connection key -> its files' version when opened
@@ -732,7 +733,7 @@ class Engine:
         if not cache:
             results.note_bypass()
             return self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
-        policy = cache_policy(profile, self.cache_ttl)
+        policy = cache_policy(profile, self.cache_ttl, self._remote_sources)
         if not policy.cacheable:
             return self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
         version = self._data_version(profile, conkey, policy, timeout_secs)

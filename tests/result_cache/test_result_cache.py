@@ -20,6 +20,8 @@ from enginekit import SHOP_MODEL, Ref, dataset, field, metric, model_doc, result
 
 from dosi import Engine
 from dosi.errors import ArgumentError, ExecuteError, QueryError
+from dosi.execute.connections import Profile
+from dosi.execute.data_version import cache_policy, source_files
 from dosi.execute.result_cache import ResultCache
 from dosi.frontends.contract import EngineHolder
 
@@ -298,3 +300,22 @@ def test_issue28_4_server_cache_is_shared_and_cleared_on_reload(
         c.execute(MONTHLY, db_path=shop_db)
     stats = holder.results.stats()
     assert (stats["hits"], stats["misses"], stats["clears"]) == (1, 2, 1)
+
+
+def test_issue28_4_remote_sources_are_not_cached_without_a_version() -> None:
+    """A model reading a file dosi cannot stat (`s3://`, `https://`) has no data version:
+    answers are not cached unless a TTL is declared."""
+    doc = model_doc(
+        [dataset("sales", ["id"], source="'s3://bucket/sales.parquet'", primary_key=["id"])],
+        metrics=[metric("n", "COUNT(*)")],
+    )
+    engine = Engine(model_text=to_yaml(doc), trust_sql=True)
+    try:
+        files = source_files(ds.source for ds in engine.model.datasets.values())
+        assert files == ("s3://bucket/sales.parquet",)
+        local = Profile(":memory:", "duckdb", ":memory:")
+        assert not cache_policy(local, None, remote_sources=True).cacheable
+        assert cache_policy(local, 60.0, remote_sources=True).cacheable
+        assert cache_policy(local, None).cacheable
+    finally:
+        engine.close()

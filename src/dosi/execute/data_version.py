@@ -98,7 +98,8 @@ def source_files(sources: Iterable[exp.Expression]) -> tuple[str, ...]:
             elif isinstance(node, exp.Literal) and node.is_string:
                 text = node.this
             if text and text.lower().rstrip("*").endswith(DATA_SUFFIXES):
-                found.setdefault(str(Path(text).expanduser()), None)
+                local = "://" not in text
+                found.setdefault(str(Path(text).expanduser()) if local else text, None)
     return tuple(found)
 
 
@@ -112,10 +113,13 @@ class CachePolicy:
     refresh_every: float = 0.0
 
 
-def cache_policy(profile: Profile, engine_ttl: float | None) -> CachePolicy:
+def cache_policy(
+    profile: Profile, engine_ttl: float | None, remote_sources: bool = False
+) -> CachePolicy:
     """The profile's `cache` (false: never), `cache_ttl`, `cache_refresh_key` and
-    `cache_refresh_every` options; a remote connection or a client object is cacheable only
-    with a refresh key or a TTL (its own or the engine's)."""
+    `cache_refresh_every` options; a remote connection, a client object or a model reading
+    remote files (`s3://...`, `https://...`) is cacheable only with a refresh key or a TTL
+    (its own or the engine's)."""
     opts = profile.options
     enabled = opts.get("cache", True)
     if not isinstance(enabled, bool):
@@ -129,7 +133,7 @@ def cache_policy(profile: Profile, engine_ttl: float | None) -> CachePolicy:
         raise _config(profile, "cache_refresh_every", "a number of seconds >= 0", every)
     limits = [t for t in (ttl, engine_ttl) if t is not None]
     ttl = min(limits) if limits else None
-    known = local_data(profile) or key is not None or ttl is not None
+    known = (local_data(profile) and not remote_sources) or key is not None or ttl is not None
     return CachePolicy(enabled and known, ttl, key, float(every))
 
 
