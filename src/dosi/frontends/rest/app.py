@@ -61,6 +61,18 @@ class _BodyTooLarge(Exception):
     pass
 
 
+def rollup_names(body: Any) -> list[str] | None:
+    """The `names` of a rollup action body (None or absent: every declared rollup)."""
+    if isinstance(body, dict) and set(body) <= {"names"} and body.get("names") is None:
+        return None
+    names = body.get("names") if isinstance(body, dict) and set(body) == {"names"} else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise OsiErrorBody(
+            400, error_body("invalid_request", 'send {"names": ["rollup", ...]} or {}')
+        )
+    return names
+
+
 def no_cache(request: Request) -> bool:
     """`Cache-Control: no-cache` (or no-store): the client wants the warehouse's answer."""
     words = request.headers.get("cache-control", "").lower().replace(" ", "").split(",")
@@ -330,6 +342,37 @@ def create_app(
                 "last_reload_failed": holder.last_reload_error is not None,
             }
         )
+
+    @app.get("/v1/rollups", tags=["model"])
+    async def rollups_status(request: Request) -> Response:
+        """The declared rollups: fresh, stale or missing (why), rows, build time."""
+        return await handle(
+            request, lambda e, c, b: e.rollups_status(db_path=holder.db_path), needs_body=False
+        )
+
+    @app.post("/v1/rollups/{action}", tags=["model"])
+    async def rollups_action(request: Request, action: str) -> Response:
+        """`build`, `refresh` (only the stale or missing) or `drop` the rollups named in
+        `{"names": [...]}` (all when absent); the status after."""
+
+        def run(e: Engine, c: CancellationToken, b: Any) -> dict[str, Any]:
+            names = rollup_names(b)
+            if action == "build":
+                return e.rollups_build(names, db_path=holder.db_path)
+            if action == "refresh":
+                return e.rollups_refresh(names, db_path=holder.db_path)
+            if action == "drop":
+                return e.rollups_drop(names, db_path=holder.db_path)
+            raise OsiErrorBody(
+                404,
+                error_body(
+                    "not_found",
+                    f"no rollup action {action[:40]!r}",
+                    candidates=["build", "refresh", "drop"],
+                ),
+            )
+
+        return await handle(request, run)
 
     @app.get("/v1/stats", tags=["model"])
     async def stats() -> JSONResponse:
