@@ -6,6 +6,7 @@ normalized query, so a repeated query costs a dictionary lookup.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import threading
@@ -27,7 +28,7 @@ from dosi.analysis.lineage import lineage_graph, lineage_text
 from dosi.analysis.source_check import check_sources
 from dosi.catalog.views import Catalog
 from dosi.compiler.model_compiler import compile_model_text
-from dosi.compiler.rollups import parse_rollups
+from dosi.compiler.rollup import parse_rollups
 from dosi.errors import (
     ArgumentError,
     Diagnostic,
@@ -842,7 +843,7 @@ class Engine:
                 unusable[r.name] = (r.dataset, "not built (dosi rollups build)")
             elif b.signature != r.signature:
                 unusable[r.name] = (r.dataset, "built from another declaration or model")
-            elif b.source_version != version:
+            elif b.source_version != version and not _within_budget(r, b.built_at):
                 unusable[r.name] = (r.dataset, "stale: the data changed since it was built")
             else:
                 usable.append(r)
@@ -893,9 +894,9 @@ class Engine:
         dia = get_dialect(profile.dialect)
         picked = self._pick(names)
         if only_stale:
-            avail = self._available(profile)
-            fresh = {r.name for r in avail.rollups} if avail is not None else set()
-            picked = [r for r in picked if r.name not in fresh]
+            states = {s["name"]: s["state"] for s in self.rollups_status(connection, db_path)[
+                "rollups"]}
+            picked = [r for r in picked if states.get(r.name) != "fresh"]
         version = self._source_version(profile)
         builds = [
             RollupBuild(r.name, rollup_select(self.model, r, dia).sql(dialect=dia.name),
@@ -926,16 +927,25 @@ class Engine:
         assert self.rollup_store is not None
         avail = self._available(profile)
         built = self.rollup_store.status()
+        version = self._source_version(profile)
         rows = []
         for r in self.rollups:
             b = built.get(r.name)
             why = avail.unusable.get(r.name) if avail is not None else None
+            state = "missing"
+            if b is not None:
+                current = b.signature == r.signature and b.source_version == version
+                state = "fresh" if current else "stale"
+            reason = why[1] if why is not None else None
+            if why is None and state == "stale":
+                reason = "the data changed; serving within its staleness budget"
             rows.append(
                 {
                     "name": r.name,
                     "declaration": r.describe(),
-                    "state": "fresh" if why is None else ("missing" if b is None else "stale"),
-                    "reason": why[1] if why is not None else None,
+                    "state": state,
+                    "serving": why is None,
+                    "reason": reason,
                     **({"rows": b.rows, "built_at": b.built_at} if b is not None else {}),
                 }
             )
@@ -1011,6 +1021,17 @@ def _rollup_file(
             "rollups given as a mapping need a store: pass rollup_store= a DuckDB file path"
         )
     return data, Path(store)
+
+
+def _within_budget(r: RollupIr, built_at: str) -> bool:
+    """A stale rollup still serves for its declared staleness budget after its build."""
+    if r.staleness_budget is None:
+        return False
+    try:
+        built = dt.datetime.fromisoformat(built_at).replace(tzinfo=dt.UTC)
+    except ValueError:
+        return False
+    return (dt.datetime.now(dt.UTC) - built).total_seconds() < r.staleness_budget
 
 
 class _StoreSwapped(Exception):

@@ -19,7 +19,7 @@ import pytest
 from enginekit import SHOP_MODEL
 
 from dosi import Engine
-from dosi.compiler.rollups import RollupError
+from dosi.compiler.rollup import RollupError
 
 ROLLUPS: dict[str, Any] = {
     "version": 1,
@@ -282,3 +282,33 @@ def test_issue28_1_declaration_errors(tmp_path: Path) -> None:
     assert "extra" in bad({**base, "extra": 1}).message
     with pytest.raises(RollupError):
         Engine(SHOP_MODEL, rollups={"rollups": [base, base]}, rollup_store=tmp_path / "s.duckdb")
+
+
+def test_issue28_3_staleness_budget_serves_the_last_build(shop_db: Path, tmp_path: Path) -> None:
+    """A rollup declared with `staleness_budget` keeps serving its last build for that long
+    after the data changed (the declared trade), and refresh rebuilds it."""
+    db = tmp_path / "shop.duckdb"
+    shutil.copyfile(shop_db, db)
+    decl = {"rollups": [{**ROLLUPS["rollups"][1], "staleness_budget": 3600}]}
+    engine = Engine(
+        SHOP_MODEL, rollups=decl, rollup_store=tmp_path / "s.duckdb", result_cache=False
+    )
+    q = {"metrics": ["revenue"], "group_by": [f"{M}:year"]}
+    try:
+        engine.rollups_build(db_path=db)
+        before = _rows(engine.execute(q, db_path=db))
+        work = tmp_path / "next.duckdb"
+        shutil.copyfile(db, work)
+        con = duckdb.connect(str(work))
+        con.execute("UPDATE main.orders SET amount = amount + 1")
+        con.close()
+        os.replace(work, db)
+        (row,) = engine.rollups_status(db_path=db)["rollups"]
+        assert (row["state"], row["serving"]) == ("stale", True)
+        assert _reads(engine, q, db) and _rows(engine.execute(q, db_path=db)) == before
+        assert engine.rollups_refresh(db_path=db)["built"] == ["orders_monthly"]
+        assert _rows(engine.execute(q, db_path=db)) != before
+        (row,) = engine.rollups_status(db_path=db)["rollups"]
+        assert (row["state"], row["serving"]) == ("fresh", True)
+    finally:
+        engine.close()

@@ -1,6 +1,6 @@
 """A declared rollup (issue 28 item 1): one fact dataset pre-aggregated by some of its own
 fields and a time bucket, holding additive measures. Frozen, checked against the model by
-`dosi.compiler.rollups`; matched to plan branches by `dosi.plan.rollup_match`."""
+`dosi.compiler.rollup`; matched to plan branches by `dosi.plan.rollup_match`."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ class RollupIr:
     time: str | None = None  # a time field of `dataset`, stored bucketed to `grain`
     grain: str | None = None
     signature: str = ""  # what the stored table was built from: a change means a rebuild
+    # seconds a stale rollup (its data changed since the build) may still serve; None: never
+    staleness_budget: float | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:

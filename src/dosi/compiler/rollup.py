@@ -12,6 +12,7 @@ is a DOSI file, not a DATUS payload, so no DATUS reader is involved:
         grain: day                    # hour, day, week, month, quarter or year
         dimensions: [channel, status] # fields of the dataset itself
         measures: [revenue, order_count]  # metrics (their measures) or measure names
+        staleness_budget: 3600        # optional: seconds a stale build may still serve
 
 Every measure must be additive (SUM, COUNT, MIN, MAX) and read only the rollup's dataset;
 anything else is a structured `invalid_rollup` error naming the fix.
@@ -34,7 +35,7 @@ class RollupError(OsiError, ValueError):
 
 
 ROLLUP_FILE_KEYS = ("version", "storage", "rollups")
-ROLLUP_KEYS = ("name", "dataset", "time", "grain", "dimensions", "measures")
+ROLLUP_KEYS = ("name", "dataset", "time", "grain", "dimensions", "measures", "staleness_budget")
 
 
 def parse_rollups(data: Any, model: ModelIr) -> tuple[RollupIr, ...]:
@@ -104,7 +105,21 @@ def _rollup(item: Any, model: ModelIr) -> RollupIr:
     if clash:
         raise _bad(f"rollup `{name}`: measure and field names clash ({sorted(clash)[0]})")
     signature = _signature(model, ds_name, dims, time, grain, measures)
-    return RollupIr(name, ds_name, dims, measures, time, grain, signature)
+    budget = item.get("staleness_budget")
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0
+    ):
+        raise _bad(f"rollup `{name}`: `staleness_budget` is a positive number of seconds")
+    return RollupIr(
+        name,
+        ds_name,
+        dims,
+        measures,
+        time,
+        grain,
+        signature,
+        float(budget) if budget is not None else None,
+    )
 
 
 def _measures(name: str, ds: str, wanted: tuple[str, ...], model: ModelIr) -> tuple[str, ...]:
