@@ -169,6 +169,7 @@ class RollupStore:
                             ],
                         )
                 con.execute("USE memory")
+                con.execute("CHECKPOINT dosi_new")  # everything in the file, no WAL left
                 con.execute("DETACH dosi_new")
             except duckdb.Error as exc:
                 con.close()
@@ -181,6 +182,8 @@ class RollupStore:
                     "(dosi validate --sources)",
                 ) from None
             con.close()
+            if Path(f"{tmp}.wal").exists():  # a WAL would not move with the file: no swap
+                raise ExecuteError("rollup_build_failed", "the new rollup store kept a WAL")
             os.replace(tmp, self.path)  # the swap: readers see the old file or this one
             return self.status()
 
