@@ -69,7 +69,7 @@ from dosi.model.loader import parse_document, read_model_text
 from dosi.pipeline import CompiledQuery, compile_query
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
-from dosi.plan.rollup_match import AvailableRollups
+from dosi.plan.rollup_match import AvailableRollups, aligned
 from dosi.query.bounds import check_query_bounds
 from dosi.query.cache_option import cache_option
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
@@ -79,7 +79,7 @@ from dosi.query.semantic_sql.result import project
 from dosi.query.semantic_sql.types import probe_types
 from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import execution_dialect, get_dialect
-from dosi.sql.rollup_build import rollup_select
+from dosi.sql.rollup_build import kept_partitions, rollup_select
 
 _CACHE_SIZE = 512
 
@@ -886,23 +886,44 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         only_stale: bool = False,
+        since: str | dt.date | None = None,
     ) -> dict[str, Any]:
         """Build (all, or `names`) from the warehouse into a new store file swapped in at
-        once; `only_stale=True` (refresh) rebuilds only those not fresh. The status after."""
+        once; `only_stale=True` (refresh) rebuilds only those not fresh. `since` (a date on
+        a bucket boundary of each rollup's grain): an incremental refresh, recomputing only
+        the time buckets from `since` on and keeping the older stored rows as they are (you
+        assert the older data did not change). The status after."""
         profile = self._rollup_profile(connection, db_path)
         assert self.rollup_store is not None
         dia = get_dialect(profile.dialect)
+        start = _since_date(since)
         picked = self._pick(names)
+        for r in picked:
+            if start is not None and r.grain is not None and not aligned(start, r.grain):
+                raise ArgumentError(
+                    f"since {start.isoformat()} does not start a {r.grain} bucket of rollup "
+                    f"{r.name}",
+                    hint="pass the first day of a bucket (a month: YYYY-MM-01), or refresh "
+                    "without since (a full rebuild)",
+                )
+        built = self.rollup_store.status()
         if only_stale:
             states = {s["name"]: s["state"] for s in self.rollups_status(connection, db_path)[
                 "rollups"]}
             picked = [r for r in picked if states.get(r.name) != "fresh"]
         version = self._source_version(profile)
-        builds = [
-            RollupBuild(r.name, rollup_select(self.model, r, dia).sql(dialect=dia.name),
-                        r.signature)
-            for r in picked
-        ]
+        builds = []
+        for r in picked:
+            b = built.get(r.name)
+            partial = start is not None and b is not None and b.signature == r.signature
+            if partial and r.time is not None:
+                assert start is not None
+                fill = rollup_select(self.model, r, dia, start).sql(dialect=dia.name)
+                keep = kept_partitions(self.model, r, start).sql(dialect="duckdb")
+                builds.append(RollupBuild(r.name, fill, r.signature, keep))
+            else:
+                fill = rollup_select(self.model, r, dia).sql(dialect=dia.name)
+                builds.append(RollupBuild(r.name, fill, r.signature))
         if builds:
             keep = [r.name for r in self.rollups]
             self.rollup_store.write(profile.uri, builds, version, keep)
@@ -915,9 +936,12 @@ class Engine:
         names: list[str] | None = None,
         connection: str | None = None,
         db_path: str | Path | None = None,
+        *,
+        since: str | dt.date | None = None,
     ) -> dict[str, Any]:
-        """Rebuild the rollups that are missing or stale (their data or declaration changed)."""
-        return self.rollups_build(names, connection, db_path, only_stale=True)
+        """Rebuild the rollups that are missing or stale (their data or declaration changed);
+        `since`: only their time buckets from that date on (see `rollups_build`)."""
+        return self.rollups_build(names, connection, db_path, only_stale=True, since=since)
 
     def rollups_status(
         self, connection: str | None = None, db_path: str | Path | None = None
@@ -1021,6 +1045,17 @@ def _rollup_file(
             "rollups given as a mapping need a store: pass rollup_store= a DuckDB file path"
         )
     return data, Path(store)
+
+
+def _since_date(value: str | dt.date | None) -> dt.date | None:
+    if value is None or (isinstance(value, dt.date) and not isinstance(value, dt.datetime)):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise ArgumentError(f"since must be a date (YYYY-MM-DD), got {bounded(value)}")
 
 
 def _within_budget(r: RollupIr, built_at: str) -> bool:

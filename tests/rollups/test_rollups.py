@@ -20,6 +20,7 @@ from enginekit import SHOP_MODEL
 
 from dosi import Engine
 from dosi.compiler.rollup import RollupError
+from dosi.errors import ArgumentError
 
 ROLLUPS: dict[str, Any] = {
     "version": 1,
@@ -312,3 +313,49 @@ def test_issue28_3_staleness_budget_serves_the_last_build(shop_db: Path, tmp_pat
         assert (row["state"], row["serving"]) == ("fresh", True)
     finally:
         engine.close()
+
+
+def test_issue28_3_incremental_refresh_recomputes_buckets_from_since(
+    shop_db: Path, tmp_path: Path
+) -> None:
+    """`rollups_refresh(since=...)` recomputes the time buckets from `since` on and keeps the
+    older stored rows as they were: the new buckets answer as the fact table, the older ones
+    as at the last build (the caller asserted they did not change)."""
+    db = tmp_path / "shop.duckdb"
+    shutil.copyfile(shop_db, db)
+    decl = {"rollups": [ROLLUPS["rollups"][1]]}  # orders_monthly
+    engine = Engine(
+        SHOP_MODEL, rollups=decl, rollup_store=tmp_path / "s.duckdb", result_cache=False
+    )
+    fact = Engine(SHOP_MODEL, result_cache=False)
+    q = {"metrics": ["revenue", "order_count"], "group_by": [f"{M}:month", "orders.channel"]}
+    try:
+        engine.rollups_build(db_path=db)
+        before = {r[:2]: r for r in _rows(engine.execute(q, db_path=db))}
+        work = tmp_path / "next.duckdb"
+        shutil.copyfile(db, work)
+        con = duckdb.connect(str(work))
+        con.execute("UPDATE main.orders SET amount = amount + 1 WHERE order_date >= '2025-06-01'")
+        con.execute("UPDATE main.orders SET amount = amount + 100 WHERE order_date < '2024-01-01'")
+        con.close()
+        os.replace(work, db)
+        with pytest.raises(ArgumentError) as err:
+            engine.rollups_refresh(db_path=db, since="2025-06-15")
+        assert "month bucket" in err.value.message
+        out = engine.rollups_refresh(db_path=db, since="2025-06-01")
+        assert out["built"] == ["orders_monthly"] and out["rollups"][0]["state"] == "fresh"
+        now = _rows(engine.execute(q, db_path=db))
+        assert _reads(engine, q, db)
+        truth = {r[:2]: r for r in _rows(fact.execute(q, db_path=db))}
+        for row in now:
+            month = str(row[0])
+            if month >= "2025-06-01":
+                assert row == truth[row[:2]] != before[row[:2]]
+            elif month < "2024-01-01":
+                assert row == before[row[:2]] != truth[row[:2]]  # kept as built
+            else:
+                assert row == truth[row[:2]] == before[row[:2]]
+        assert len(now) == len(before)
+    finally:
+        engine.close()
+        fact.close()

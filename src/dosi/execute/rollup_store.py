@@ -60,6 +60,9 @@ class RollupBuild:
     name: str
     sql: str
     signature: str
+    # incremental refresh: the predicate (DuckDB SQL over the stored columns) of the old
+    # rows kept as they are; `sql` then fills only the rest (None: a full rebuild)
+    keep_rows: str | None = None
 
 
 def _ident(name: str) -> str:
@@ -135,7 +138,8 @@ class RollupStore:
                     "source_version VARCHAR, built_at TIMESTAMP, row_count BIGINT)"
                 )
                 kept = [k for k in keep if k in old and k not in {b.name for b in builds}]
-                if kept:
+                partial = [b for b in builds if b.keep_rows is not None]
+                if kept or partial:
                     con.execute(f"ATTACH {_literal(str(self.path))} AS dosi_old (READ_ONLY)")
                     for name in kept:
                         con.execute(
@@ -147,14 +151,19 @@ class RollupStore:
                             f"dosi_old.main.{META} WHERE name = ?",
                             [name],
                         )
-                    con.execute("DETACH dosi_old")
                 if builds:
                     if warehouse not in (None, "", ":memory:"):
                         stem = _ident(Path(str(warehouse)).stem or "db")
                         con.execute(f"ATTACH {_literal(str(warehouse))} AS {stem} (READ_ONLY)")
                         con.execute(f"USE {stem}")
                     for b in builds:
-                        con.execute(f"CREATE TABLE dosi_new.main.{_ident(b.name)} AS {b.sql}")
+                        fill = b.sql
+                        if b.keep_rows is not None:
+                            fill = (
+                                f"SELECT * FROM dosi_old.main.{_ident(b.name)} WHERE "
+                                f"{b.keep_rows} UNION ALL BY NAME {b.sql}"
+                            )
+                        con.execute(f"CREATE TABLE dosi_new.main.{_ident(b.name)} AS {fill}")
                         count = con.execute(
                             f"SELECT count(*) FROM dosi_new.main.{_ident(b.name)}"
                         ).fetchone()
@@ -169,6 +178,8 @@ class RollupStore:
                             ],
                         )
                 con.execute("USE memory")
+                if kept or partial:
+                    con.execute("DETACH dosi_old")
                 con.execute("CHECKPOINT dosi_new")  # everything in the file, no WAL left
                 con.execute("DETACH dosi_new")
             except duckdb.Error as exc:

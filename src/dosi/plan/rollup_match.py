@@ -177,6 +177,11 @@ def _bounds_ok(model: ModelIr, r: RollupIr, tf: TimeFilter) -> str | None:
     return None
 
 
+def aligned(v: dt.date | dt.datetime, grain: str) -> bool:
+    """`v` starts a bucket of `grain` (a week never counts: its start is the calendar's)."""
+    return _aligned(v, grain)
+
+
 def _aligned(v: dt.date | dt.datetime, grain: str) -> bool:
     if isinstance(v, dt.datetime):
         if (v.minute, v.second, v.microsecond) != (0, 0, 0) or v.tzinfo is not None:

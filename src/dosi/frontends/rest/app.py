@@ -352,15 +352,17 @@ def create_app(
 
     @app.post("/v1/rollups/{action}", tags=["model"])
     async def rollups_action(request: Request, action: str) -> Response:
-        """`build`, `refresh` (only the stale or missing) or `drop` the rollups named in
-        `{"names": [...]}` (all when absent); the status after."""
+        """`build`, `refresh` (only the stale or missing; `"since": "YYYY-MM-DD"` recomputes
+        only the buckets from that day on) or `drop` the rollups named in `{"names": [...]}`
+        (all when absent); the status after."""
 
         def run(e: Engine, c: CancellationToken, b: Any) -> dict[str, Any]:
+            since = b.pop("since", None) if isinstance(b, dict) else None
             names = rollup_names(b)
             if action == "build":
                 return e.rollups_build(names, db_path=holder.db_path)
             if action == "refresh":
-                return e.rollups_refresh(names, db_path=holder.db_path)
+                return e.rollups_refresh(names, db_path=holder.db_path, since=since)
             if action == "drop":
                 return e.rollups_drop(names, db_path=holder.db_path)
             raise OsiErrorBody(

@@ -64,10 +64,17 @@ def build(names: tuple[str, ...], **kw: Any) -> None:
 
 @rollups.command("refresh", epilog=COMMAND_EPILOG)
 @click.argument("names", nargs=-1)
+@click.option(
+    "--since",
+    default=None,
+    metavar="DATE",
+    help="Incremental: recompute only the time buckets from DATE on (a bucket's first day); "
+    "older stored rows are kept as they are.",
+)
 @_common
-def refresh(names: tuple[str, ...], **kw: Any) -> None:
+def refresh(names: tuple[str, ...], since: str | None, **kw: Any) -> None:
     """Rebuild the rollups that are missing or stale (their data or declaration changed)."""
-    _run(lambda e, n, c, d: e.rollups_refresh(n, c, d), names, kw)
+    _run(lambda e, n, c, d: e.rollups_refresh(n, c, d, since=since), names, kw)
 
 
 @rollups.command("status", epilog=COMMAND_EPILOG)
