@@ -47,6 +47,7 @@ from dosi.execute.data_version import (
     local_data,
     profile_files,
     refresh_key_sql,
+    settled,
     source_files,
 )
 from dosi.execute.engines import open_runner
@@ -743,7 +744,8 @@ class Engine:
         if hit is not None:
             return hit
         table = self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
-        results.put(key, version, table, policy.ttl)
+        if settled(version[0]):
+            results.put(key, version, table, policy.ttl)
         return table
 
     def _data_version(

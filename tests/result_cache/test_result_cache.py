@@ -21,7 +21,7 @@ from enginekit import SHOP_MODEL, Ref, dataset, field, metric, model_doc, result
 from dosi import Engine
 from dosi.errors import ArgumentError, ExecuteError, QueryError
 from dosi.execute.connections import Profile
-from dosi.execute.data_version import cache_policy, source_files
+from dosi.execute.data_version import cache_policy, files_version, settled, source_files
 from dosi.execute.result_cache import ResultCache
 from dosi.frontends.contract import EngineHolder
 
@@ -32,9 +32,17 @@ REF_MONTHLY = (
 )
 
 
+def _settle(path: Path) -> None:
+    """Date the file's mtime 10 s back: an answer read from a file written within the
+    clock's granularity is never stored (test_issue28_4_a_file_written_just_now_...)."""
+    past = time.time_ns() - 10_000_000_000
+    os.utime(path, ns=(past, past))
+
+
 def _copy(shop_db: Path, tmp_path: Path) -> Path:
     db = tmp_path / "shop.duckdb"
     shutil.copyfile(shop_db, db)
+    _settle(db)
     return db
 
 
@@ -45,6 +53,7 @@ def _rewrite(db: Path, statement: str) -> None:
     con = duckdb.connect(str(work))
     con.execute(statement)
     con.close()
+    _settle(work)
     os.replace(work, db)
 
 
@@ -108,6 +117,7 @@ def test_issue28_4_rewritten_parquet_invalidates(shop_db: Path, tmp_path: Path) 
     pq = tmp_path / "sales.parquet"
     con = duckdb.connect()
     con.execute(f"COPY (SELECT 1 AS id, 10.0 AS amount) TO '{pq.as_posix()}' (FORMAT parquet)")
+    _settle(pq)
     doc = model_doc(
         [
             dataset(
@@ -129,6 +139,7 @@ def test_issue28_4_rewritten_parquet_invalidates(shop_db: Path, tmp_path: Path) 
             "COPY (SELECT * FROM (VALUES (1, 10.0), (2, 5.0)) t(id, amount)) "
             f"TO '{nxt.as_posix()}' (FORMAT parquet)"
         )
+        _settle(nxt)
         os.replace(nxt, pq)
         assert float(engine.execute(q)["rows"][0]["total"]) == 15.0
         stats = engine.cache_stats()
@@ -319,3 +330,15 @@ def test_issue28_4_remote_sources_are_not_cached_without_a_version() -> None:
         assert cache_policy(local, None).cacheable
     finally:
         engine.close()
+
+
+def test_issue28_4_a_file_written_just_now_is_not_cached(tmp_path: Path) -> None:
+    """An answer read from a file modified within the clock's granularity is not stored: a
+    second write in the same tick would leave size, mtime and inode unchanged."""
+    path = tmp_path / "f.parquet"
+    path.write_bytes(b"x")
+    stamps = files_version([str(path)])
+    mtime = path.stat().st_mtime_ns
+    assert not settled(stamps, mtime + 1_000_000)
+    assert settled(stamps, mtime + 1_000_000_000)
+    assert settled(files_version([str(tmp_path / "missing.parquet")]))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import glob
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,17 @@ def path_stamps(path: str) -> tuple[FileStamp, ...]:
 
 def files_version(paths: Iterable[str]) -> tuple[FileStamp, ...]:
     return tuple(s for p in paths for s in path_stamps(p))
+
+
+#: a file written this recently may be written again within the clock's granularity without
+#: its mtime changing (the "racy" case git also guards against): such an answer is not stored
+RACY_NS = 100_000_000
+
+
+def settled(stamps: Iterable[FileStamp], now_ns: int | None = None) -> bool:
+    """No stamped file was modified within the last RACY_NS: a later write will show."""
+    now = time.time_ns() if now_ns is None else now_ns
+    return all(s[2] is None or now - s[2] > RACY_NS for s in stamps)
 
 
 def profile_files(profile: Profile) -> tuple[str, ...]:
