@@ -264,7 +264,7 @@ class Engine:
             raise QueryError(
                 "query_too_complex",
                 "the query nests too deeply to compile",
-                hint='simplify the query (see docs/limits.md)',
+                hint="simplify the query (see docs/limits.md)",
             ) from None
         except Exception as exc:
             raise QueryError(
@@ -417,9 +417,7 @@ class Engine:
             # the last attempt reads no rollup: a store swapped under every try is no reason
             # to fail a query the fact table answers
             avail = self._available(profile) if attempt < 3 else None
-            c = self._compiled(
-                query, execution_dialect(dialect, profile.sql_dialect), False, avail
-            )
+            c = self._compiled(query, execution_dialect(dialect, profile.sql_dialect), False, avail)
             if dialect is not None:
                 check_dialect(c.dialect.key, connection, profile.type)
             store = avail.store_stamp if avail is not None and c.rollups_served else None
@@ -469,20 +467,33 @@ class Engine:
         """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
         MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
         `execute`; `query` in the result is that dosi query."""
-        plan, table, c = self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                            cancellation, cache)
+        plan, table, c = self._sql_table_of(
+            text, params, connection, timeout_secs, db_path, cancellation, cache
+        )
         if c is None:
-            data: dict[str, Any] = {"dialect": None, "sql": None, "outputs": [],
-                                    "warnings": self.warnings, "requested_columns": []}
+            data: dict[str, Any] = {
+                "dialect": None,
+                "sql": None,
+                "outputs": [],
+                "warnings": self.warnings,
+                "requested_columns": [],
+            }
         else:
-            data = {"dialect": c.dialect.name, "sql": c.sql, "outputs": c.outputs(),
-                    "warnings": self._warnings(c), "requested_columns": c.requested_columns()}
-        data.update({
-            "query": plan.query,
-            "columns": list(table.column_names),
-            "rows": arrow_rows(table),
-            "row_count": table.num_rows,
-        })
+            data = {
+                "dialect": c.dialect.name,
+                "sql": c.sql,
+                "outputs": c.outputs(),
+                "warnings": self._warnings(c),
+                "requested_columns": c.requested_columns(),
+            }
+        data.update(
+            {
+                "query": plan.query,
+                "columns": list(table.column_names),
+                "rows": arrow_rows(table),
+                "row_count": table.num_rows,
+            }
+        )
         return QueryResult(data, table)
 
     def sql_arrow(
@@ -497,8 +508,9 @@ class Engine:
         cache: bool = True,
     ) -> pa.Table:
         """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
-        return self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                  cancellation, cache)[1]
+        return self._sql_table_of(
+            text, params, connection, timeout_secs, db_path, cancellation, cache
+        )[1]
 
     def _sql_table_of(
         self,
@@ -910,8 +922,9 @@ class Engine:
                 )
         built = self.rollup_store.status()
         if only_stale:
-            states = {s["name"]: s["state"] for s in self.rollups_status(connection, db_path)[
-                "rollups"]}
+            states = {
+                s["name"]: s["state"] for s in self.rollups_status(connection, db_path)["rollups"]
+            }
             picked = [r for r in picked if states.get(r.name) != "fresh"]
         version = self._source_version(profile)
         builds = []

@@ -59,8 +59,7 @@ class QueryInput(BaseModel):
     )
     group_by: list[str | GroupByInput] | None = Field(
         None,
-        description="Fields to group by: 'orders.channel', 'metric_time:month', or "
-        "{field, grain}.",
+        description="Fields to group by: 'orders.channel', 'metric_time:month', or {field, grain}.",
     )
     where_sql: str | None = Field(
         None, description="Row filter on fields, SQL: \"orders.status = 'completed'\"."

@@ -656,9 +656,9 @@ def test_issue28_3_rollups_over_rest(
         r = c.post("/v1/query", json={**q, "cache": False}).json()
         assert "dosi_rollups" in r["sql"]
         assert r["rows"] == json_rows(engine.execute(q, db_path=shop_db, cache=False))
-        assert c.post("/v1/rollups/refresh", json={"names": ["orders_monthly"]}).json()[
-            "built"
-        ] == []
+        assert (
+            c.post("/v1/rollups/refresh", json={"names": ["orders_monthly"]}).json()["built"] == []
+        )
         dropped = c.post("/v1/rollups/drop", json={}).json()
         assert dropped["rollups"][0]["state"] == "missing"
         assert "dosi_rollups" not in c.post("/v1/query", json={**q, "cache": False}).json()["sql"]

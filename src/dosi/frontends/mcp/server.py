@@ -405,10 +405,7 @@ def _add_prompts(server: MCPServer, holder: EngineHolder) -> None:
             "computed (aggregation, filters, windows), which datasets it reads, and which "
             "dimensions and time grains it can be grouped by. Use only the definition and "
             "lineage below; call list_dimensions with this metric for what it can be grouped "
-            "by.\n\nDefinition:\n"
-            + _json(definition)
-            + "\n\nLineage:\n"
-            + e.lineage_text(metric)
+            "by.\n\nDefinition:\n" + _json(definition) + "\n\nLineage:\n" + e.lineage_text(metric)
         )
 
     @server.prompt(

@@ -312,7 +312,9 @@ def create_app(
             out["checked"] = "model"
             if out["valid"] and b.get("sources") is True:
                 conns: Any = e.connections  # the served model's warehouse
-                other = Engine(model_text=b["model"], mode=b.get("mode", "datus"), connections=conns)
+                other = Engine(
+                    model_text=b["model"], mode=b.get("mode", "datus"), connections=conns
+                )
                 try:
                     out["sources"] = other.validate_sources(db_path=holder.db_path)
                 finally:

@@ -173,8 +173,12 @@ def query(
     try:
         result = run_query(
             lambda token: engine.execute(
-                q, connection=connection, timeout_secs=timeout, db_path=db_path,
-                cancellation=token, cache=not no_cache,
+                q,
+                connection=connection,
+                timeout_secs=timeout,
+                db_path=db_path,
+                cancellation=token,
+                cache=not no_cache,
             ),
             "querying",
             lambda: engine.progress(connection, db_path),
@@ -185,7 +189,12 @@ def query(
     finally:
         engine.close()
     emit_result(
-        fmt, result, output=output, chart=chart, spark=spark, scales=decimal_scales(result),
+        fmt,
+        result,
+        output=output,
+        chart=chart,
+        spark=spark,
+        scales=decimal_scales(result),
         precision=precision,
     )
 
