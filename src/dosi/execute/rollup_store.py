@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import fcntl
 import os
 import threading
 import uuid
@@ -27,6 +26,11 @@ from sqlglot import exp
 
 from dosi.errors import ExecuteError
 from dosi.execute.data_version import path_stamps
+
+try:  # POSIX: the lock file also serialises builds of other processes
+    import fcntl
+except ImportError:  # pragma: no cover - elsewhere only this process's builds are serialised
+    fcntl = None  # type: ignore[assignment]
 
 #: the catalog name the store is attached under on a query's connection
 STORE_ALIAS = "dosi_rollups"
@@ -205,8 +209,10 @@ class RollupStore:
             lock = _LOCKS.setdefault(key, threading.Lock())
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with lock, open(self.path.with_name(f".{self.path.name}.lock"), "w") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
+            if fcntl is not None:
+                fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+                if fcntl is not None:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
