@@ -7,15 +7,19 @@ normalized query, so a repeated query costs a dictionary lookup.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import functools
+import hashlib
 import json
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
+from sqlglot import exp
 
 from dosi.access import AccessConfig, AccessScope, PolicySet, UserContext, load_access, scope_for
 from dosi.access.audit import audit, request_metrics
@@ -38,6 +42,7 @@ from dosi.analysis.lineage import lineage_graph, lineage_text
 from dosi.analysis.source_check import check_sources
 from dosi.catalog.views import Catalog
 from dosi.compiler.model_compiler import compile_model_text
+from dosi.compiler.rollup import parse_rollups
 from dosi.errors import (
     AccessError,
     ArgumentError,
@@ -46,9 +51,20 @@ from dosi.errors import (
     OsiError,
     QueryError,
     bounded,
+    closest,
 )
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
+from dosi.execute.data_version import (
+    CachePolicy,
+    cache_policy,
+    files_version,
+    local_data,
+    profile_files,
+    refresh_key_sql,
+    settled,
+    source_files,
+)
 from dosi.execute.engines import open_runner
 from dosi.execute.frames import pandas_frame, polars_frame
 from dosi.execute.options import (
@@ -57,17 +73,22 @@ from dosi.execute.options import (
     check_memory_limit,
     check_timeout,
 )
+from dosi.execute.result_cache import ResultCache, check_ttl
+from dosi.execute.rollup_store import STORE_ALIAS, RollupBuild, RollupStore
 from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
 from dosi.execute.values import json_ready
 from dosi.execute.warehouse_columns import table_columns
 from dosi.ir.model import ModelIr
-from dosi.model.loader import read_model_text
+from dosi.ir.rollup import RollupIr
+from dosi.model.loader import parse_document, read_model_text
 from dosi.pipeline import CompiledQuery, compile_query, metric_dimension_model
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
+from dosi.plan.rollup_match import AvailableRollups, aligned
 from dosi.query.bounds import check_query_bounds
+from dosi.query.cache_option import cache_option
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
 from dosi.query.dimension_only import DimensionQuery, dimension_query, is_dimension_only
 from dosi.query.metric_dimensions import KEY as MD_KEY
@@ -78,6 +99,7 @@ from dosi.query.semantic_sql.types import probe_types
 from dosi.sql.detail import explain_detail, render_detail
 from dosi.sql.dialects import execution_dialect, get_dialect
 from dosi.sql.min_max import min_max_columns, min_max_select
+from dosi.sql.rollup_build import kept_partitions, rollup_select
 
 _CACHE_SIZE = 512
 _SCOPE_CACHE_SIZE = 256
@@ -165,13 +187,24 @@ class Engine:
         allow_extensions: bool = False,
         access: str | Path | AccessConfig | PolicySet | None = None,
         user: UserContext | None = None,
+        result_cache: ResultCache | bool = True,
+        cache_ttl: float | None = None,
+        rollups: str | Path | dict[str, Any] | None = None,
+        rollup_store: str | Path | None = None,
     ) -> None:
         """`trust_sql=True` lets model SQL read files and settings or write
         (docs/untrusted-queries.md); `query_timeout` (seconds, None for none) and `memory_limit`
         bound every execution; `allow_extensions=True` lifts the DuckDB lockdown on extensions and
         external access. `access` (an access file, docs/access-policies.md) with `user`: this
         engine answers as that user (hidden members denied, rows filtered); `as_user` gives
-        one engine per user over the same connections."""
+        one engine per user over the same connections.
+        `result_cache`: True (a cache of this engine's own), a `ResultCache`
+        to share, or False (none); `cache_ttl` bounds every cached answer's age in seconds
+        and lets connections whose data version dosi cannot read be cached
+        (docs/rollups-and-cache.md). `rollups`: a rollup file (default: `<model>.rollups.yaml`
+        beside `model_path`, when it exists) or its parsed content; `rollup_store`: the
+        DuckDB file the built rollups live in (default: the rollup file's `storage`, else
+        its name with `.duckdb`)."""
         if mode not in ("datus", "basic"):
             raise ArgumentError(f'mode must be "datus" or "basic", got {bounded(mode)}')
         if model_path is None and model_text is None:
@@ -186,10 +219,31 @@ class Engine:
         assert text is not None
         self.mode = mode
         self.trust_sql = bool(trust_sql)
+        if not isinstance(result_cache, (bool, ResultCache)):
+            raise ArgumentError(
+                "result_cache must be true, false or a ResultCache, got "
+                f"{type(result_cache).__name__}"
+            )
+        self.results: ResultCache | None = (
+            ResultCache()
+            if result_cache is True
+            else None
+            if result_cache is False
+            else result_cache
+        )
+        self.cache_ttl = check_ttl(cache_ttl, "cache_ttl")
+        # the model's identity in result-cache keys: an engine of another model version
+        # never answers from this one's entries
+        self._fingerprint = hashlib.sha256(
+            f"{mode}|{int(self.trust_sql)}|{text}".encode()
+        ).hexdigest()[:24]
+        declared, store_path = _rollup_file(model_path, rollups, rollup_store)
+        self.rollup_store = RollupStore(store_path) if store_path is not None else None
         self.options = ExecOptions(
             query_timeout=check_timeout(query_timeout),
             memory_limit=check_memory_limit(memory_limit),
             allow_extensions=bool(allow_extensions),
+            attach=((STORE_ALIAS, str(store_path)),) if store_path is not None else (),
         )
         self.connections = parse_connections(connections)
         default = self.connections.profile(None)
@@ -199,6 +253,7 @@ class Engine:
             trust_sql=self.trust_sql,
             target=default.dialect if default is not None else "duckdb",
         )
+        self.rollups = parse_rollups(declared, self.model) if declared is not None else ()
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
         self._cache: OrderedDict[str, CompiledQuery] = OrderedDict()
@@ -207,6 +262,13 @@ class Engine:
         self._con_lock = threading.Lock()
         self._sql_table: VirtualTable | None = None
         self._sql_types: dict[str, pa.DataType] | None = None
+        self._model_files = source_files(ds.source for ds in self.model.datasets.values())
+        self._remote_sources = any("://" in f for f in self._model_files)
+        # files a query's answer also depends on: the rollup store it may read
+        self._extra_files = (str(store_path),) if store_path is not None else ()
+        self._opened: dict[str, Any] = {}  # connection key -> its files' version when opened
+        self._opened_store: dict[str, Any] = {}  # ... and the rollup store's version
+        self._refreshed: dict[str, tuple[float, str]] = {}  # refresh key: (checked at, value)
         self.policies = _policy_set(access)
         self.scope: AccessScope | None = None
         self._audit = False
@@ -262,6 +324,9 @@ class Engine:
         self._scopes = OrderedDict()
         self._sql_table = None
         self._sql_types = None
+        # rollups hold every row of the fact table: a policed user reads the filtered
+        # sources, never a rollup (docs/access-policies.md)
+        self.rollups = ()
 
     @property
     def user(self) -> UserContext | None:
@@ -318,18 +383,26 @@ class Engine:
             raise self._guarded(err) from None
 
     # -- compile ----------------------------------------------------------------------------------
-    def _compiled(self, query: Any, dialect: str | None, pretty: bool) -> CompiledQuery:
+    def _compiled(
+        self,
+        query: Any,
+        dialect: str | None,
+        pretty: bool,
+        rollups: AvailableRollups | None = None,
+    ) -> CompiledQuery:
         check_query_bounds(query)
         if dialect is not None and not isinstance(dialect, str):
             raise ArgumentError(f"dialect must be a name, got {type(dialect).__name__}")
         key = _cache_key(query, dialect, pretty)
+        if key is not None and rollups is not None:
+            key = f"{rollups.key}|{key}"
         if key is not None:
             hit = self._cache.get(key)
             if hit is not None:
                 return hit
         try:
             self._check_metric_dimensions(query)
-            compiled = compile_query(self.model, self.graph, query, dialect, pretty)
+            compiled = compile_query(self.model, self.graph, query, dialect, pretty, rollups)
             if self.scope is not None:
                 aliases = {c.column: c.metric for c in compiled.columns}  # D-PARAM columns
                 self.scope.check_resolved(compiled.resolved, aliases)
@@ -360,6 +433,7 @@ class Engine:
     def compile(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
     ) -> dict[str, Any]:
+        query = cache_option(query)[0]
         if is_dimension_only(query):
             return self._dimensions(query, dialect, pretty)[0]
         c = self._compiled(query, dialect, pretty)
@@ -372,9 +446,19 @@ class Engine:
         }
 
     @_audited("explain")
-    def explain(self, query: Any, format: Literal["text", "json"] = "text") -> str:
+    def explain(
+        self,
+        query: Any,
+        format: Literal["text", "json"] = "text",
+        *,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+    ) -> str:
         """The plan as an indented tree of nodes, the result at the top and the scans at the
-        leaves; `format="json"` gives the same tree as JSON text for tools (`plan_tree`)."""
+        leaves; `format="json"` gives the same tree as JSON text for tools (`plan_tree`).
+        With declared rollups, a `Rollups` section says which rollup serves each branch on
+        the connection (`connection` / `db_path`, else the default one) and why the others
+        did not."""
         if format == "json":
             return json.dumps(self.plan_tree(query), indent=2)
         if format != "text":
@@ -384,15 +468,20 @@ class Engine:
                 candidates=["text", "json"],
                 hint='use format="text" or format="json"',
             )
+        query = cache_option(query)[0]
         if is_dimension_only(query):
             rd, _, model, graph = self._dimension_detail(query, None)
             return explain_detail(model, graph, rd)
-        c = self._compiled(query, None, False)
-        return explain_text(c.dag)
+        profile = self._profile(connection, db_path)
+        c = self._compiled(query, None, False, self._available(profile))
+        text = explain_text(c.dag)
+        if c.rollup_notes:
+            text = text.rstrip("\n") + "\nRollups\n" + "".join(f"  {n}\n" for n in c.rollup_notes)
+        return text
 
     def plan_tree(self, query: Any) -> dict[str, Any]:
         """The plan as nested dicts: kind, one-line description, details, parents."""
-        return self._compiled(query, None, False).dag.to_json()
+        return self._compiled(cache_option(query)[0], None, False).dag.to_json()
 
     def _warnings(self, c: CompiledQuery) -> list[dict[str, Any]]:
         return [d.to_dict() for d in (*self.model.warnings, *c.warnings)]
@@ -408,19 +497,23 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
+        cache: bool = True,
     ) -> QueryResult:
         """Run `query` on a connection: the named profile, the default one, `db_path` (a
         DuckDB file) or in-memory DuckDB. The SQL is rendered in the connection's dialect; a
         `dialect` that is not the connection's is `dialect_mismatch`. `timeout_secs` overrides
         the engine's `query_timeout` (None: no limit). A query without metrics answers the
-        distinct values of its group_by fields (`dosi.query.dimension_only`)."""
+        distinct values of its group_by fields (`dosi.query.dimension_only`). `cache=False`
+        (or `"cache": false` in the query) reads the warehouse, bypassing the result cache."""
+        query, cached = cache_option(query)
+        cached = cached and bool(cache)
         if is_dimension_only(query):
             out, table = self._run_dimensions(
-                query, dialect, connection, timeout_secs, db_path, cancellation
+                query, dialect, connection, timeout_secs, db_path, cancellation, cached
             )
             return QueryResult(out, table)
         c, table = self._execute_table(
-            query, dialect, connection, timeout_secs, db_path, cancellation
+            query, dialect, connection, timeout_secs, db_path, cancellation, cached
         )
         data = {
             "dialect": c.dialect.name,
@@ -443,14 +536,19 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
+        cache: bool = True,
     ) -> pa.Table:
         """The result as a pyarrow Table (metric columns carry `dosi.metric` metadata): the
         engine's own Arrow result, never converted row by row."""
+        query, cached = cache_option(query)
+        cached = cached and bool(cache)
         if is_dimension_only(query):
             return self._run_dimensions(
-                query, None, connection, timeout_secs, db_path, cancellation
+                query, None, connection, timeout_secs, db_path, cancellation, cached
             )[1]
-        return self._execute_table(query, None, connection, timeout_secs, db_path, cancellation)[1]
+        return self._execute_table(
+            query, None, connection, timeout_secs, db_path, cancellation, cached
+        )[1]
 
     def _execute_table(
         self,
@@ -460,6 +558,7 @@ class Engine:
         timeout_secs: float | object | None,
         db_path: str | Path | None,
         cancellation: CancellationToken | None,
+        cache: bool = True,
     ) -> tuple[CompiledQuery, pa.Table]:
         """Compile (cached), run, and label the Arrow result: what execute() and
         execute_arrow() share."""
@@ -468,10 +567,19 @@ class Engine:
         timeout = self._timeout(timeout_secs)
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
-        c = self._compiled(query, execution_dialect(dialect, profile.sql_dialect), False)
-        if dialect is not None:
-            check_dialect(c.dialect.key, connection, profile.type)
-        table = self._run(profile, c.sql, timeout, cancellation)
+        for attempt in range(4):
+            # the last attempt reads no rollup: a store swapped under every try is no reason
+            # to fail a query the fact table answers
+            avail = self._available(profile) if attempt < 3 else None
+            c = self._compiled(query, execution_dialect(dialect, profile.sql_dialect), False, avail)
+            if dialect is not None:
+                check_dialect(c.dialect.key, connection, profile.type)
+            store = avail.store_stamp if avail is not None and c.rollups_served else None
+            try:
+                table = self._run(profile, c.sql, timeout, cancellation, cache, store)
+                break
+            except _StoreSwapped:
+                continue  # the plan chose rollups of a store version no longer there: replan
         if not get_dialect(engine_dialect).canonical_result_types:
             table = conform(table, _temporal_types(c))
         return c, _with_metadata(table, c)
@@ -510,12 +618,13 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
+        cache: bool = True,
     ) -> QueryResult:
         """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
         MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
         `execute`; `query` in the result is that dosi query."""
         plan, table, c = self._sql_table_of(
-            text, params, connection, timeout_secs, db_path, cancellation
+            text, params, connection, timeout_secs, db_path, cancellation, cache
         )
         if c is None:
             data: dict[str, Any] = {
@@ -553,9 +662,12 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
+        cache: bool = True,
     ) -> pa.Table:
         """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
-        return self._sql_table_of(text, params, connection, timeout_secs, db_path, cancellation)[1]
+        return self._sql_table_of(
+            text, params, connection, timeout_secs, db_path, cancellation, cache
+        )[1]
 
     def _sql_table_of(
         self,
@@ -565,12 +677,13 @@ class Engine:
         timeout_secs: float | object | None,
         db_path: str | Path | None,
         cancellation: CancellationToken | None,
+        cache: bool = True,
     ) -> tuple[SqlPlan, pa.Table, CompiledQuery | None]:
         plan = self.sql_plan(text, params)
         if plan.query is None:  # `SELECT * ... LIMIT 0`: the columns as the catalog types them
             return plan, project(plan, None, self.sql_types(connection, db_path)), None
         c, raw = self._execute_table(
-            plan.query, None, connection, timeout_secs, db_path, cancellation
+            plan.query, None, connection, timeout_secs, db_path, cancellation, bool(cache)
         )
         return plan, project(plan, raw), c
 
@@ -675,13 +788,14 @@ class Engine:
         timeout_secs: float | object | None,
         db_path: str | Path | None,
         cancellation: CancellationToken | None,
+        cache: bool = True,
     ) -> tuple[dict[str, Any], pa.Table]:
         profile = self._profile(connection, db_path)
         out, dq, rd = self._dimensions(query, dialect or profile.dialect, False)
         renames = dq.renames
         if dialect is not None:
             check_dialect(get_dialect(dialect).key, connection, profile.type)
-        table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
+        table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation, cache)
         table = table.rename_columns([renames.get(c, c) for c in table.column_names])
         dims = [
             (renames.get(f.output, f.output), f.grain, False, [f.field.datatype]) for f in rd.fields
@@ -702,10 +816,10 @@ class Engine:
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
     ) -> dict[str, Any]:
         """The SQL of a detail-row query (no rollup stage)."""
-        return self._detail(query, dialect, pretty, run=False)
+        return self._detail(cache_option(query)[0], dialect, pretty, run=False)
 
     def explain_select(self, query: Any) -> str:
-        rd = self._resolved_detail(query)
+        rd = self._resolved_detail(cache_option(query)[0])
         return explain_detail(self.model, self.graph, rd)
 
     @_audited("select")
@@ -718,14 +832,18 @@ class Engine:
         db_path: str | Path | None = None,
         *,
         cancellation: CancellationToken | None = None,
+        cache: bool = True,
     ) -> QueryResult:
         """Detail rows: fields of `from` and of what it reaches many-to-one, filtered, ordered
         and limited (100 rows unless `limit` says otherwise), never aggregated."""
+        query, cached = cache_option(query)
         profile = self._profile(connection, db_path)
         out = self._detail(query, dialect or profile.dialect, False, run=True)
         if dialect is not None:
             check_dialect(get_dialect(dialect).key, connection, profile.type)
-        table = self._run(profile, out["sql"], self._timeout(timeout_secs), cancellation)
+        table = self._run(
+            profile, out["sql"], self._timeout(timeout_secs), cancellation, cached and cache
+        )
         if not get_dialect(profile.dialect).canonical_result_types:
             table = conform(table, {})  # DuckDB's value types: UTC wall clocks, int64, float64
         out.update(
@@ -846,25 +964,92 @@ class Engine:
         sql: str,
         timeout_secs: float | None,
         cancellation: CancellationToken | None = None,
+        cache: bool | None = None,
+        store: Any = None,
     ) -> pa.Table:
-        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
+        """Run `sql`, through the result cache when `cache` is True (a query's answer; None:
+        a catalog probe, never cached). A hit is the stored Arrow table (immutable, shared).
+        `store`: the rollup store version the SQL was planned on (it must run on it)."""
+        conkey = _con_key(profile)
+        results = self.results
+        if results is None or cache is None:
+            return self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
+        if not cache:
+            results.note_bypass()
+            return self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
+        policy = cache_policy(profile, self.cache_ttl, self._remote_sources)
+        if not policy.cacheable:
+            return self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
+        version = self._data_version(profile, conkey, policy, timeout_secs)
+        key = (self._fingerprint, conkey, sql)
+        hit = results.get(key, version)
+        if hit is not None:
+            return hit
+        table = self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
+        if settled(version[0]):
+            results.put(key, version, table, policy.ttl)
+        return table
+
+    def _data_version(
+        self, profile: Profile, conkey: str, policy: CachePolicy, timeout_secs: float | None
+    ) -> tuple[Any, ...]:
+        """What must not change for a stored answer to stand: the connection's files and the
+        model's data files (size, mtime_ns, inode), and the refresh key's current value."""
+        files = files_version((*profile_files(profile), *self._model_files, *self._extra_files))
+        if policy.refresh_key is None:
+            return (files,)
+        now = time.monotonic()
+        seen = self._refreshed.get(conkey)
+        if seen is None or now - seen[0] >= policy.refresh_every or policy.refresh_every == 0:
+            sql = refresh_key_sql(policy.refresh_key, get_dialect(profile.dialect).name)
+            table = self._run_now(profile, conkey, sql, timeout_secs, None)
+            seen = self._refreshed[conkey] = (now, repr(table.to_pylist()))
+        return (files, seen[1])
+
+    def _run_now(
+        self,
+        profile: Profile,
+        conkey: str,
+        sql: str,
+        timeout_secs: float | None,
+        cancellation: CancellationToken | None,
+        store: Any = None,
+    ) -> pa.Table:
         with self._con_lock:
-            runner = self._cons.get(key)
-            if runner is None:
-                runner = self._cons[key] = open_runner(profile, self.options)
+            runner = self._open(profile, conkey)
+            if store is not None and self._opened_store.get(conkey) != store:
+                raise _StoreSwapped
             return run_cancellable(runner, sql, timeout_secs, cancellation)
+
+    def _open(self, profile: Profile, conkey: str) -> Runner:
+        """The connection's runner (the caller holds `_con_lock`); one whose files were
+        rewritten or swapped since it opened is reopened, so it reads the new data. The
+        stamp is taken before and after opening: a swap in between opens again."""
+        runner = self._cons.get(conkey)
+        if not local_data(profile):
+            if runner is None:
+                runner = self._cons[conkey] = open_runner(profile, self.options)
+            return runner
+        for _ in range(5):
+            stamp = files_version((*profile_files(profile), *self._extra_files))
+            if runner is not None and self._opened.get(conkey) == stamp:
+                return runner
+            if runner is not None:
+                runner.close()
+            runner = self._cons[conkey] = open_runner(profile, self.options)
+            self._opened[conkey] = stamp
+            self._opened_store[conkey] = files_version(self._extra_files)
+        return runner
 
     def runner(self, connection: str | None = None) -> Runner:
         """The open runner of a connection (to cancel a running query from another thread)."""
         profile = self._profile(connection, None)
-        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
+        key = _con_key(profile)
         open_one = self._cons.get(key)  # no lock: a query may hold it while it runs
         if open_one is not None:
             return open_one
         with self._con_lock:
-            if key not in self._cons:
-                self._cons[key] = open_runner(profile, self.options)
-            return self._cons[key]
+            return self._open(profile, key)
 
     def progress(
         self, connection: str | None = None, db_path: str | Path | None = None
@@ -873,9 +1058,183 @@ class Engine:
         it (DuckDB's query progress); None elsewhere, or when no statement runs. Safe to call
         from another thread while the query runs (the command line's progress line)."""
         profile = self._profile(connection, db_path)
-        key = f"{profile.type}:{profile.uri}" if profile.client is None else f"obj:{profile.name}"
-        report = getattr(self._cons.get(key), "progress", None)  # no lock: the query holds it
+        report = getattr(self._cons.get(_con_key(profile)), "progress", None)  # no lock
         return report() if callable(report) else None
+
+    def cache_stats(self) -> dict[str, Any] | None:
+        """The result cache's counters and sizes (hits, misses, evictions, ...); None when
+        this engine has no cache."""
+        return None if self.results is None else self.results.stats()
+
+    # -- rollups (docs/rollups-and-cache.md) ---------------------------------------------------
+    def _source_version(self, profile: Profile) -> str:
+        return repr(files_version((*profile_files(profile), *self._model_files)))
+
+    def _available(self, profile: Profile) -> AvailableRollups | None:
+        """The rollups a query on `profile` may read: built from this declaration and from
+        the data as it is now (a rollup whose source changed is stale: the fact table)."""
+        if not self.rollups or self.rollup_store is None:
+            return None
+        if not profile.embedded_database:
+            why = f"rollups are stored for DuckDB; connection {profile.name} is {profile.type}"
+            return AvailableRollups(unusable={r.name: (r.dataset, why) for r in self.rollups})
+        stamp, built = self.rollup_store.versioned_status()
+        version = self._source_version(profile)
+        usable, tables, unusable = [], {}, {}
+        for r in self.rollups:
+            b = built.get(r.name)
+            if b is None:
+                unusable[r.name] = (r.dataset, "not built (dosi rollups build)")
+            elif b.signature != r.signature:
+                unusable[r.name] = (r.dataset, "built from another declaration or model")
+            elif b.source_version != version and not _within_budget(r, b.built_at):
+                unusable[r.name] = (r.dataset, "stale: the data changed since it was built")
+            else:
+                usable.append(r)
+                tables[r.name] = exp.Table(
+                    this=exp.to_identifier(r.name, quoted=True),
+                    db=exp.to_identifier("main"),
+                    catalog=exp.to_identifier(STORE_ALIAS),
+                )
+        return AvailableRollups(tuple(usable), tables, unusable, stamp)
+
+    def _rollup_profile(self, connection: str | None, db_path: str | Path | None) -> Profile:
+        if self.rollup_store is None or not self.rollups:
+            raise ArgumentError(
+                "this engine has no rollups declared",
+                hint="pass rollups= a rollup file, or put <model>.rollups.yaml beside the "
+                "model (docs/rollups-and-cache.md)",
+            )
+        profile = self._profile(connection, db_path)
+        if not profile.embedded_database:
+            raise ArgumentError(
+                f"rollups are built from a DuckDB database; connection {profile.name} is "
+                f"{profile.type}",
+                hint="pass db_path= the DuckDB file (or a duckdb connection profile)",
+            )
+        return profile
+
+    def _pick(self, names: list[str] | None) -> list[RollupIr]:
+        known = {r.name: r for r in self.rollups}
+        for n in names or []:
+            if n not in known:
+                raise ArgumentError(
+                    f"unknown rollup {bounded(n, 40)}", candidates=closest(str(n), known)
+                )
+        return [r for r in self.rollups if names is None or r.name in names]
+
+    def rollups_build(
+        self,
+        names: list[str] | None = None,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+        *,
+        only_stale: bool = False,
+        since: str | dt.date | None = None,
+    ) -> dict[str, Any]:
+        """Build (all, or `names`) from the warehouse into a new store file swapped in at
+        once; `only_stale=True` (refresh) rebuilds only those not fresh. `since` (a date on
+        a bucket boundary of each rollup's grain): an incremental refresh, recomputing only
+        the time buckets from `since` on and keeping the older stored rows as they are (you
+        assert the older data did not change). The status after."""
+        profile = self._rollup_profile(connection, db_path)
+        assert self.rollup_store is not None
+        dia = get_dialect(profile.dialect)
+        start = _since_date(since)
+        picked = self._pick(names)
+        for r in picked:
+            if start is not None and r.grain is not None and not aligned(start, r.grain):
+                raise ArgumentError(
+                    f"since {start.isoformat()} does not start a {r.grain} bucket of rollup "
+                    f"{r.name}",
+                    hint="pass the first day of a bucket (a month: YYYY-MM-01), or refresh "
+                    "without since (a full rebuild)",
+                )
+        built = self.rollup_store.status()
+        if only_stale:
+            states = {
+                s["name"]: s["state"] for s in self.rollups_status(connection, db_path)["rollups"]
+            }
+            picked = [r for r in picked if states.get(r.name) != "fresh"]
+        version = self._source_version(profile)
+        builds = []
+        for r in picked:
+            b = built.get(r.name)
+            partial = start is not None and b is not None and b.signature == r.signature
+            if partial and r.time is not None:
+                assert start is not None
+                fill = rollup_select(self.model, r, dia, start).sql(dialect=dia.name)
+                keep = kept_partitions(self.model, r, start).sql(dialect="duckdb")
+                builds.append(RollupBuild(r.name, fill, r.signature, keep))
+            else:
+                fill = rollup_select(self.model, r, dia).sql(dialect=dia.name)
+                builds.append(RollupBuild(r.name, fill, r.signature))
+        if builds:
+            keep = [r.name for r in self.rollups]
+            self.rollup_store.write(profile.uri, builds, version, keep)
+        out = self.rollups_status(connection, db_path)
+        out["built"] = [b.name for b in builds]
+        return out
+
+    def rollups_refresh(
+        self,
+        names: list[str] | None = None,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+        *,
+        since: str | dt.date | None = None,
+    ) -> dict[str, Any]:
+        """Rebuild the rollups that are missing or stale (their data or declaration changed);
+        `since`: only their time buckets from that date on (see `rollups_build`)."""
+        return self.rollups_build(names, connection, db_path, only_stale=True, since=since)
+
+    def rollups_status(
+        self, connection: str | None = None, db_path: str | Path | None = None
+    ) -> dict[str, Any]:
+        """Each declared rollup: built or not, fresh or stale (why), rows, when built."""
+        profile = self._rollup_profile(connection, db_path)
+        assert self.rollup_store is not None
+        avail = self._available(profile)
+        built = self.rollup_store.status()
+        version = self._source_version(profile)
+        rows = []
+        for r in self.rollups:
+            b = built.get(r.name)
+            why = avail.unusable.get(r.name) if avail is not None else None
+            state = "missing"
+            if b is not None:
+                current = b.signature == r.signature and b.source_version == version
+                state = "fresh" if current else "stale"
+            reason = why[1] if why is not None else None
+            if why is None and state == "stale":
+                reason = "the data changed; serving within its staleness budget"
+            rows.append(
+                {
+                    "name": r.name,
+                    "declaration": r.describe(),
+                    "state": state,
+                    "serving": why is None,
+                    "reason": reason,
+                    **({"rows": b.rows, "built_at": b.built_at} if b is not None else {}),
+                }
+            )
+        return {"store": str(self.rollup_store.path), "rollups": rows}
+
+    def rollups_drop(
+        self,
+        names: list[str] | None = None,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+    ) -> dict[str, Any]:
+        """Drop (all, or `names`) from the store; queries then read the fact table."""
+        profile = self._rollup_profile(connection, db_path)
+        assert self.rollup_store is not None
+        gone = {r.name for r in self._pick(names)}
+        keep = [r.name for r in self.rollups if r.name not in gone]
+        self.rollup_store.write(profile.uri, [], self._source_version(profile), keep)
+        out = self.rollups_status(connection, db_path)
+        out["dropped"] = sorted(gone)
+        return out
 
     def close(self) -> None:
         """Close the connections dosi opened (client objects handed in stay open); a user's
@@ -886,6 +1245,8 @@ class Engine:
             for runner in self._cons.values():
                 runner.close()
             self._cons.clear()
+            self._opened.clear()
+            self._opened_store.clear()
 
 
 def _policy_set(access: Any) -> PolicySet | None:
@@ -919,6 +1280,79 @@ def _name_arg(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise ArgumentError(f"{what} must be a string, got {type(value).__name__}")
     return value
+
+
+def rollups_beside(model_path: str | Path) -> Path | None:
+    """`<model>.rollups.yaml` beside the model file, when it exists."""
+    beside = Path(model_path).with_suffix(".rollups.yaml")
+    return beside if beside.is_file() else None
+
+
+def _rollup_file(
+    model_path: str | Path | None,
+    rollups: str | Path | dict[str, Any] | None,
+    store: str | Path | None,
+) -> tuple[Any, Path | None]:
+    """The rollup declarations (parsed YAML) and the store path (docs/rollups-and-cache.md)."""
+    base: Path | None = None
+    if rollups is None and model_path is not None:
+        rollups = rollups_beside(model_path)
+    if rollups is None:
+        return None, None
+    if isinstance(rollups, (str, Path)):
+        path = Path(rollups)
+        data = parse_document(read_model_text(path))
+        base = path.parent
+        default_store = path.with_suffix(".duckdb")
+    elif isinstance(rollups, dict):
+        data = rollups
+        default_store = None
+    else:
+        raise ArgumentError(f"rollups must be a file path or a mapping, got {bounded(rollups)}")
+    declared = data.get("storage") if isinstance(data, dict) else None
+    if store is None and isinstance(declared, str):
+        found = Path(declared)
+        store = found if found.is_absolute() or base is None else base / found
+    if store is None:
+        store = default_store
+    if store is None:
+        raise ArgumentError(
+            "rollups given as a mapping need a store: pass rollup_store= a DuckDB file path"
+        )
+    return data, Path(store)
+
+
+def _since_date(value: str | dt.date | None) -> dt.date | None:
+    if value is None or (isinstance(value, dt.date) and not isinstance(value, dt.datetime)):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise ArgumentError(f"since must be a date (YYYY-MM-DD), got {bounded(value)}")
+
+
+def _within_budget(r: RollupIr, built_at: str) -> bool:
+    """A stale rollup still serves for its declared staleness budget after its build."""
+    if r.staleness_budget is None:
+        return False
+    try:
+        built = dt.datetime.fromisoformat(built_at).replace(tzinfo=dt.UTC)
+    except ValueError:
+        return False
+    return (dt.datetime.now(dt.UTC) - built).total_seconds() < r.staleness_budget
+
+
+class _StoreSwapped(Exception):
+    """The rollup store changed between planning a query and running it (replan)."""
+
+
+def _con_key(profile: Profile) -> str:
+    """A connection's identity: its type and uri, or the client object handed in."""
+    if profile.client is None:
+        return f"{profile.type}:{profile.uri}"
+    return f"obj:{profile.name}:{id(profile.client)}"
 
 
 def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:
@@ -981,4 +1415,4 @@ def validate(model_text: str, mode: str = "datus", trust_sql: bool = False) -> d
     }
 
 
-__all__ = ["Diagnostic", "Engine", "QueryResult", "validate"]
+__all__ = ["Diagnostic", "Engine", "QueryResult", "rollups_beside", "validate"]

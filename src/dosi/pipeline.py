@@ -6,7 +6,7 @@ them imports it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlglot import exp
@@ -21,6 +21,7 @@ from dosi.plan.lod_metric_checks import check_lod_compose_conformed
 from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
+from dosi.plan.rollup_match import AvailableRollups, RollupMatch, match_rollups
 from dosi.plan.window import plan_windows
 from dosi.plan.window_gates import check_window_gates
 from dosi.query.calendar import with_week_start
@@ -40,6 +41,7 @@ from dosi.query.time_ranges import (
     restrict_to_ranges,
 )
 from dosi.sql.dialects import Dialect, get_dialect
+from dosi.sql.rollup_build import reads_only_stored
 from dosi.sql.to_sql import dag_to_sql
 
 
@@ -53,6 +55,9 @@ class CompiledQuery:
     sql: str
     warnings: tuple[Diagnostic, ...]
     columns: tuple[OutputColumn, ...] = ()  # D-PARAM / time_ranges: column -> metric, params
+    # which rollup serves each branch, and why the others did not (explain's Rollups section)
+    rollup_notes: tuple[str, ...] = ()
+    rollups_served: tuple[tuple[str, str], ...] = ()  # (dataset, rollup)
 
     def outputs(self) -> list[dict[str, Any]]:
         """One entry per metric column: its metric and resolved params (CORE-Q-16)."""
@@ -71,10 +76,17 @@ class CompiledQuery:
 
 
 def compile_query(
-    model: ModelIr, graph: JoinGraph, raw: Any, dialect: str | None = None, pretty: bool = False
+    model: ModelIr,
+    graph: JoinGraph,
+    raw: Any,
+    dialect: str | None = None,
+    pretty: bool = False,
+    rollups: AvailableRollups | None = None,
 ) -> CompiledQuery:
+    """`rollups`: the built, fresh rollups branches may read (aggregate awareness, issue 28
+    item 2); a branch none can serve reads the fact table."""
     dia = get_dialect(dialect)
-    query, rq, plan, dag, tree, outputs = _compile(model, graph, raw, dia)
+    query, rq, plan, dag, tree, outputs, match = _compile(model, graph, raw, dia, rollups)
     tree = dia.finalize(tree)
     try:
         sql = dia.render(tree, pretty)
@@ -84,14 +96,38 @@ def compile_query(
             f"the plan cannot be rendered for {dia.name}: {exc}",
             hint="compile for another dialect",
         ) from None
-    return CompiledQuery(query, rq, plan, dag, dia, sql, plan.warnings, outputs)
+    return CompiledQuery(
+        query,
+        rq,
+        plan,
+        dag,
+        dia,
+        sql,
+        plan.warnings,
+        outputs,
+        match.notes if match is not None else (),
+        tuple((d, r.name) for d, r in match.served.items()) if match is not None else (),
+    )
 
 
 def _compile(
-    model: ModelIr, graph: JoinGraph, raw: Any, dia: Dialect
-) -> tuple[Query, ResolvedQuery, QueryPlan, OrderLimit, exp.Expression, tuple[OutputColumn, ...]]:
+    model: ModelIr,
+    graph: JoinGraph,
+    raw: Any,
+    dia: Dialect,
+    rollups: AvailableRollups | None = None,
+) -> tuple[
+    Query,
+    ResolvedQuery,
+    QueryPlan,
+    OrderLimit,
+    exp.Expression,
+    tuple[OutputColumn, ...],
+    RollupMatch | None,
+]:
     """Parse, resolve, plan and build the SQL tree of one query (not yet finalized for the
-    dialect); `metric_dimensions` first compiles each inner query the same way."""
+    dialect), its branches served by `rollups` where they can be; `metric_dimensions` first
+    compiles each inner query the same way (over the fact tables)."""
     model, graph, raw = metric_dimension_model(model, graph, raw, dia)
     try:
         query = parse_query(raw)
@@ -104,7 +140,16 @@ def _compile(
     expanded, scan = expand_time_ranges(expand_params(model, query), _range_predicates(dia))
     model, query = expanded.model, expanded.query
     rq, plan, dag = plan_dag(model, graph, query, dia, scan)
-    return query, rq, plan, dag, dag_to_sql(model, dag, dia), expanded.outputs
+    aware = rollups is not None and not reads_lod(rq)
+    match = match_rollups(model, rq, plan, rollups) if aware and rollups is not None else None
+    if match is not None and match.model is not None:
+        s_rq, s_plan, s_dag = plan_dag(match.model, graph, query, dia, scan)
+        s_tree = dag_to_sql(match.model, s_dag, dia)
+        if reads_only_stored(s_tree, match.served):
+            return query, s_rq, s_plan, s_dag, s_tree, expanded.outputs, match
+        # when in doubt, the fact table
+        match = replace(match, served={}, notes=(*match.notes, "fell back: fact table"))
+    return query, rq, plan, dag, dag_to_sql(model, dag, dia), expanded.outputs, match
 
 
 def metric_dimension_model(
@@ -122,7 +167,7 @@ def metric_dimension_model(
 def _inner(model: ModelIr, graph: JoinGraph, raw: dict[str, Any], dia: Dialect) -> InnerResult:
     """A metric dimension's inner query (dosi.query.metric_dimensions): its tree and the
     columns its keys and value land in."""
-    _, rq, _, _, tree, outputs = _compile(model, graph, raw, dia)
+    _, rq, _, _, tree, outputs, _ = _compile(model, graph, raw, dia)
     keys = tuple(d.output for d in rq.dims)
     value = outputs[0].column if outputs else rq.metrics[0].name
     return InnerResult(tree, keys, value)

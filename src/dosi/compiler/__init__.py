@@ -11,6 +11,6 @@ fails with one `ModelError` listing all problems. One module per concern: `datas
 in the spelling it has in every layer: `calendar`, `conform`, `derive` (the pass; `derive_filter`,
 `derive_compose`, `derive_gate`, `derive_window_base`, `derive_expansion`), `lod_field`,
 `lod_metric` (+ `lod_metric_compose`), `params`, `time_format`, `window`, `semi_additive`
-(D-SEMI), `conversion` (D-CONVERSION). `sqlparse` and
-`trusted_sql` bound the SQL a model may hold.
+(D-SEMI), `conversion` (D-CONVERSION), `rollup` (the rollup file's declarations). `sqlparse`
+and `trusted_sql` bound the SQL a model may hold.
 """

@@ -10,5 +10,7 @@ imported only when a profile of their type is used (`runner.require`).
   runner; `options` – timeouts, memory, extensions;
 * one runner per engine: `duckdb_runner`, `sqlite_runner`, `postgres_runner`,
   `mysql_runner`, `chdb_runner` (ClickHouse), `datafusion_runner`, `spark_runner`;
-* `rows`, `values`, `shape` – Arrow -> rows, one result shape; `cancel` – cancellation.
+* `rows`, `values`, `shape` – Arrow -> rows, one result shape; `cancel` – cancellation;
+* `result_cache` (answers in memory) and `data_version` (what they are stamped with);
+  `rollup_store` – built rollups in a DuckDB file, written then swapped.
 """

@@ -60,6 +60,12 @@ def open_duckdb(
     try:
         if path not in (None, "", ":memory:"):
             _attach(con, str(path), read_only)
+        for alias, extra in opts.attach:
+            if Path(extra).is_file():
+                con.execute(
+                    f"ATTACH {exp.Literal.string(extra).sql('duckdb')} AS "
+                    f"{exp.to_identifier(alias, quoted=True).sql('duckdb')} (READ_ONLY)"
+                )
         if lock:
             for statement in _RUNTIME_LOCKDOWN:
                 con.execute(statement)

@@ -20,6 +20,9 @@ class ExecOptions:
     query_timeout: float | None = DEFAULT_QUERY_TIMEOUT
     memory_limit: str | None = None  # e.g. "2GB"; None keeps the database's default
     allow_extensions: bool = False  # True: external access and extension auto-loading stay on
+    # DuckDB files attached read-only beside the database, as (catalog name, path): the
+    # rollup store (dosi.execute.rollup_store); a missing file is not attached
+    attach: tuple[tuple[str, str], ...] = ()
 
 
 def check_timeout(value: Any, name: str = "query_timeout") -> float | None:

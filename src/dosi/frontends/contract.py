@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from dosi import DATUS_EXT_VERSION, SPEC_VERSION, __version__
-from dosi.engine import Engine, validate
+from dosi.engine import Engine, rollups_beside, validate
 from dosi.errors import AccessError, ExecuteError, ModelError, OsiError, QueryError
+from dosi.execute.result_cache import ResultCache
 from dosi.execute.values import json_ready, text_value
 from dosi.ext import IMPACTS, capabilities
 from dosi.model.loader import read_model_text
@@ -202,7 +203,9 @@ class EngineHolder:
 
     A request leases an Engine of the current model version and keeps it to the end, so a
     reload never drops or mixes an in-flight request; a model that no longer compiles keeps
-    the old version serving (the failure is visible in `last_reload_error`).
+    the old version serving (the failure is visible in `last_reload_error`). Every engine of
+    every version shares one result cache (`results`), cleared on each reload; its keys name
+    the model version, so an in-flight request of the old version never answers a new one.
     """
 
     def __init__(
@@ -221,6 +224,7 @@ class EngineHolder:
         self.check_interval = check_interval
         self.pool_size = pool_size
         self._lock = threading.Lock()
+        self.results = ResultCache()
         self.pool = self._build_pool()  # a missing or broken model fails here (ModelError)
         self._stamp = self._mtime()
         self._checked = 0.0
@@ -235,7 +239,13 @@ class EngineHolder:
         text = read_model_text(self.model_path)
 
         def build() -> Engine:
-            return Engine(model_text=text, connections=self.connections, mode=self.mode)
+            return Engine(
+                model_text=text,
+                connections=self.connections,
+                mode=self.mode,
+                result_cache=self.results,
+                rollups=rollups_beside(self.model_path),
+            )
 
         return EnginePool(build(), build, self.pool_size)
 
@@ -253,6 +263,7 @@ class EngineHolder:
                 self._stamp = stamp
                 try:
                     self.pool = self._build_pool()
+                    self.results.clear()
                     self.reloads += 1
                     self.last_reload_error = None
                 except OsiError as err:

@@ -59,8 +59,7 @@ class QueryInput(BaseModel):
     )
     group_by: list[str | GroupByInput] | None = Field(
         None,
-        description="Fields to group by: 'orders.channel', 'metric_time:month', or "
-        "{field, grain}.",
+        description="Fields to group by: 'orders.channel', 'metric_time:month', or {field, grain}.",
     )
     where_sql: str | None = Field(
         None, description="Row filter on fields, SQL: \"orders.status = 'completed'\"."
@@ -92,6 +91,11 @@ class QueryInput(BaseModel):
     )
     week_start: Literal["monday", "sunday", "saturday"] | None = Field(
         None, description="The first day of a week bucket (over the model's calendar)."
+    )
+    cache: bool | None = Field(
+        None,
+        description="false: answer from the warehouse, bypassing the result cache "
+        "(default true: a repeated query over unchanged data is answered from memory).",
     )
 
 

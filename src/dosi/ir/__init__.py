@@ -9,5 +9,6 @@ it holds). It may import `dosi.errors`, `dosi.ext` and sqlglot; nothing of `dosi
 * `graph`  – the many-to-one relationship graph;
 * one module per extension: `calendar` (week start, fiscal / retail years, calendar table),
   `conform`, `derive`, `lod_field` (+ `lod_field_catalog`), `lod_metric` (+
-  `lod_metric_catalog`), `semi_additive` (D-SEMI), `conversion` (D-CONVERSION).
+  `lod_metric_catalog`), `semi_additive` (D-SEMI), `conversion` (D-CONVERSION); `rollup`
+  (declared pre-aggregations, a DOSI file beside the model).
 """

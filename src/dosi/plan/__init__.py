@@ -10,5 +10,6 @@ dialect facts it needs come in through the `dialect_facts.PlanDialect` protocol)
 * `builder/` – records -> nodes (`dag`, per feature: `lod_field`, `stream_window`);
 * one module per feature, named as in every layer: `attribution`, `conform`, `derive_series`
   and `derive_stage` (D-DERIVE), `lod_field`, `lod_metric` (+ `lod_metric_checks`),
-  `time_format`, `window` (+ `window_gates`), `where_reach`; `calendar` bounds arithmetic.
+  `time_format`, `window` (+ `window_gates`), `where_reach`; `calendar` bounds arithmetic;
+  `rollup_match` – aggregate awareness (which declared rollup serves each branch).
 """

@@ -14,6 +14,7 @@ from typing import Any
 from dosi.errors import QueryError, QueryShapeError, bounded, closest
 from dosi.ext.grains import DATE_PARTS, KNOWN_GRAINS
 from dosi.query.bounds import check_query_bounds
+from dosi.query.cache_option import cache_option
 from dosi.query.calendar import parse_week_start
 from dosi.query.densify_shape import parse_densify
 from dosi.query.params_shape import params_to_dict, parse_params
@@ -38,6 +39,7 @@ QUERY_KEYS = (
     "context_filter",
     "densify",
     "week_start",
+    "cache",
 )
 RESERVED_KEYS: tuple[str, ...] = ()
 DIMENSION_ONLY_KEY = "min_max_only"  # a key of queries without metrics alone
@@ -135,6 +137,7 @@ def parse_query(raw: Any) -> Query:
                 candidates=closest(key, QUERY_KEYS) or list(QUERY_KEYS),
                 hint="valid keys: " + ", ".join(QUERY_KEYS),
             )
+    cache_option(data)  # `cache` is true or false; where the answer comes from, not a field
     metrics = data.get("metrics")
     if metrics is None or metrics == []:
         raise _bad(

@@ -10,5 +10,5 @@ together from text.
   branch SELECTs it assembles; `util` small builders;
 * one module per feature, named as in every layer: `detail`, `lod_field`, `lod_metric`,
   `stream_window` (+ `stream_window_bounds`, the portable window boundaries), `window/`
-  (one renderer per window family).
+  (one renderer per window family); `rollup_build` the statement that fills a rollup.
 """

@@ -601,3 +601,69 @@ def test_a_trickled_body_is_408(launch: Any) -> None:
             answer += part
     assert answer.startswith("HTTP/1.1 408"), answer
     assert '"code":"request_timeout"' in answer
+
+
+def test_issue28_4_result_cache_counts_in_stats(
+    server: Server, engine: Engine, shop_db: Path
+) -> None:
+    """Issue 28 item 4: a repeated query is a cache hit with the same rows; `"cache": false`
+    and `Cache-Control: no-cache` bypass it; GET /v1/stats counts hits, misses, bypasses."""
+    q = {"metrics": ["refund_total"], "group_by": ["metric_time:quarter"]}
+    expected = json_rows(engine.execute(q, db_path=shop_db, cache=False))
+    with server.client() as c:
+        before = c.get("/v1/stats").json()["result_cache"]
+        assert c.post("/v1/query", json=q).json()["rows"] == expected
+        assert c.post("/v1/query", json=q).json()["rows"] == expected
+        assert c.post("/v1/query", json={**q, "cache": False}).json()["rows"] == expected
+        nocache = {"Cache-Control": "no-cache"}
+        assert c.post("/v1/query", json=q, headers=nocache).json()["rows"] == expected
+        after = c.get("/v1/stats").json()["result_cache"]
+    assert after["hits"] - before["hits"] == 1
+    assert after["misses"] - before["misses"] == 1
+    assert after["bypasses"] - before["bypasses"] == 2
+    assert {"evictions", "entries", "bytes", "max_entries", "max_bytes"} <= set(after)
+
+
+def test_issue28_3_rollups_over_rest(
+    launch: Any, model_copy: Path, engine: Engine, shop_db: Path
+) -> None:
+    """Issue 28 item 3: GET /v1/rollups and POST /v1/rollups/{build,refresh,drop}; a built
+    rollup serves /v1/query with the fact table's rows."""
+    (model_copy.parent / "model.rollups.yaml").write_text(
+        to_yaml(
+            {
+                "rollups": [
+                    {
+                        "name": "orders_monthly",
+                        "dataset": "orders",
+                        "time": "order_date",
+                        "grain": "month",
+                        "dimensions": ["channel"],
+                        "measures": ["revenue", "order_count"],
+                    }
+                ]
+            }
+        )
+    )
+    s = launch(model_copy)
+    q = {"metrics": ["revenue", "order_count"], "group_by": ["metric_time:quarter"]}
+    with s.client() as c:
+        state = c.get("/v1/rollups").json()["rollups"]
+        assert [(r["name"], r["state"]) for r in state] == [("orders_monthly", "missing")]
+        built = c.post("/v1/rollups/build", json={}).json()
+        assert built["built"] == ["orders_monthly"]
+        assert built["rollups"][0]["state"] == "fresh"
+        r = c.post("/v1/query", json={**q, "cache": False}).json()
+        assert "dosi_rollups" in r["sql"]
+        assert r["rows"] == json_rows(engine.execute(q, db_path=shop_db, cache=False))
+        assert (
+            c.post("/v1/rollups/refresh", json={"names": ["orders_monthly"]}).json()["built"] == []
+        )
+        dropped = c.post("/v1/rollups/drop", json={}).json()
+        assert dropped["rollups"][0]["state"] == "missing"
+        assert "dosi_rollups" not in c.post("/v1/query", json={**q, "cache": False}).json()["sql"]
+        bad = c.post("/v1/rollups/rebuild", json={})
+        assert bad.status_code == 404 and bad.json()["candidates"] == ["build", "refresh", "drop"]
+        assert c.post("/v1/rollups/build", json={"names": "x"}).status_code == 400
+        unknown = c.post("/v1/rollups/build", json={"names": ["orders_m"]})
+        assert unknown.status_code == 400 and "orders_monthly" in unknown.json()["candidates"]

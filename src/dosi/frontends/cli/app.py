@@ -25,6 +25,7 @@ from dosi.frontends.cli.commands.catalog import info, list_, validate
 from dosi.frontends.cli.commands.demo import demo
 from dosi.frontends.cli.commands.init import init, schema
 from dosi.frontends.cli.commands.query import compile_, explain, query
+from dosi.frontends.cli.commands.rollups import rollups
 from dosi.frontends.cli.commands.serve import mcp, serve
 from dosi.frontends.cli.commands.sql import pg, sql
 from dosi.frontends.cli.epilog import EPILOG
@@ -118,6 +119,7 @@ COMMANDS: tuple[click.Command, ...] = (
     schema,
     demo,
     access_group,
+    rollups,
 )
 for _command in COMMANDS:
     cli.add_command(_command)

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from dosi.engine import Engine
+from dosi.engine import Engine, rollups_beside
 from dosi.errors import Diagnostic, ModelError
 from dosi.execute.connections import parse_connections
 from dosi.frontends.cli.options import cli_state
@@ -96,10 +96,13 @@ def open_engine(
     mode: str | None,
     connections: str | None = None,
     connection: str | None = None,
+    rollups: str | None = None,
 ) -> Engine:
     """The command's model compiled into an Engine, with the group's --trust-sql,
-    --allow-extensions and --memory-limit."""
-    text = read_model(resolve_model(model))
+    --allow-extensions and --memory-limit, and its rollup file (`rollups`, else
+    `<model>.rollups.yaml` beside the model when there is one)."""
+    path = resolve_model(model)
+    text = read_model(path)
     conns = load_connections(connections)
     state = cli_state()
     return Engine(
@@ -109,6 +112,7 @@ def open_engine(
         trust_sql=state.trust_sql,
         allow_extensions=state.allow_extensions,
         memory_limit=state.memory_limit,
+        rollups=rollups if rollups is not None else rollups_beside(path),
     )
 
 

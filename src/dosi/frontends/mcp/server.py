@@ -50,6 +50,7 @@ ArgTimeRanges = QUERY_ARGUMENTS["time_ranges"]
 ArgContextFilter = QUERY_ARGUMENTS["context_filter"]
 ArgDensify = QUERY_ARGUMENTS["densify"]
 ArgWeekStart = QUERY_ARGUMENTS["week_start"]
+ArgCache = QUERY_ARGUMENTS["cache"]
 MetricName = described_argument(
     {"type": "string", "description": "A metric name, as list_metrics gives it."}
 )
@@ -185,12 +186,14 @@ def build_server(
         context_filter: ArgContextFilter = None,
         densify: ArgDensify = None,
         week_start: ArgWeekStart = None,
+        cache: ArgCache = None,
         ctx: Context | None = None,
     ) -> CallToolResult:
         """Run a metric query and answer rows, columns and outputs. Pass the query object as
         `query` ({"metrics", "group_by", "where_sql", "time_range", "order_by", "limit",
-        "params", "time_ranges", "context_filter", "densify", "week_start"}), or its keys as
-        arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
+        "params", "time_ranges", "context_filter", "densify", "week_start", "cache"}), or its
+        keys as arguments (metrics=["revenue"], group_by=["metric_time:month"], ...);
+        cache=false reads the warehouse instead of the result cache."""
         q = query_argument(locals())
         return caller.run(
             ctx,
@@ -231,6 +234,7 @@ def build_server(
         context_filter: ArgContextFilter = None,
         densify: ArgDensify = None,
         week_start: ArgWeekStart = None,
+        cache: ArgCache = None,
         ctx: Context | None = None,
     ) -> CallToolResult:
         """The SQL of a metric query (as for `query`) for a dialect (duckdb, postgres,
@@ -257,6 +261,7 @@ def build_server(
         context_filter: ArgContextFilter = None,
         densify: ArgDensify = None,
         week_start: ArgWeekStart = None,
+        cache: ArgCache = None,
         ctx: Context | None = None,
     ) -> CallToolResult:
         """The logical plan of a metric query (as for `query`), with its outputs."""

@@ -72,6 +72,24 @@ class _BodyTooLarge(Exception):
     pass
 
 
+def rollup_names(body: Any) -> list[str] | None:
+    """The `names` of a rollup action body (None or absent: every declared rollup)."""
+    if isinstance(body, dict) and set(body) <= {"names"} and body.get("names") is None:
+        return None
+    names = body.get("names") if isinstance(body, dict) and set(body) == {"names"} else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise OsiErrorBody(
+            400, error_body("invalid_request", 'send {"names": ["rollup", ...]} or {}')
+        )
+    return names
+
+
+def no_cache(request: Request) -> bool:
+    """`Cache-Control: no-cache` (or no-store): the client wants the warehouse's answer."""
+    words = request.headers.get("cache-control", "").lower().replace(" ", "").split(",")
+    return "no-cache" in words or "no-store" in words
+
+
 def create_app(
     model_path: str | Path,
     *,
@@ -244,16 +262,22 @@ def create_app(
         d = dialect(request) or "duckdb"
         return await handle(request, lambda e, c, b: e.compile(b, d, pretty))
 
-    def run_query(e: Engine, c: CancellationToken, b: Any) -> Any:
-        return e.execute(b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c)
+    def run_query(e: Engine, c: CancellationToken, b: Any, cached: bool = True) -> Any:
+        return e.execute(
+            b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c, cache=cached
+        )
 
     @app.post("/v1/query", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
     async def post_query(request: Request) -> Response:
         """Run a metric query: JSON (rows, columns, outputs), CSV, Parquet or Arrow IPC by
         `?format=` or `Accept`. JSON with `?pretty=true` has the SQL pretty-printed, with
-        `?chart=true` the chart's Vega-Lite spec and each metric's number format."""
+        `?chart=true` the chart's Vega-Lite spec and each metric's number format; `"cache":
+        false` in the body or `Cache-Control: no-cache` reads the warehouse."""
+        cached = not no_cache(request)
         return await handle(
-            request, lambda e, c, b: enrich(request, e, b, run_query(e, c, b)), result=True
+            request,
+            lambda e, c, b: enrich(request, e, b, run_query(e, c, b, cached)),
+            result=True,
         )
 
     @app.post("/v1/chart", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
@@ -263,17 +287,22 @@ def create_app(
 
         def run(e: Engine, c: CancellationToken, b: Any) -> Response:
             fmt = chart_format(request)  # a bad format fails before the query runs
-            return chart_response(fmt, chart_body(e, run_query(e, c, b)))
+            return chart_response(fmt, chart_body(e, run_query(e, c, b, not no_cache(request))))
 
         return await handle(request, run)
 
     @app.post("/v1/sql", tags=["query"], openapi_extra=body_doc(SQL_SCHEMA))
     async def post_sql(request: Request) -> Response:
         """Semantic SQL over the model's virtual table: `{"sql": "SELECT ...", "params"}`."""
+        cached = not no_cache(request)
         return await handle(
             request,
             lambda e, c, b: e.sql(
-                *sql_request(b), db_path=holder.db_path, timeout_secs=timeout, cancellation=c
+                *sql_request(b),
+                db_path=holder.db_path,
+                timeout_secs=timeout,
+                cancellation=c,
+                cache=cached,
             ),
             result=True,
         )
@@ -368,6 +397,45 @@ def create_app(
                 "last_reload_failed": holder.last_reload_error is not None,
             }
         )
+
+    @app.get("/v1/rollups", tags=["model"])
+    async def rollups_status(request: Request) -> Response:
+        """The declared rollups: fresh, stale or missing (why), rows, build time."""
+        return await handle(
+            request, lambda e, c, b: e.rollups_status(db_path=holder.db_path), needs_body=False
+        )
+
+    @app.post("/v1/rollups/{action}", tags=["model"])
+    async def rollups_action(request: Request, action: str) -> Response:
+        """`build`, `refresh` (only the stale or missing; `"since": "YYYY-MM-DD"` recomputes
+        only the buckets from that day on) or `drop` the rollups named in `{"names": [...]}`
+        (all when absent); the status after."""
+
+        def run(e: Engine, c: CancellationToken, b: Any) -> dict[str, Any]:
+            since = b.pop("since", None) if isinstance(b, dict) else None
+            names = rollup_names(b)
+            if action == "build":
+                return e.rollups_build(names, db_path=holder.db_path)
+            if action == "refresh":
+                return e.rollups_refresh(names, db_path=holder.db_path, since=since)
+            if action == "drop":
+                return e.rollups_drop(names, db_path=holder.db_path)
+            raise OsiErrorBody(
+                404,
+                error_body(
+                    "not_found",
+                    f"no rollup action {action[:40]!r}",
+                    candidates=["build", "refresh", "drop"],
+                ),
+            )
+
+        return await handle(request, run)
+
+    @app.get("/v1/stats", tags=["model"])
+    async def stats() -> JSONResponse:
+        """Serving counters: the result cache's hits, misses, evictions, invalidations,
+        bypasses (`"cache": false`), entries and bytes, and the model reloads."""
+        return JSONResponse({"result_cache": holder.results.stats(), "reloads": holder.reloads})
 
     @app.get("/v1/health", tags=["model"])
     async def health() -> JSONResponse:

@@ -32,6 +32,10 @@ QUERY_SCHEMA = {
         },
         "order_by": {"type": "array", "items": {}},
         "limit": {"type": "integer", "minimum": 0},
+        "cache": {
+            "type": "boolean",
+            "description": "false: read the warehouse, bypassing the result cache",
+        },
     },
     "required": ["metrics"],
 }

@@ -63,15 +63,25 @@ def compile_(
 @click.command(epilog=COMMAND_EPILOG)
 @query_options
 @click.option("--sql", "show_sql", is_flag=True, help="Also print the compiled (pretty) SQL.")
+@click.option(
+    "--db",
+    "db",
+    metavar="PATH",
+    default=None,
+    help="The DuckDB database the plan is for: with declared rollups, the Rollups section "
+    "says which built rollup serves each branch there. Default: $DOSI_DB.",
+)
 @model_options
 @format_option(TEXT_FORMATS)
-def explain(show_sql: bool, model: str | None, mode: str | None, fmt: str, **kw: Any) -> None:
+def explain(
+    show_sql: bool, db: str | None, model: str | None, mode: str | None, fmt: str, **kw: Any
+) -> None:
     """Show the query plan: the tree of plan nodes (scans, joins, aggregates, merge, windows,
     order), and the output columns; --format json adds the tree as JSON (`plan_tree`)."""
     fmt = use_format(fmt)
     query = query_from(kw)
     engine = open_engine(model, mode)
-    plan = engine.explain(query)
+    plan = engine.explain(query, db_path=resolve_db(db))
     compiled = engine.compile(query, pretty=True)
     if fmt == "json":
         echo_json(
@@ -109,6 +119,12 @@ def explain(show_sql: bool, model: str | None, mode: str | None, fmt: str, **kw:
     help="Cancel the query after this many seconds (exit 4).",
 )
 @click.option("--show-sql", is_flag=True, help="Print the SQL that runs to stderr.")
+@click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help='Read the warehouse, bypassing the result cache (the query key "cache": false).',
+)
 @result_options
 @db_options
 @model_options
@@ -116,6 +132,7 @@ def explain(show_sql: bool, model: str | None, mode: str | None, fmt: str, **kw:
 def query(
     timeout: float | None,
     show_sql: bool,
+    no_cache: bool,
     output: str | None,
     chart: str | None,
     spark: bool,
@@ -156,8 +173,12 @@ def query(
     try:
         result = run_query(
             lambda token: engine.execute(
-                q, connection=connection, timeout_secs=timeout, db_path=db_path,
+                q,
+                connection=connection,
+                timeout_secs=timeout,
+                db_path=db_path,
                 cancellation=token,
+                cache=not no_cache,
             ),
             "querying",
             lambda: engine.progress(connection, db_path),
@@ -168,7 +189,12 @@ def query(
     finally:
         engine.close()
     emit_result(
-        fmt, result, output=output, chart=chart, spark=spark, scales=decimal_scales(result),
+        fmt,
+        result,
+        output=output,
+        chart=chart,
+        spark=spark,
+        scales=decimal_scales(result),
         precision=precision,
     )
 

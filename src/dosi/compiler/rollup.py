@@ -1,0 +1,184 @@
+"""Rollup declarations (issue 28 item 1) -> checked `RollupIr`s.
+
+A rollup file sits beside the model (`<model>.rollups.yaml`) or is handed to the Engine. It
+is a DOSI file, not a DATUS payload, so no DATUS reader is involved:
+
+    version: 1
+    storage: rollups.duckdb          # optional; default: the file's name with .duckdb
+    rollups:
+      - name: orders_daily
+        dataset: orders
+        time: order_date              # optional: a time field of the dataset
+        grain: day                    # hour, day, week, month, quarter or year
+        dimensions: [channel, status] # fields of the dataset itself
+        measures: [revenue, order_count]  # metrics (their measures) or measure names
+        staleness_budget: 3600        # optional: seconds a stale build may still serve
+
+Every measure must be additive (SUM, COUNT, MIN, MAX) and read only the rollup's dataset;
+anything else is a structured `invalid_rollup` error naming the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from dosi.errors import OsiError, bounded, closest
+from dosi.ir.model import ModelIr
+from dosi.ir.rollup import ADDITIVE_AGGS, DERIVABLE_GRAINS, RollupIr
+
+
+class RollupError(OsiError, ValueError):
+    """A rollup declaration the model cannot back (code `invalid_rollup`)."""
+
+    kind = "usage_error"
+
+
+ROLLUP_FILE_KEYS = ("version", "storage", "rollups")
+ROLLUP_KEYS = ("name", "dataset", "time", "grain", "dimensions", "measures", "staleness_budget")
+
+
+def parse_rollups(data: Any, model: ModelIr) -> tuple[RollupIr, ...]:
+    """The declarations of a rollup file's parsed YAML, checked against the model."""
+    if not isinstance(data, dict):
+        raise _bad("a rollup file is a mapping with a `rollups` list")
+    for key in data:
+        if key not in ROLLUP_FILE_KEYS:
+            raise _bad(f"unknown rollup file key `{bounded(key, 40)}`", list(ROLLUP_FILE_KEYS))
+    items = data.get("rollups") or []
+    if not isinstance(items, list):
+        raise _bad("`rollups` is a list of rollup declarations")
+    out: list[RollupIr] = []
+    for item in items:
+        r = _rollup(item, model)
+        if any(o.name == r.name for o in out):
+            raise _bad(f"rollup `{r.name}` is declared twice")
+        out.append(r)
+    return tuple(out)
+
+
+def _rollup(item: Any, model: ModelIr) -> RollupIr:
+    if not isinstance(item, dict):
+        raise _bad("each rollup is a mapping {name, dataset, dimensions, measures, ...}")
+    for key in item:
+        if key not in ROLLUP_KEYS:
+            raise _bad(f"unknown rollup key `{bounded(key, 40)}`", list(ROLLUP_KEYS))
+    name = item.get("name")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise _bad(f"a rollup needs a `name` (letters, digits, _), got {bounded(name, 40)}")
+    ds_name = item.get("dataset")
+    if ds_name not in model.datasets:
+        raise _bad(
+            f"rollup `{name}`: unknown dataset {bounded(ds_name, 40)}",
+            closest(str(ds_name), model.datasets) or list(model.datasets),
+        )
+    ds = model.datasets[ds_name]
+    dims = _names(item.get("dimensions"), f"rollup `{name}` dimensions")
+    for d in dims:
+        if d not in ds.fields:
+            raise _bad(
+                f"rollup `{name}`: `{d}` is not a field of {ds_name}",
+                closest(d, ds.fields) or list(ds.fields),
+            )
+        if ds.fields[d].time_format is not None:
+            raise _bad(f"rollup `{name}`: `{d}` is stored encoded (D-FORMAT); not supported")
+    time, grain = item.get("time"), item.get("grain")
+    if time is not None:
+        f = ds.fields.get(time) if isinstance(time, str) else None
+        if f is None or not f.is_time:
+            times = [n for n, x in ds.fields.items() if x.is_time]
+            raise _bad(f"rollup `{name}`: `time` must be a time field of {ds_name}", times)
+        if f.time_format is not None:
+            raise _bad(f"rollup `{name}`: `{time}` is stored encoded (D-FORMAT); not supported")
+        if grain not in DERIVABLE_GRAINS:
+            raise _bad(
+                f"rollup `{name}`: `grain` must be one of the grains", list(DERIVABLE_GRAINS)
+            )
+        if time in dims:
+            raise _bad(f"rollup `{name}`: `{time}` is the time field; drop it from dimensions")
+    elif grain is not None:
+        raise _bad(f"rollup `{name}`: `grain` needs a `time` field")
+    measures = _measures(
+        name, ds_name, _names(item.get("measures"), f"rollup `{name}` measures"), model
+    )
+    clash = set(measures) & {*dims, time}
+    if clash:
+        raise _bad(f"rollup `{name}`: measure and field names clash ({sorted(clash)[0]})")
+    signature = _signature(model, ds_name, dims, time, grain, measures)
+    budget = item.get("staleness_budget")
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0
+    ):
+        raise _bad(f"rollup `{name}`: `staleness_budget` is a positive number of seconds")
+    return RollupIr(
+        name,
+        ds_name,
+        dims,
+        measures,
+        time,
+        grain,
+        signature,
+        float(budget) if budget is not None else None,
+    )
+
+
+def _measures(name: str, ds: str, wanted: tuple[str, ...], model: ModelIr) -> tuple[str, ...]:
+    out: dict[str, None] = {}
+    for w in wanted:
+        if w in model.measures:
+            found: tuple[str, ...] = (w,)
+        elif w in model.metrics and model.metrics[w].measures:
+            found = model.metrics[w].measures  # the metric's measures (a ratio: both sides)
+        else:
+            names = [m for m, x in model.metrics.items() if x.measures]
+            raise _bad(
+                f"rollup `{name}`: `{w}` is not a metric over measures, nor a measure",
+                closest(w, [*names, *model.measures]) or names[:10],
+            )
+        for m in found:
+            meas = model.measures[m]
+            if meas.dataset != ds or meas.datasets - {ds}:
+                raise _bad(f"rollup `{name}`: `{w}` reads another dataset than {ds}")
+            if meas.agg not in ADDITIVE_AGGS or meas.semi_additive or meas.conversion:
+                raise _bad(
+                    f"rollup `{name}`: `{w}` aggregates with {meas.agg}, which does not roll "
+                    "up; a rollup holds SUM, COUNT, MIN and MAX measures",
+                )
+            out.setdefault(m, None)
+    if not out:
+        raise _bad(f"rollup `{name}` needs at least one measure")
+    return tuple(out)
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _bad(f"{what} is a list of names")
+    return tuple(dict.fromkeys(value))
+
+
+def _signature(
+    model: ModelIr,
+    ds: str,
+    dims: tuple[str, ...],
+    time: str | None,
+    grain: str | None,
+    measures: tuple[str, ...],
+) -> str:
+    """A hash of what the stored rows mean: the source, each column's expression, the grain
+    and the calendar (a changed model definition makes a built rollup unusable)."""
+    d = model.datasets[ds]
+    parts = [d.source.sql(), str(grain), repr(model.calendar)]
+    parts += [f"{n}={d.fields[n].expr.sql()}" for n in (*dims, *((time,) if time else ()))]
+    parts += [f"{m}={model.measures[m].expr.sql()}" for m in measures]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
+
+
+def _bad(message: str, candidates: list[str] | None = None) -> RollupError:
+    return RollupError(
+        "invalid_rollup",
+        message,
+        candidates=candidates or [],
+        hint="see docs/rollups-and-cache.md for the rollup file's shape",
+    )
