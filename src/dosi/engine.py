@@ -25,9 +25,10 @@ from dosi.analysis.source_check import check_sources
 from dosi.catalog.views import Catalog
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError, QueryError, bounded
+from dosi.execute.budget import budget_of
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
-from dosi.execute.engines import open_runner
+from dosi.execute.engines import open_recovering
 from dosi.execute.frames import pandas_frame, polars_frame
 from dosi.execute.options import (
     DEFAULT_QUERY_TIMEOUT,
@@ -273,7 +274,7 @@ class Engine:
             "warnings": self._warnings(c),
             "requested_columns": c.requested_columns(),
             "columns": list(table.column_names),
-            "rows": arrow_rows(table),
+            "rows": arrow_rows(table, cancellation),
             "row_count": table.num_rows,
         }
         return QueryResult(data, table)
@@ -366,7 +367,7 @@ class Engine:
         data.update({
             "query": plan.query,
             "columns": list(table.column_names),
-            "rows": arrow_rows(table),
+            "rows": arrow_rows(table, cancellation),
             "row_count": table.num_rows,
         })
         return QueryResult(data, table)
@@ -468,7 +469,7 @@ class Engine:
         out.update(
             {
                 "columns": list(table.column_names),
-                "rows": arrow_rows(table),
+                "rows": arrow_rows(table, cancellation),
                 "row_count": table.num_rows,
             }
         )
@@ -506,7 +507,7 @@ class Engine:
         out.update(
             {
                 "columns": list(table.column_names),
-                "rows": arrow_rows(table),
+                "rows": arrow_rows(table, cancellation),
                 "row_count": table.num_rows,
             }
         )
@@ -606,8 +607,12 @@ class Engine:
         with self._con_lock:
             runner = self._cons.get(key)
             if runner is None:
-                runner = self._cons[key] = open_runner(profile, self.options)
-            return run_cancellable(runner, sql, timeout_secs, cancellation)
+                runner = self._cons[key] = open_recovering(profile, self.options)
+            table = run_cancellable(runner, sql, timeout_secs, cancellation)
+        budget = budget_of(cancellation)
+        if budget is not None:  # a server's row and byte limits, before a row is built
+            budget.check_table(table)
+        return table
 
     def runner(self, connection: str | None = None) -> Runner:
         """The open runner of a connection (to cancel a running query from another thread)."""
@@ -618,7 +623,7 @@ class Engine:
             return open_one
         with self._con_lock:
             if key not in self._cons:
-                self._cons[key] = open_runner(profile, self.options)
+                self._cons[key] = open_recovering(profile, self.options)
             return self._cons[key]
 
     def progress(

@@ -30,6 +30,12 @@ class CancellationToken:
         """Block until cancelled (True) or `timeout` passes (False)."""
         return self._event.wait(timeout)
 
+    def stopped_error(self) -> ExecuteError:
+        """The error of a statement this token stopped (a budget's deadline says `timeout`)."""
+        return ExecuteError(
+            "cancelled", "the query was cancelled before it finished", hint="run it again"
+        )
+
 
 def run_cancellable(
     runner: Runner, sql: str, timeout_secs: float | None, token: CancellationToken | None
@@ -40,7 +46,7 @@ def run_cancellable(
     if token is None:
         return runner.run(sql, timeout_secs)
     if token.cancelled:
-        raise ExecuteError("cancelled", "the query was cancelled before it started")
+        raise token.stopped_error()
     finished = threading.Event()
 
     def _watch() -> None:
@@ -56,9 +62,7 @@ def run_cancellable(
         return runner.run(sql, timeout_secs)
     except ExecuteError:
         if token.cancelled:
-            raise ExecuteError(
-                "cancelled", "the query was cancelled before it finished", hint="run it again"
-            ) from None
+            raise token.stopped_error() from None
         raise
     finally:
         finished.set()

@@ -94,7 +94,7 @@ def test_row_limit_is_an_error_not_a_truncation(pg_with: Callable[..., Running])
     with psycopg.connect(pg.dsn(), autocommit=True) as conn:
         with pytest.raises(psycopg.errors.ProgramLimitExceeded) as info:
             conn.execute("SELECT orders__channel, revenue FROM shop")
-        assert "[row_limit]" in str(info.value)
+        assert "[result_too_large]" in str(info.value)
         assert (
             len(conn.execute("SELECT orders__channel, revenue FROM shop LIMIT 3").fetchall()) == 3
         )

@@ -20,7 +20,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
 import dosi
+from dosi.errors import OsiError
 from dosi.frontends.contract import EngineHolder, json_safe, sql_request, validate_body
+from dosi.frontends.encode import encode_json
+from dosi.frontends.holder import default_memory_budget
+from dosi.frontends.limits import ServeLimits, with_retry
 from dosi.frontends.mcp.arguments import (
     drop_none,
     optional_string,
@@ -119,11 +123,35 @@ INSTRUCTIONS = (
 )
 
 
-def _leased(holder: EngineHolder, method: str, *args: Any, **kw: Any) -> Any:
+def _leased(
+    holder: EngineHolder,
+    limits: ServeLimits,
+    method: str,
+    retry: tuple[str, Any] | None,
+    *args: Any,
+) -> Any:
     """Run an Engine method on a leased Engine, so concurrent calls (HTTP transport) run on
-    separate connections."""
-    with holder.lease() as engine:
-        return getattr(engine, method)(*args, **kw)
+    separate connections, under the server's limits (issue 29, item 1): the whole call
+    within the timeout, the answer within the row and byte limits (`result_too_large`
+    with a `suggested_retry` carrying a limit)."""
+    budget = limits.budget()
+    try:
+        with holder.lease() as engine:
+            out = getattr(engine, method)(
+                *args,
+                db_path=holder.db_path,
+                timeout_secs=budget.remaining(),
+                cancellation=budget,
+            )
+        value = dict(out)
+        encode_json(value, budget)  # the byte limit on the answer as it will be sent
+        return value
+    except OsiError as err:
+        if retry is not None:
+            with_retry(err, retry[1], retry[0])
+        raise
+    finally:
+        budget.close()
 
 
 def build_server(
@@ -133,8 +161,19 @@ def build_server(
     db_path: str | None = None,
     mode: str = "datus",
     timeout: float | None = 30.0,
+    limits: ServeLimits | None = None,
+    memory_budget: int | None = None,
 ) -> MCPServer:
-    holder = EngineHolder(model_path, connections, db_path, mode)
+    """The MCP server; `limits` bound every answer (default: the serving defaults with
+    `timeout`), `memory_budget` the pool's DuckDB engines together."""
+    limits = limits if limits is not None else ServeLimits(timeout=timeout)
+    holder = EngineHolder(
+        model_path,
+        connections,
+        db_path,
+        mode,
+        memory_budget=memory_budget if memory_budget is not None else default_memory_budget(),
+    )
     server = MCPServer("dosi", version=dosi.__version__, instructions=INSTRUCTIONS)
 
     @server.tool()
@@ -182,15 +221,7 @@ def build_server(
         arguments (metrics=["revenue"], group_by=["metric_time:month"], ...)."""
         q = query_argument(locals())
         return guarded(
-            lambda: dict(
-                _leased(
-                    holder,
-                    "execute",
-                    required(q, "query"),
-                    db_path=holder.db_path,
-                    timeout_secs=timeout,
-                )
-            )
+            lambda: _leased(holder, limits, "execute", ("query", q), required(q, "query"))
         )
 
     @server.tool()
@@ -199,17 +230,7 @@ def build_server(
         model; columns: dimensions such as orders__channel, metric_time__month, and metrics):
         "SELECT orders__channel, MEASURE(revenue) FROM shop GROUP BY 1"."""
         body = {"sql": sql, **({"params": params} if params is not None else {})}
-        return guarded(
-            lambda: dict(
-                _leased(
-                    holder,
-                    "sql",
-                    *sql_request(body),
-                    db_path=holder.db_path,
-                    timeout_secs=timeout,
-                )
-            )
-        )
+        return guarded(lambda: _leased(holder, limits, "sql", ("sql", body), *sql_request(body)))
 
     @server.tool()
     def compile(
@@ -288,15 +309,7 @@ def build_server(
                 }
             )
         return guarded(
-            lambda: dict(
-                _leased(
-                    holder,
-                    "select",
-                    required(q, "query"),
-                    db_path=holder.db_path,
-                    timeout_secs=timeout,
-                )
-            )
+            lambda: _leased(holder, limits, "select", ("query", q), required(q, "query"))
         )
 
     @server.tool()
@@ -322,15 +335,7 @@ def build_server(
                     "where_sql": where_sql,
                 }
             )
-        return guarded(
-            lambda: _leased(
-                holder,
-                "attribute",
-                required(r, "request"),
-                db_path=holder.db_path,
-                timeout_secs=timeout,
-            )
-        )
+        return guarded(lambda: _leased(holder, limits, "attribute", None, required(r, "request")))
 
     @server.tool()
     def validate(
@@ -400,10 +405,7 @@ def _add_prompts(server: MCPServer, holder: EngineHolder) -> None:
             "computed (aggregation, filters, windows), which datasets it reads, and which "
             "dimensions and time grains it can be grouped by. Use only the definition and "
             "lineage below; call list_dimensions with this metric for what it can be grouped "
-            "by.\n\nDefinition:\n"
-            + _json(definition)
-            + "\n\nLineage:\n"
-            + e.lineage_text(metric)
+            "by.\n\nDefinition:\n" + _json(definition) + "\n\nLineage:\n" + e.lineage_text(metric)
         )
 
     @server.prompt(
@@ -447,9 +449,17 @@ def run_mcp(
     db_path: str | None = None,
     mode: str = "datus",
     timeout: float | None = 30.0,
+    limits: ServeLimits | None = None,
+    memory_budget: int | None = None,
 ) -> None:
     server = build_server(
-        model_path, connections=connections, db_path=db_path, mode=mode, timeout=timeout
+        model_path,
+        connections=connections,
+        db_path=db_path,
+        mode=mode,
+        timeout=timeout,
+        limits=limits,
+        memory_budget=memory_budget,
     )
     if transport == "http":
         server.run("streamable-http", host=host, port=port)

@@ -28,6 +28,7 @@ from dosi.engine import Engine
 from dosi.errors import OsiError, QueryError
 from dosi.execute.cancel import CancellationToken
 from dosi.frontends.contract import EngineHolder, EnginePool
+from dosi.frontends.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 from dosi.frontends.pg import messages as m
 from dosi.frontends.pg.auth import Authenticator, Identity, TrustAuth
 from dosi.frontends.pg.catalog import SERVER_VERSION, Catalog
@@ -51,7 +52,8 @@ class PgOptions:
     keyfile: str | None = None
     max_connections: int = 64
     query_timeout: float | None = 120.0
-    max_rows: int | None = 1_000_000
+    max_rows: int | None = DEFAULT_MAX_ROWS
+    max_bytes: int | None = DEFAULT_MAX_BYTES
     workers: int = 8
     database: str = "dosi"
     log: Callable[[str], None] | None = None
@@ -260,7 +262,13 @@ class PgServer:
                 )
                 return
             session = Session(
-                self.backend, reader, writer, params, self.options.max_rows, self.options.log
+                self.backend,
+                reader,
+                writer,
+                params,
+                self.options.max_rows,
+                self.options.log,
+                self.options.max_bytes,
             )
             pid = secrets.randbelow(2**31 - 1) + 1
             secret = secrets.randbelow(2**31 - 1)

@@ -20,8 +20,9 @@ from dosi.frontends.cli.engine_input import (
 from dosi.frontends.cli.epilog import COMMAND_EPILOG
 from dosi.frontends.cli.options import db_options, model_options
 from dosi.frontends.cli.output import CliError
-from dosi.frontends.contract import EngineHolder
 from dosi.frontends.extras import load_extra
+from dosi.frontends.holder import EngineHolder, default_memory_budget
+from dosi.frontends.limits import limits_from_env, memory_budget_from
 from dosi.frontends.pg import PgOptions, authenticator, start_background
 
 REST_SERVER = "dosi.frontends.rest.server"
@@ -84,7 +85,29 @@ MCP_SERVER = "dosi.frontends.mcp.server"
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="Per-request query timeout.",
+    help="Per-request timeout: compile, run, conversion and encoding together.",
+)
+@click.option(
+    "--max-rows",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Refuse an answer of more rows (result_too_large; default $DOSI_MAX_ROWS or "
+    "100000; 0: no limit). A request may ask for less (?max_rows=).",
+)
+@click.option(
+    "--max-result-bytes",
+    default=None,
+    metavar="SIZE",
+    help="Refuse an answer larger than this once encoded (default $DOSI_MAX_RESULT_BYTES or "
+    "64MB; 0: no limit). A request may ask for less (?max_bytes=).",
+)
+@click.option(
+    "--memory-budget",
+    default=None,
+    metavar="SIZE",
+    help="Memory for all query engines together; each DuckDB gets its share (default "
+    "$DOSI_MEMORY_BUDGET or half the machine's memory).",
 )
 @db_options
 @model_options
@@ -99,6 +122,9 @@ def serve(
     max_connections: int,
     pg_port: int | None,
     timeout: float,
+    max_rows: int | None,
+    max_result_bytes: str | None,
+    memory_budget: str | None,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
@@ -119,10 +145,18 @@ def serve(
     if path == "-":
         raise CliError("model_from_stdin", "dosi serve reloads the model file: pass a path")
     conns = load_connections(connections_file)
+    limits = limits_from_env(max_rows, max_result_bytes, timeout)
+    budget = memory_budget_from(memory_budget)
     # an empty or unusable DOSI_TOKEN is a start-up error, never silently no authentication
     secret = rest.usable_token(token if token is not None else os.environ.get("DOSI_TOKEN"))
     if pg_port is not None:  # the PostgreSQL frontend beside REST, same token
-        holder = EngineHolder(path, conns, resolve_db(db), resolve_mode(mode))
+        holder = EngineHolder(
+            path,
+            conns,
+            resolve_db(db),
+            resolve_mode(mode),
+            memory_budget=budget if budget is not None else default_memory_budget(),
+        )
         start_background(
             holder,
             PgOptions(
@@ -130,6 +164,8 @@ def serve(
                 port=pg_port,
                 query_timeout=timeout,
                 auth=authenticator(secret),
+                max_rows=limits.max_rows,
+                max_bytes=limits.max_bytes,
             ),
         )
     rest.serve(
@@ -146,6 +182,9 @@ def serve(
         head_timeout=head_timeout,
         max_connections=max_connections,
         body_timeout=body_timeout,
+        max_rows=limits.max_rows,
+        max_result_bytes=limits.max_bytes,
+        memory_budget=budget,
     )
 
 
@@ -160,6 +199,28 @@ def serve(
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8765, show_default=True)
 @click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS")
+@click.option(
+    "--max-rows",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Refuse an answer of more rows (result_too_large; default $DOSI_MAX_ROWS or "
+    "100000; 0: no limit). A request may ask for less (?max_rows=).",
+)
+@click.option(
+    "--max-result-bytes",
+    default=None,
+    metavar="SIZE",
+    help="Refuse an answer larger than this once encoded (default $DOSI_MAX_RESULT_BYTES or "
+    "64MB; 0: no limit). A request may ask for less (?max_bytes=).",
+)
+@click.option(
+    "--memory-budget",
+    default=None,
+    metavar="SIZE",
+    help="Memory for all query engines together; each DuckDB gets its share (default "
+    "$DOSI_MEMORY_BUDGET or half the machine's memory).",
+)
 @db_options
 @model_options
 def mcp(
@@ -167,6 +228,9 @@ def mcp(
     host: str,
     port: int,
     timeout: float,
+    max_rows: int | None,
+    max_result_bytes: str | None,
+    memory_budget: str | None,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
@@ -188,4 +252,6 @@ def mcp(
         db_path=resolve_db(db),
         mode=resolve_mode(mode),
         timeout=timeout,
+        limits=limits_from_env(max_rows, max_result_bytes, timeout),
+        memory_budget=memory_budget_from(memory_budget),
     )
