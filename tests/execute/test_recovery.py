@@ -6,6 +6,8 @@ application handed in cannot be reopened, so its loss is `connection_lost`."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +18,7 @@ from pgserverkit import PgServer, own_pg  # noqa: F401 - the fixture
 from dosi import Engine
 from dosi.errors import ExecuteError
 from dosi.execute.connection_loss import is_lost
+from dosi.execute.mysql_runner import parse_mysql_uri
 
 MODEL = to_yaml(
     model_doc(
@@ -105,3 +108,67 @@ def test_issue29_item2_a_refused_statement_is_not_a_lost_connection() -> None:
     assert is_lost(Exception("the connection is closed"))
     assert is_lost(Exception("whatever"), Closed())
     assert is_lost(Exception(2013, "Lost connection to MySQL server during query"))
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DOSI_TEST_MARIADB") or importlib.util.find_spec("pymysql") is None,
+    reason="set DOSI_TEST_MARIADB (bash scripts/mariadb.sh) and install dosi[mysql]",
+)
+def test_issue29_item2_mariadb_connection_killed_by_the_server_is_reopened() -> None:
+    """The server ends dosi's session (`KILL`, as a restart or `wait_timeout` does): the next
+    query reconnects and answers (MySQL error 2013 / 2006 read as a lost connection)."""
+    pymysql = pytest.importorskip("pymysql")
+    uri = os.environ["DOSI_TEST_MARIADB"].rstrip("/") + "/mysql"
+    e = Engine(
+        model_text=to_yaml(
+            model_doc(
+                [dataset("seq", [field("seq", datatype="Integer")], source="seq_1_to_10")],
+                metrics=[metric("total", "SUM(seq.seq)")],
+            )
+        ),
+        connections={"m": {"type": "mariadb", "uri": uri}},
+    )
+    try:
+        assert e.execute(Q)["rows"] == EXPECTED
+        inner: Any = e.runner().inner  # type: ignore[attr-defined]
+        killer = pymysql.connect(**parse_mysql_uri(uri))
+        try:
+            with killer.cursor() as cur:
+                cur.execute(f"KILL {int(inner.connection.thread_id())}")
+        finally:
+            killer.close()
+        assert e.execute(Q)["rows"] == EXPECTED
+        assert e.runner().health()["reconnects"] == 1  # type: ignore[attr-defined]
+    finally:
+        e.close()
+
+
+def test_issue29_item2_postgres_session_terminated_by_the_server_is_reopened() -> None:
+    """On the shared server: `pg_terminate_backend` ends dosi's session; the next query
+    reconnects and answers."""
+    dsn = os.environ.get("DOSI_TEST_POSTGRES")
+    psycopg = pytest.importorskip("psycopg")
+    if not dsn:
+        pytest.skip("set DOSI_TEST_POSTGRES (bash scripts/postgres.sh)")
+    model = to_yaml(
+        model_doc(
+            [
+                dataset(
+                    "g",
+                    [field("v", datatype="Integer")],
+                    source="SELECT generate_series(1, 10) AS v",
+                )
+            ],
+            metrics=[metric("total", "SUM(g.v)")],
+        )
+    )
+    e = Engine(model_text=model, connections={"w": {"type": "postgres", "uri": dsn}})
+    try:
+        assert e.execute(Q)["rows"] == EXPECTED
+        inner: Any = e.runner().inner  # type: ignore[attr-defined]
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (inner.connection.info.backend_pid,))
+        assert e.execute(Q)["rows"] == EXPECTED
+        assert e.runner().health()["reconnects"] == 1  # type: ignore[attr-defined]
+    finally:
+        e.close()
