@@ -17,6 +17,7 @@ from pgserverkit import PgServer, own_pg  # noqa: F401 - the fixture
 
 from dosi import Engine
 from dosi.errors import ExecuteError
+from dosi.execute.budget import ResultBudget
 from dosi.execute.connection_loss import is_lost
 from dosi.execute.mysql_runner import parse_mysql_uri
 
@@ -172,3 +173,18 @@ def test_issue29_item2_postgres_session_terminated_by_the_server_is_reopened() -
         assert e.runner().health()["reconnects"] == 1  # type: ignore[attr-defined]
     finally:
         e.close()
+
+
+def test_issue29_item1_a_warehouse_answer_is_fetched_only_to_the_row_limit(
+    engine: Engine,
+    own_pg: PgServer,  # noqa: F811
+) -> None:
+    """Over the row limit the runner fetches limit + 1 rows, never the whole answer."""
+    select = {"from": "sales", "fields": ["sales.id"], "order_by": ["sales.id"], "limit": 10}
+    with pytest.raises(ExecuteError) as info:
+        engine.select(select, cancellation=ResultBudget(max_rows=3))
+    assert info.value.code == "result_too_large"
+    inner: Any = engine.runner().inner  # type: ignore[attr-defined]
+    table = inner.run_capped(engine.compile_select(select, "postgres")["sql"], None, 4)
+    assert table.column("id").to_pylist() == [1, 2, 3, 4]
+    assert engine.select(select, cancellation=ResultBudget(max_rows=10))["row_count"] == 10

@@ -69,6 +69,10 @@ class ResultBudget(CancellationToken):
             return None
         return max(0.001, self.timeout_secs - (time.monotonic() - self.started))
 
+    def row_cap(self) -> int | None:
+        """One row past the limit is enough to know the answer is over it."""
+        return None if self.max_rows is None else self.max_rows + 1
+
     def stopped_error(self) -> ExecuteError:
         if self.timed_out.is_set():
             return ExecuteError(

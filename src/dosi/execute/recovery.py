@@ -85,8 +85,23 @@ class Reconnecting:
                 self.last_error = "connection_lost"
 
     def run(self, sql: str, timeout_secs: float | None = None) -> pa.Table:
+        return self._recovering(lambda r: r.run(sql, timeout_secs))
+
+    def run_capped(self, sql: str, timeout_secs: float | None, max_rows: int) -> pa.Table:
+        """`run` fetching at most `max_rows` rows, where the runner can (`DbApiRunner`)."""
+
+        def capped(runner: Runner) -> pa.Table:
+            run = getattr(runner, "run_capped", None)
+            if callable(run):
+                table: pa.Table = run(sql, timeout_secs, max_rows)
+                return table
+            return runner.run(sql, timeout_secs)
+
+        return self._recovering(capped)
+
+    def _recovering(self, run: Callable[[Runner], pa.Table]) -> pa.Table:
         try:
-            table = self._runner().run(sql, timeout_secs)
+            table = run(self._runner())
         except ExecuteError as err:
             if err.code != "connection_lost":
                 raise
@@ -95,7 +110,7 @@ class Reconnecting:
             if not self.reopenable:
                 raise
             self.reconnects += 1
-            table = self._runner().run(sql, timeout_secs)  # once: dosi's statements are reads
+            table = run(self._runner())  # once: every statement dosi sends is a read
         self.state, self.last_error = "ok", None
         return table
 

@@ -133,6 +133,11 @@ class DbApiRunner:
         """Per-query session settings (a server-side timeout) before the statement."""
 
     def run(self, sql: str, timeout_secs: float | None = None) -> pa.Table:
+        return self.run_capped(sql, timeout_secs, None)
+
+    def run_capped(self, sql: str, timeout_secs: float | None, max_rows: int | None) -> pa.Table:
+        """`run`, fetching at most `max_rows` rows (a request's row limit + 1: the rows past
+        it are never turned into Python values)."""
         deadline = Deadline(timeout_secs, self.cancel)
         with deadline:
             cursor = None
@@ -141,7 +146,7 @@ class DbApiRunner:
                 self.prepare(cursor, timeout_secs)
                 cursor.execute(sql)
                 names = [d[0] for d in cursor.description or ()]
-                rows = cursor.fetchall()
+                rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
             except ExecuteError:
                 raise
             except Exception as exc:
