@@ -48,6 +48,10 @@ UNREACHABLE_MARKERS = (
     "unavailable",
     "the database system is starting up",
     "the database system is shutting down",
+    "the database system is not yet accepting connections",
+    "the database system is in recovery mode",
+    "server closed the connection",
+    "connection reset",
     "max retries exceeded",
 )
 #: PyMySQL / mysqlclient error numbers of a lost or refused connection
