@@ -189,7 +189,7 @@ class Engine:
             raise QueryError(
                 "query_too_complex",
                 "the query nests too deeply to compile",
-                hint='simplify the query (see docs/limits.md)',
+                hint="simplify the query (see docs/limits.md)",
             ) from None
         except Exception as exc:
             raise QueryError(
@@ -356,20 +356,33 @@ class Engine:
         """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
         MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
         `execute`; `query` in the result is that dosi query."""
-        plan, table, c = self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                            cancellation)
+        plan, table, c = self._sql_table_of(
+            text, params, connection, timeout_secs, db_path, cancellation
+        )
         if c is None:
-            data: dict[str, Any] = {"dialect": None, "sql": None, "outputs": [],
-                                    "warnings": self.warnings, "requested_columns": []}
+            data: dict[str, Any] = {
+                "dialect": None,
+                "sql": None,
+                "outputs": [],
+                "warnings": self.warnings,
+                "requested_columns": [],
+            }
         else:
-            data = {"dialect": c.dialect.name, "sql": c.sql, "outputs": c.outputs(),
-                    "warnings": self._warnings(c), "requested_columns": c.requested_columns()}
-        data.update({
-            "query": plan.query,
-            "columns": list(table.column_names),
-            "rows": arrow_rows(table, cancellation),
-            "row_count": table.num_rows,
-        })
+            data = {
+                "dialect": c.dialect.name,
+                "sql": c.sql,
+                "outputs": c.outputs(),
+                "warnings": self._warnings(c),
+                "requested_columns": c.requested_columns(),
+            }
+        data.update(
+            {
+                "query": plan.query,
+                "columns": list(table.column_names),
+                "rows": arrow_rows(table, cancellation),
+                "row_count": table.num_rows,
+            }
+        )
         return QueryResult(data, table)
 
     def sql_arrow(
@@ -383,8 +396,7 @@ class Engine:
         cancellation: CancellationToken | None = None,
     ) -> pa.Table:
         """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
-        return self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                  cancellation)[1]
+        return self._sql_table_of(text, params, connection, timeout_secs, db_path, cancellation)[1]
 
     def _sql_table_of(
         self,

@@ -128,9 +128,11 @@ def sql_request(body: Any) -> tuple[str, list[Any] | None]:
     if isinstance(body, str):
         return body, None
     if not isinstance(body, dict) or not isinstance(body.get("sql"), str):
-        raise QueryError("invalid_query", 'send {"sql": "SELECT ...", "params": [...]}',
-                         hint="the statement reads the model's virtual table; see "
-                         "docs/serving/sql.md")
+        raise QueryError(
+            "invalid_query",
+            'send {"sql": "SELECT ...", "params": [...]}',
+            hint="the statement reads the model's virtual table; see docs/serving/sql.md",
+        )
     params = body.get("params")
     if params is not None and not isinstance(params, list):
         raise QueryError("invalid_query", "params must be a list (the values of $1, $2, ...)")
@@ -199,8 +201,7 @@ def validate_body(body: Any) -> dict[str, Any]:
             400,
             error_body(
                 "invalid_request",
-                "`sources` is true (also check the model against the server's warehouse) or "
-                "false",
+                "`sources` is true (also check the model against the server's warehouse) or false",
             ),
         )
     return validate(body["model"], mode)
