@@ -10,5 +10,8 @@ imported only when a profile of their type is used (`runner.require`).
   runner; `options` – timeouts, memory, extensions;
 * one runner per engine: `duckdb_runner`, `sqlite_runner`, `postgres_runner`,
   `mysql_runner`, `chdb_runner` (ClickHouse), `datafusion_runner`, `spark_runner`;
-* `rows`, `values`, `shape` – Arrow -> rows, one result shape; `cancel` – cancellation.
+* `rows`, `values`, `shape` – Arrow -> rows, one result shape; `cancel` – cancellation;
+  `budget` – a request's row, byte and time limits (a cancellation token);
+* `connection_loss` – a broken connection told from a refused statement; `recovery` – the
+  runner wrapper that reconnects with a bounded backoff and retries a read once.
 """
