@@ -15,6 +15,7 @@ from enginekit import dataset, field, metric, model_doc, to_yaml
 from dosi import Engine
 from dosi.errors import ExecuteError
 from dosi.execute.budget import ResultBudget
+from dosi.execute.duckdb_runner import DuckDBRunner, open_duckdb
 from dosi.execute.rows import SLICE_ROWS, arrow_rows
 from dosi.frontends.encode import encode_csv, encode_json
 from dosi.frontends.limits import limits_from_env, parse_size, sql_with_limit
@@ -96,3 +97,23 @@ def test_issue29_item1_limits_read_flags_then_the_environment() -> None:
     assert limits_from_env(env={}).max_rows == 100_000
     assert sql_with_limit("SELECT a FROM m", 5) == "SELECT a FROM m LIMIT 5"
     assert sql_with_limit("SELECT a FROM m LIMIT 3", 5) == "SELECT a FROM m LIMIT 3"
+
+
+def test_issue29_item1_duckdb_produces_only_the_rows_the_limit_needs() -> None:
+    """Over the row limit DuckDB streams limit + 1 rows and stops; a timeout or a refused
+    statement on that path is the same structured error as on the full fetch."""
+    runner = DuckDBRunner(open_duckdb(None), owned=True)
+    try:
+        sql = "SELECT range AS x FROM range(5000000) ORDER BY x"
+        capped = runner.run_capped(sql, None, 100_001)
+        assert capped.column("x").to_pylist() == list(range(100_001))
+        assert capped.schema == runner.run("SELECT range AS x FROM range(3)").schema
+        slow = "SELECT SUM(a.range * b.range) AS s FROM range(200000) a, range(200000) b"
+        with pytest.raises(ExecuteError) as info:
+            runner.run_capped(slow, 0.2, 10)
+        assert info.value.code == "timeout"
+        with pytest.raises(ExecuteError) as info:
+            runner.run_capped("SELECT nope FROM nowhere", None, 10)
+        assert info.value.code == "sql_rejected"
+    finally:
+        runner.close()
