@@ -53,6 +53,7 @@ from dosi.errors import (
     bounded,
     closest,
 )
+from dosi.execute.budget import budget_of
 from dosi.execute.cancel import CancellationToken, run_cancellable
 from dosi.execute.connections import Profile, check_dialect, parse_connections
 from dosi.execute.data_version import (
@@ -65,7 +66,7 @@ from dosi.execute.data_version import (
     settled,
     source_files,
 )
-from dosi.execute.engines import open_runner
+from dosi.execute.engines import open_recovering
 from dosi.execute.frames import pandas_frame, polars_frame
 from dosi.execute.options import (
     DEFAULT_QUERY_TIMEOUT,
@@ -522,7 +523,7 @@ class Engine:
             "warnings": self._warnings(c),
             "requested_columns": c.requested_columns(),
             "columns": list(table.column_names),
-            "rows": arrow_rows(table),
+            "rows": arrow_rows(table, cancellation),
             "row_count": table.num_rows,
         }
         return QueryResult(data, table)
@@ -646,7 +647,7 @@ class Engine:
             {
                 "query": plan.query,
                 "columns": list(table.column_names),
-                "rows": arrow_rows(table),
+                "rows": arrow_rows(table, cancellation),
                 "row_count": table.num_rows,
             }
         )
@@ -806,7 +807,7 @@ class Engine:
         out.update(
             {
                 "columns": list(table.column_names),
-                "rows": arrow_rows(table),
+                "rows": arrow_rows(table, cancellation),
                 "row_count": table.num_rows,
             }
         )
@@ -849,7 +850,7 @@ class Engine:
         out.update(
             {
                 "columns": list(table.column_names),
-                "rows": arrow_rows(table),
+                "rows": arrow_rows(table, cancellation),
                 "row_count": table.num_rows,
             }
         )
@@ -1019,7 +1020,11 @@ class Engine:
             runner = self._open(profile, conkey)
             if store is not None and self._opened_store.get(conkey) != store:
                 raise _StoreSwapped
-            return run_cancellable(runner, sql, timeout_secs, cancellation)
+            table = run_cancellable(runner, sql, timeout_secs, cancellation)
+        budget = budget_of(cancellation)
+        if budget is not None:  # a server's row and byte limits, before a row is built
+            budget.check_table(table)
+        return table
 
     def _open(self, profile: Profile, conkey: str) -> Runner:
         """The connection's runner (the caller holds `_con_lock`); one whose files were
@@ -1028,7 +1033,7 @@ class Engine:
         runner = self._cons.get(conkey)
         if not local_data(profile):
             if runner is None:
-                runner = self._cons[conkey] = open_runner(profile, self.options)
+                runner = self._cons[conkey] = open_recovering(profile, self.options)
             return runner
         for _ in range(5):
             stamp = files_version((*profile_files(profile), *self._extra_files))
@@ -1036,7 +1041,7 @@ class Engine:
                 return runner
             if runner is not None:
                 runner.close()
-            runner = self._cons[conkey] = open_runner(profile, self.options)
+            runner = self._cons[conkey] = open_recovering(profile, self.options)
             self._opened[conkey] = stamp
             self._opened_store[conkey] = files_version(self._extra_files)
         return runner

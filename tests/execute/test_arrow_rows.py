@@ -201,9 +201,9 @@ semantic_model:
     calls: list[int] = []
     real = dosi.execute.rows.arrow_rows
 
-    def counting(table: pa.Table) -> list[dict[str, Any]]:
+    def counting(table: pa.Table, cancellation: Any = None) -> list[dict[str, Any]]:
         calls.append(table.num_rows)
-        return real(table)
+        return real(table, cancellation)
 
     monkeypatch.setattr(dosi.engine, "arrow_rows", counting)
     table = engine.execute_arrow(query, db_path=str(db))

@@ -12,5 +12,8 @@ imported only when a profile of their type is used (`runner.require`).
   `mysql_runner`, `chdb_runner` (ClickHouse), `datafusion_runner`, `spark_runner`;
 * `rows`, `values`, `shape` – Arrow -> rows, one result shape; `cancel` – cancellation;
 * `result_cache` (answers in memory) and `data_version` (what they are stamped with);
-  `rollup_store` – built rollups in a DuckDB file, written then swapped.
+  `rollup_store` – built rollups in a DuckDB file, written then swapped;
+* `budget` – a request's row, byte and time limits (a cancellation token);
+* `connection_loss` – a broken connection told from a refused statement; `recovery` – the
+  runner wrapper that reconnects with a bounded backoff and retries a read once.
 """

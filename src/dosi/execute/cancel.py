@@ -30,6 +30,16 @@ class CancellationToken:
         """Block until cancelled (True) or `timeout` passes (False)."""
         return self._event.wait(timeout)
 
+    def row_cap(self) -> int | None:
+        """Rows worth fetching from the database (None: all); a budget says its limit + 1."""
+        return None
+
+    def stopped_error(self) -> ExecuteError:
+        """The error of a statement this token stopped (a budget's deadline says `timeout`)."""
+        return ExecuteError(
+            "cancelled", "the query was cancelled before it finished", hint="run it again"
+        )
+
 
 def run_cancellable(
     runner: Runner, sql: str, timeout_secs: float | None, token: CancellationToken | None
@@ -39,8 +49,20 @@ def run_cancellable(
     cancel that lands just before the statement starts still counts."""
     if token is None:
         return runner.run(sql, timeout_secs)
+    cap = token.row_cap()
+    capped = getattr(runner, "run_capped", None)
+    if cap is not None and callable(capped):  # fetch no more rows than the answer may hold
+
+        def run() -> pa.Table:
+            table: pa.Table = capped(sql, timeout_secs, cap)
+            return table
+    else:
+
+        def run() -> pa.Table:
+            return runner.run(sql, timeout_secs)
+
     if token.cancelled:
-        raise ExecuteError("cancelled", "the query was cancelled before it started")
+        raise token.stopped_error()
     finished = threading.Event()
 
     def _watch() -> None:
@@ -53,12 +75,10 @@ def run_cancellable(
 
     threading.Thread(target=_watch, daemon=True).start()
     try:
-        return runner.run(sql, timeout_secs)
+        return run()
     except ExecuteError:
         if token.cancelled:
-            raise ExecuteError(
-                "cancelled", "the query was cancelled before it finished", hint="run it again"
-            ) from None
+            raise token.stopped_error() from None
         raise
     finally:
         finished.set()

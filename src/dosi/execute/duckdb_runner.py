@@ -6,6 +6,7 @@ The runner answers an Arrow table; dosi.execute.rows turns it into JSON-friendly
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ _CONNECT_LOCKDOWN: dict[str, str] = {
     "autoinstall_known_extensions": "false",
     "autoload_known_extensions": "false",
 }
+#: rows per Arrow batch when a row limit stops the fetch early
+_BATCH_ROWS = 65_536
 #: Set once the database file is attached: no file or network access beyond it.
 _RUNTIME_LOCKDOWN = ("SET enable_external_access = false",)
 
@@ -113,10 +116,34 @@ def _first(exc: BaseException) -> str:
     return (text.splitlines()[0] if text else type(exc).__name__)[:300]
 
 
+def _fetch(con: duckdb.DuckDBPyConnection, sql: str, max_rows: int | None) -> pa.Table:
+    """The statement's Arrow answer, or its first batches up to `max_rows` rows (the rest is
+    never produced: a request's row limit + 1 is enough to refuse the answer)."""
+    rel = con.sql(sql)
+    if max_rows is None or rel is None:
+        return rel.to_arrow_table() if rel is not None else pa.table({})
+    to_reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch
+    reader = to_reader(_BATCH_ROWS)
+    batches = []
+    seen = 0
+    for batch in reader:
+        batches.append(batch)
+        seen += batch.num_rows
+        if seen >= max_rows:
+            break
+    with contextlib.suppress(Exception):  # stop the rest of the statement
+        reader.close()
+    return pa.Table.from_batches(batches, schema=reader.schema).slice(0, max_rows)
+
+
 def run_sql(
-    con: duckdb.DuckDBPyConnection, sql: str, timeout_secs: float | None = None
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    timeout_secs: float | None = None,
+    max_rows: int | None = None,
 ) -> pa.Table:
-    """Run one statement; past `timeout_secs` a timer interrupts it (`timeout`)."""
+    """Run one statement; past `timeout_secs` a timer interrupts it (`timeout`); with
+    `max_rows`, at most that many rows are fetched."""
     timer: threading.Timer | None = None
     timed_out = threading.Event()
     state = threading.Lock()  # the timer never interrupts after the query has finished
@@ -133,7 +160,7 @@ def run_sql(
         timer.daemon = True
         timer.start()
     try:
-        table = con.sql(sql).to_arrow_table()
+        table = _fetch(con, sql, max_rows)
         with state:
             finished = True
         return table
@@ -185,6 +212,10 @@ class DuckDBRunner:
 
     def run(self, sql: str, timeout_secs: float | None = None) -> pa.Table:
         return run_sql(self.connection, sql, timeout_secs)
+
+    def run_capped(self, sql: str, timeout_secs: float | None, max_rows: int | None) -> pa.Table:
+        """`run`, producing at most `max_rows` rows (a request's row limit + 1)."""
+        return run_sql(self.connection, sql, timeout_secs, max_rows)
 
     def cancel(self) -> None:
         self.connection.interrupt()

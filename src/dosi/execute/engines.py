@@ -14,6 +14,7 @@ from dosi.execute.duckdb_runner import DuckDBRunner, open_duckdb
 from dosi.execute.mysql_runner import MySQLRunner
 from dosi.execute.options import ExecOptions
 from dosi.execute.postgres_runner import PostgresRunner
+from dosi.execute.recovery import Reconnecting
 from dosi.execute.runner import Runner
 from dosi.execute.spark_runner import SparkRunner
 from dosi.execute.sqlite_runner import SQLiteRunner
@@ -66,6 +67,18 @@ def open_runner(profile: Profile, exec_options: ExecOptions | None = None) -> Ru
             ) from None
     runner.dialect = profile.dialect
     return runner
+
+
+def open_recovering(profile: Profile, exec_options: ExecOptions | None = None) -> Reconnecting:
+    """`open_runner` behind `Reconnecting`: opened on first use, reopened when it breaks
+    (a client object handed in is never reopened: dosi cannot recreate it)."""
+    return Reconnecting(
+        lambda: open_runner(profile, exec_options),
+        profile.name,
+        profile.type,
+        profile.dialect,
+        reopenable=profile.client is None,
+    )
 
 
 def _wrap_duckdb(client: Any) -> Runner:

@@ -15,17 +15,35 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dosi.execute.cancel import CancellationToken
 from dosi.execute.values import to_python
 
 #: Decimal precision whose integral values always fit an int64.
 _INT64_DIGITS = 18
+#: Rows converted between two looks at the cancellation token (a client that went away, a
+#: request past its deadline stops the conversion within one slice: issue 29, item 1).
+SLICE_ROWS = 65_536
 
 
-def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
-    """The table's rows as dicts, values as `to_python` gives them."""
+def arrow_rows(
+    table: pa.Table, cancellation: CancellationToken | None = None
+) -> list[dict[str, Any]]:
+    """The table's rows as dicts, values as `to_python` gives them; converted a slice at a
+    time, stopping with the token's error once it is cancelled."""
     names = table.column_names
     if not names:
         return [{} for _ in range(table.num_rows)]
+    if cancellation is None or table.num_rows <= SLICE_ROWS:
+        return _rows(table, names)
+    out: list[dict[str, Any]] = []
+    for lo in range(0, table.num_rows, SLICE_ROWS):
+        if cancellation.cancelled:
+            raise cancellation.stopped_error()
+        out.extend(_rows(table.slice(lo, SLICE_ROWS), names))
+    return out
+
+
+def _rows(table: pa.Table, names: list[str]) -> list[dict[str, Any]]:
     columns = [_python_column(table.column(i)) for i in range(table.num_columns)]
     return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import pyarrow as pa
 
 from dosi.errors import ExecuteError
+from dosi.execute.connection_loss import connection_lost, is_lost
 from dosi.execute.rejections import is_data_error, value_rejected
 
 
@@ -80,9 +81,11 @@ def failure(
     deadline: Deadline | None,
     timeout_secs: float | None,
     markers: tuple[str, ...] = (),
+    connection: Any = None,
 ) -> ExecuteError:
     """The structured error for an engine exception: `timeout` when our deadline fired or the
-    engine's message says its own time limit stopped the query (`markers`, lower case)."""
+    engine's message says its own time limit stopped the query (`markers`, lower case);
+    `connection_lost` when the connection (`connection`, the driver's object) broke."""
     expired = deadline is not None and deadline.expired.is_set()
     if expired or any(m in str(exc).lower() for m in markers):
         return ExecuteError(
@@ -90,6 +93,8 @@ def failure(
             f"the query ran longer than {timeout_secs}s and was cancelled",
             hint="raise timeout_secs, add a time_range, or group at a coarser grain",
         )
+    if is_lost(exc, connection):
+        return connection_lost(engine, exc)
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     if is_data_error(exc):
         return value_rejected(engine, first, sql, type(exc).__name__)
@@ -128,23 +133,37 @@ class DbApiRunner:
         """Per-query session settings (a server-side timeout) before the statement."""
 
     def run(self, sql: str, timeout_secs: float | None = None) -> pa.Table:
+        return self.run_capped(sql, timeout_secs, None)
+
+    def run_capped(self, sql: str, timeout_secs: float | None, max_rows: int | None) -> pa.Table:
+        """`run`, fetching at most `max_rows` rows (a request's row limit + 1: the rows past
+        it are never turned into Python values)."""
         deadline = Deadline(timeout_secs, self.cancel)
         with deadline:
-            cursor = self.connection.cursor()
-            try:
+            cursor = None
+            try:  # a closed connection fails on cursor() already (never a raw driver error)
+                cursor = self.connection.cursor()
                 self.prepare(cursor, timeout_secs)
                 cursor.execute(sql)
                 names = [d[0] for d in cursor.description or ()]
-                rows = cursor.fetchall()
+                rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
             except ExecuteError:
                 raise
             except Exception as exc:
                 self.after_error()
                 raise failure(
-                    self.engine, exc, sql, deadline, timeout_secs, self.timeout_markers
+                    self.engine,
+                    exc,
+                    sql,
+                    deadline,
+                    timeout_secs,
+                    self.timeout_markers,
+                    self.connection,
                 ) from None
             finally:
-                cursor.close()
+                if cursor is not None:
+                    with contextlib.suppress(Exception):  # a broken connection's cursor
+                        cursor.close()
         return arrow_from_rows(names, rows)
 
     def after_error(self) -> None:

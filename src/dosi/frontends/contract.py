@@ -6,23 +6,19 @@ An error body is `{"code", "message", "candidates", "hint", "suggested_retry", .
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import queue
-import threading
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from dosi import DATUS_EXT_VERSION, SPEC_VERSION, __version__
-from dosi.engine import Engine, rollups_beside, validate
+from dosi.engine import validate
 from dosi.errors import AccessError, ExecuteError, ModelError, OsiError, QueryError
-from dosi.execute.result_cache import ResultCache
 from dosi.execute.values import json_ready, text_value
 from dosi.ext import IMPACTS, capabilities
-from dosi.model.loader import read_model_text
+
+# the served model's pool lives in dosi.frontends.holder; importable from here as before
+from dosi.frontends.holder import EngineHolder as EngineHolder
+from dosi.frontends.holder import EnginePool as EnginePool
 from dosi.query.features import query_features
 
 ENDPOINTS = (
@@ -83,7 +79,8 @@ _NOT_FOUND = {"unknown_metric", "unknown_dataset"}
 
 def http_status(err: OsiError, *, lookup: bool = False) -> int:
     """Caller mistakes are 4xx; a lookup of a missing name is 404; a value the database refused
-    is 422; execution problems on the server side are 5xx (504 on a timeout)."""
+    and an answer over the server's limits are 422; execution problems on the server side are
+    5xx (504 on a timeout, 503 when the warehouse connection broke or does not answer)."""
     if isinstance(err, AccessError):  # a hidden member, a policy that fails for this user
         return 401 if err.code == "unauthorized" else 403
     if isinstance(err, QueryError):
@@ -99,6 +96,10 @@ def http_status(err: OsiError, *, lookup: bool = False) -> int:
             return 499
         if err.code == "value_rejected":  # the database refused one of the query's values
             return 422
+        if err.code == "result_too_large":  # a valid query whose answer is over the limits
+            return 422
+        if err.code in ("connection_lost", "warehouse_unavailable"):  # retry later
+            return 503
         return 500
     return 400
 
@@ -166,116 +167,6 @@ def engine_capabilities() -> dict[str, Any]:
         "query_features": query_features(),
         **capabilities(),
     }
-
-
-class EnginePool:
-    """Engines of one model version: each holds its own DuckDB connection, so queries of
-    concurrent requests run side by side instead of queueing on one connection."""
-
-    def __init__(self, first: Engine, build: Callable[[], Engine], size: int) -> None:
-        self.first = first
-        self._build = build
-        self._size = max(1, size)
-        self._made = 1
-        self._idle: queue.SimpleQueue[Engine] = queue.SimpleQueue()
-        self._idle.put(first)
-        self._lock = threading.Lock()
-
-    @contextlib.contextmanager
-    def lease(self) -> Iterator[Engine]:
-        """An idle Engine (a new one while fewer than `size` exist), back in the pool after."""
-        try:
-            engine = self._idle.get_nowait()
-        except queue.Empty:
-            with self._lock:
-                grow = self._made < self._size
-                if grow:
-                    self._made += 1
-            engine = self._build() if grow else self._idle.get()
-        try:
-            yield engine
-        finally:
-            self._idle.put(engine)
-
-
-class EngineHolder:
-    """The served model, rebuilt when the model file changes.
-
-    A request leases an Engine of the current model version and keeps it to the end, so a
-    reload never drops or mixes an in-flight request; a model that no longer compiles keeps
-    the old version serving (the failure is visible in `last_reload_error`). Every engine of
-    every version shares one result cache (`results`), cleared on each reload; its keys name
-    the model version, so an in-flight request of the old version never answers a new one.
-    """
-
-    def __init__(
-        self,
-        model_path: str | Path,
-        connections: Any = None,
-        db_path: str | None = None,
-        mode: str = "datus",
-        check_interval: float = 0.5,
-        pool_size: int = 4,
-    ) -> None:
-        self.model_path = Path(model_path)
-        self.connections = connections
-        self.db_path = db_path
-        self.mode = mode
-        self.check_interval = check_interval
-        self.pool_size = pool_size
-        self._lock = threading.Lock()
-        self.results = ResultCache()
-        self.pool = self._build_pool()  # a missing or broken model fails here (ModelError)
-        self._stamp = self._mtime()
-        self._checked = 0.0
-        self.last_reload_error: dict[str, Any] | None = None
-        self.reloads = 0
-
-    def _mtime(self) -> tuple[float, int]:
-        st = self.model_path.stat()
-        return (st.st_mtime, st.st_size)
-
-    def _build_pool(self) -> EnginePool:
-        text = read_model_text(self.model_path)
-
-        def build() -> Engine:
-            return Engine(
-                model_text=text,
-                connections=self.connections,
-                mode=self.mode,
-                result_cache=self.results,
-                rollups=rollups_beside(self.model_path),
-            )
-
-        return EnginePool(build(), build, self.pool_size)
-
-    def current_pool(self) -> EnginePool:
-        now = time.monotonic()
-        if now - self._checked < self.check_interval:
-            return self.pool
-        with self._lock:
-            self._checked = now
-            try:
-                stamp = self._mtime()
-            except OSError:
-                return self.pool
-            if stamp != self._stamp:
-                self._stamp = stamp
-                try:
-                    self.pool = self._build_pool()
-                    self.results.clear()
-                    self.reloads += 1
-                    self.last_reload_error = None
-                except OsiError as err:
-                    self.last_reload_error = osi_error_body(err)
-            return self.pool
-
-    def current(self) -> Engine:
-        """The current version's first Engine (catalog answers; MCP's one client)."""
-        return self.current_pool().first
-
-    def lease(self) -> contextlib.AbstractContextManager[Engine]:
-        return self.current_pool().lease()
 
 
 class OsiErrorBody(Exception):

@@ -3,6 +3,7 @@ timeout and row limit, and the rule that client SQL never reaches the warehouse.
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 import subprocess
@@ -94,7 +95,12 @@ def test_row_limit_is_an_error_not_a_truncation(pg_with: Callable[..., Running])
     with psycopg.connect(pg.dsn(), autocommit=True) as conn:
         with pytest.raises(psycopg.errors.ProgramLimitExceeded) as info:
             conn.execute("SELECT orders__channel, revenue FROM shop")
-        assert "[row_limit]" in str(info.value)
+        assert "[result_too_large]" in str(info.value)
+        detail = json.loads(info.value.diag.message_detail or "{}")  # the error contract
+        assert detail["detail"] == {"limit": "rows", "max_rows": 3}
+        assert detail["suggested_retry"]["sql"].endswith("LIMIT 3")  # issue 29, item 1
+        retried = conn.execute(detail["suggested_retry"]["sql"]).fetchall()
+        assert len(retried) == 3
         assert (
             len(conn.execute("SELECT orders__channel, revenue FROM shop LIMIT 3").fetchall()) == 3
         )
@@ -202,3 +208,14 @@ def test_cancel_request_stops_the_query(pg_with: Callable[..., Running], tmp_pat
             timer.join(30)
         assert "[cancelled]" in str(info.value)
         assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_issue29_item1_byte_limit_on_the_wire(pg_with: Callable[..., Running]) -> None:
+    pg = pg_with(max_bytes=200)
+    with psycopg.connect(pg.dsn(), autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.ProgramLimitExceeded) as info:
+            conn.execute("SELECT metric_time__day, revenue FROM shop")
+        detail = json.loads(info.value.diag.message_detail or "{}")
+        assert detail["code"] == "result_too_large" and detail["detail"]["max_bytes"] == 200
+        assert "LIMIT" in detail["suggested_retry"]["sql"]
+        assert conn.execute(detail["suggested_retry"]["sql"]).fetchall()

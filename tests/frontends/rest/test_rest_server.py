@@ -272,6 +272,7 @@ def test_model_reload_on_file_change(launch: Any, model_copy: Path) -> None:
             "ok": True,
             "reloads": public.json()["reloads"],
             "last_reload_failed": True,
+            "connections": {"db": {"type": "duckdb", "state": "ok", "reopens": 0}},
         }
         detail = c.get("/v1/health").json()["last_reload_error"]
         assert detail is not None and str(model_copy.parent) not in json.dumps(detail)
@@ -538,7 +539,7 @@ def test_utf8_token_works(launch: Any) -> None:
         assert c.get("/v1/health", headers=good).json()["ok"] is True
         health = c.get("/healthz")  # the public one needs no token and says little
         assert health.status_code == 200
-        assert set(health.json()) == {"ok", "reloads", "last_reload_failed"}
+        assert set(health.json()) == {"ok", "reloads", "last_reload_failed", "connections"}
 
 
 def test_page_headers_and_no_cdn_docs(server: Server) -> None:

@@ -79,7 +79,9 @@ def check_output_path(output: str | None) -> None:
         raise _path_error("output_is_directory", path, "is a directory")
     if not parent.is_dir():
         raise _path_error(
-            "output_folder_missing", path, f"is in {parent}, which does not exist",
+            "output_folder_missing",
+            path,
+            f"is in {parent}, which does not exist",
             hint=f"create the folder first (mkdir -p {parent}) or choose another --output",
         )
     target = path if path.exists() else parent

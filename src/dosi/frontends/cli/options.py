@@ -65,7 +65,7 @@ def model_options(f: F) -> F:
         expose_value=False,
         callback=_set_state("trust_sql"),
         help="Trust the model's SQL: let sources and expressions read files or settings or "
-        'write (off by default; see docs/untrusted-queries.md).',
+        "write (off by default; see docs/untrusted-queries.md).",
     )(f)
     f = click.option(
         "--osi-datus",

@@ -13,6 +13,7 @@ reports the package version. Each answers JSON (text content plus structured con
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,11 @@ from mcp_types import CallToolResult
 import dosi
 from dosi.access.audit import audit_to_stderr
 from dosi.access.policy import AccessSource
+from dosi.errors import OsiError
 from dosi.frontends.contract import EngineHolder, json_safe, sql_request, validate_body
+from dosi.frontends.encode import encode_json
+from dosi.frontends.holder import default_memory_budget
+from dosi.frontends.limits import ServeLimits, with_retry
 from dosi.frontends.mcp.arguments import (
     drop_none,
     optional_string,
@@ -124,6 +129,39 @@ INSTRUCTIONS = (
 )
 
 
+def _bounded(
+    holder: EngineHolder,
+    limits: ServeLimits,
+    method: str,
+    retry: tuple[str, Any] | None,
+    args: Callable[[], tuple[Any, ...]],
+) -> Callable[[dosi.Engine], Any]:
+    """An Engine method run under the server's limits (issue 29, item 1): the whole call
+    within the timeout, the answer within the row and byte limits (`result_too_large` with a
+    `suggested_retry` carrying a limit)."""
+
+    def run(engine: dosi.Engine) -> Any:
+        budget = limits.budget()
+        try:
+            out = getattr(engine, method)(
+                *args(),
+                db_path=holder.db_path,
+                timeout_secs=budget.remaining(),
+                cancellation=budget,
+            )
+            value = dict(out)
+            encode_json(value, budget)  # the byte limit on the answer as it will be sent
+            return value
+        except OsiError as err:
+            if retry is not None:
+                with_retry(err, retry[1], retry[0])
+            raise
+        finally:
+            budget.close()
+
+    return run
+
+
 def build_server(
     model_path: str | Path,
     *,
@@ -133,10 +171,21 @@ def build_server(
     timeout: float | None = 30.0,
     access: AccessSource | None = None,
     stdio_user: str | None = None,
+    limits: ServeLimits | None = None,
+    memory_budget: int | None = None,
 ) -> MCPServer:
     """Every tool runs on a leased Engine (concurrent HTTP calls use separate connections)
-    answering as the caller (`dosi.frontends.mcp.auth.Caller`)."""
-    holder = EngineHolder(model_path, connections, db_path, mode)
+    answering as the caller (`dosi.frontends.mcp.auth.Caller`); `limits` bound every answer
+    (default: the serving defaults with `timeout`), `memory_budget` the pool's DuckDB
+    engines together."""
+    limits = limits if limits is not None else ServeLimits(timeout=timeout)
+    holder = EngineHolder(
+        model_path,
+        connections,
+        db_path,
+        mode,
+        memory_budget=memory_budget if memory_budget is not None else default_memory_budget(),
+    )
     caller = Caller(holder, access, stdio_user)
     server = MCPServer("dosi", version=dosi.__version__, instructions=INSTRUCTIONS)
 
@@ -199,9 +248,7 @@ def build_server(
             ctx,
             "query",
             q,
-            lambda e: dict(
-                e.execute(required(q, "query"), db_path=holder.db_path, timeout_secs=timeout)
-            ),
+            _bounded(holder, limits, "execute", ("query", q), lambda: (required(q, "query"),)),
         )
 
     @server.tool()
@@ -216,7 +263,7 @@ def build_server(
             ctx,
             "sql",
             None,
-            lambda e: dict(e.sql(*sql_request(body), db_path=holder.db_path, timeout_secs=timeout)),
+            _bounded(holder, limits, "sql", ("sql", body), lambda: sql_request(body)),
         )
 
     @server.tool()
@@ -304,9 +351,7 @@ def build_server(
             ctx,
             "select",
             q,
-            lambda e: dict(
-                e.select(required(q, "query"), db_path=holder.db_path, timeout_secs=timeout)
-            ),
+            _bounded(holder, limits, "select", ("query", q), lambda: (required(q, "query"),)),
         )
 
     @server.tool()
@@ -337,9 +382,7 @@ def build_server(
             ctx,
             "attribute",
             r,
-            lambda e: e.attribute(
-                required(r, "request"), db_path=holder.db_path, timeout_secs=timeout
-            ),
+            _bounded(holder, limits, "attribute", None, lambda: (required(r, "request"),)),
         )
 
     @server.tool()
@@ -463,6 +506,8 @@ def run_mcp(
     token: str | None = None,
     access: str | Path | None = None,
     user: str | None = None,
+    limits: ServeLimits | None = None,
+    memory_budget: int | None = None,
 ) -> None:
     """Serve over stdio or streamable HTTP. Over HTTP, `token` (DOSI_TOKEN) and / or an
     access file make every request authenticate (`McpGuard`); over stdio, `user` names the
@@ -478,6 +523,8 @@ def run_mcp(
         timeout=timeout,
         access=source,
         stdio_user=user,
+        limits=limits,
+        memory_budget=memory_budget,
     )
     if transport != "http":
         server.run("stdio")

@@ -31,6 +31,7 @@ from dosi.engine import Engine
 from dosi.errors import AccessError, OsiError, QueryError
 from dosi.execute.cancel import CancellationToken
 from dosi.frontends.contract import EngineHolder, EnginePool
+from dosi.frontends.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 from dosi.frontends.pg import messages as m
 from dosi.frontends.pg.auth import Authenticator, Identity, TrustAuth
 from dosi.frontends.pg.catalog import SERVER_VERSION, Catalog
@@ -54,7 +55,8 @@ class PgOptions:
     keyfile: str | None = None
     max_connections: int = 64
     query_timeout: float | None = 120.0
-    max_rows: int | None = 1_000_000
+    max_rows: int | None = DEFAULT_MAX_ROWS
+    max_bytes: int | None = DEFAULT_MAX_BYTES
     workers: int = 8
     database: str = "dosi"
     log: Callable[[str], None] | None = None
@@ -313,7 +315,13 @@ class PgServer:
                 return
             backend = self.backend if identity.context is None else _Backend(self, identity.context)
             session = Session(
-                backend, reader, writer, params, self.options.max_rows, self.options.log
+                backend,
+                reader,
+                writer,
+                params,
+                self.options.max_rows,
+                self.options.log,
+                self.options.max_bytes,
             )
             pid = secrets.randbelow(2**31 - 1) + 1
             secret = secrets.randbelow(2**31 - 1)

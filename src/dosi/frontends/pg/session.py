@@ -17,7 +17,9 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from dosi.errors import OsiError, QueryError
+from dosi.execute.budget import ResultBudget
 from dosi.execute.cancel import CancellationToken
+from dosi.frontends.limits import with_retry
 from dosi.frontends.pg import messages as m
 from dosi.frontends.pg.catalog import default_settings
 from dosi.frontends.pg.params import decode
@@ -134,6 +136,7 @@ class Session:
         startup: dict[str, str],
         max_rows: int | None,
         on_query: Callable[[str], None] | None = None,
+        max_bytes: int | None = None,
     ) -> None:
         self.backend = backend
         self.reader = reader
@@ -144,7 +147,8 @@ class Session:
             if value:
                 self.state.settings[key] = value
         self.max_rows = max_rows
-        self.token = CancellationToken()
+        self.max_bytes = max_bytes
+        self.token: CancellationToken = CancellationToken()
         self.on_query = on_query
 
     # -- the loop ------------------------------------------------------------------------------
@@ -253,14 +257,17 @@ class Session:
             assert inner.table is not None
             return Result(f"COPY {inner.table.num_rows}", inner.table, stmt.copy_format)
         if stmt.kind in ("semantic", "catalog", "explain"):
-            self.token = CancellationToken()
-            table = await self.backend.run(stmt, params, False, self.token)
-            if self.max_rows is not None and table.num_rows > self.max_rows:
-                raise QueryError(
-                    "row_limit",
-                    f"the result has more than {self.max_rows} rows",
-                    hint="add a LIMIT, or raise the server's row limit (--pg-max-rows)",
-                )
+            # the serving limits (issue 29, item 1): the engine refuses an answer over them
+            # before any row is converted; catalog answers are checked here
+            budget = ResultBudget(self.max_rows, self.max_bytes)
+            self.token = budget
+            try:
+                table = await self.backend.run(stmt, params, False, budget)
+                budget.check_table(table)
+            except OsiError as err:
+                raise with_retry(err, stmt.text, "sql") from None
+            finally:
+                budget.close()
             return Result(_tag("SELECT", table), table)
         return await self._command(stmt, params)
 

@@ -30,6 +30,7 @@ from dosi.access.audit import request_metrics
 from dosi.access.policy import AccessSource
 from dosi.engine import Engine
 from dosi.errors import AccessError, OsiError
+from dosi.execute.budget import ResultBudget
 from dosi.execute.cancel import CancellationToken
 from dosi.frontends.contract import (
     EngineHolder,
@@ -37,11 +38,13 @@ from dosi.frontends.contract import (
     engine_capabilities,
     error_body,
     http_status,
-    json_safe,
     osi_error_body,
     sql_request,
     validate_body,
 )
+from dosi.frontends.encode import encode_json, encode_result
+from dosi.frontends.holder import default_memory_budget
+from dosi.frontends.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS, ServeLimits, with_retry
 from dosi.frontends.rest.body import parse_body
 from dosi.frontends.rest.charts import (
     chart_body,
@@ -51,7 +54,7 @@ from dosi.frontends.rest.charts import (
     vendor_file,
 )
 from dosi.frontends.rest.guard import Guard, usable_token
-from dosi.frontends.rest.responses import error_response, result_response, too_large
+from dosi.frontends.rest.responses import error_response, too_large, wanted_format
 from dosi.frontends.rest.schemas import (
     ATTRIBUTE_SCHEMA,
     QUERY_SCHEMA,
@@ -90,6 +93,22 @@ def no_cache(request: Request) -> bool:
     return "no-cache" in words or "no-store" in words
 
 
+def _forget(task: asyncio.Future[Any]) -> None:
+    """A worker left behind after its request timed out: its outcome is no longer wanted."""
+    if not task.cancelled():
+        task.exception()
+
+
+def asked_limits(request: Request) -> tuple[str | None, str | None]:
+    """A request's own row and byte limits (`?max_rows=` / `?max_bytes=`, or the headers
+    `X-Dosi-Max-Rows` / `X-Dosi-Max-Bytes`); the server's limits cap them."""
+    q, h = request.query_params, request.headers
+    return (
+        q.get("max_rows") or h.get("x-dosi-max-rows"),
+        q.get("max_bytes") or h.get("x-dosi-max-bytes"),
+    )
+
+
 def create_app(
     model_path: str | Path,
     *,
@@ -103,14 +122,28 @@ def create_app(
     hosts: frozenset[str] | None = None,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
     access: str | Path | AccessSource | None = None,
+    max_rows: int | None = DEFAULT_MAX_ROWS,
+    max_result_bytes: int | None = DEFAULT_MAX_BYTES,
+    memory_budget: int | None = None,
 ) -> FastAPI:
     """The application; `hosts` is the Host allow-list (None: any, see `guard.allowed_hosts`).
     The token is checked here (`guard.usable_token`): a bad one fails before serving. With
     `access` (an access file, docs/access-policies.md) every /v1 request authenticates as a
-    user and, when the file has policies, is answered as that user."""
+    user and, when the file has policies, is answered as that user. `max_rows` /
+    `max_result_bytes` bound every answer (None: no limit), `timeout` the whole request,
+    `memory_budget` (bytes; default half the machine's memory) the pool's DuckDB engines
+    together."""
     token = usable_token(token)
     source = access if isinstance(access, AccessSource) or access is None else AccessSource(access)
-    holder = EngineHolder(model_path, connections, db_path, mode, reload_interval)
+    limits = ServeLimits(max_rows, max_result_bytes, timeout)
+    holder = EngineHolder(
+        model_path,
+        connections,
+        db_path,
+        mode,
+        reload_interval,
+        memory_budget=memory_budget if memory_budget is not None else default_memory_budget(),
+    )
     app = FastAPI(
         title="dosi",
         version=engine_capabilities()["engine_version"],
@@ -162,56 +195,92 @@ def create_app(
             ) from None
         return parse_body(b"".join(chunks))
 
-    async def call(request: Request, fn: Callable[..., Any]) -> Any:
-        """Run `fn(engine, token)` in a worker thread; cancel it if the client goes away."""
-        cancel = CancellationToken()
-        pool = holder.current_pool()
+    async def call(
+        request: Request,
+        fn: Callable[[Engine, ResultBudget], Any],
+        budget: ResultBudget,
+        leased: bool,
+    ) -> Any:
+        """Run `fn(engine, budget)` in a worker thread (a leased engine, or the current model's
+        first one for work that runs no query), as the request's user when the access file
+        has policies; stop it when the client goes away, and answer `timeout` as soon as the
+        whole request's deadline passes."""
         user = getattr(request.state, "dosi_user", None)
 
+        def as_user(engine: Engine) -> Engine:
+            if source is None:
+                return engine
+            policies = source.current().policies
+            if policies is None:
+                return engine
+            if user is None:
+                raise AccessError("unauthorized", "this request has no user")
+            return engine.as_user(user, policies, audited=False)
+
         def work() -> Any:
-            with pool.lease() as engine:
-                if source is not None:  # policies: answer as the request's user
-                    policies = source.current().policies
-                    if policies is not None:
-                        if user is None:
-                            raise AccessError("unauthorized", "this request has no user")
-                        engine = engine.as_user(user, policies, audited=False)
-                return fn(engine, cancel)
+            if not leased:
+                return fn(as_user(holder.current()), budget)
+            with holder.lease() as engine:
+                return fn(as_user(engine), budget)
 
         task = asyncio.ensure_future(anyio.to_thread.run_sync(work))
         while True:
             done, _ = await asyncio.wait({task}, timeout=0.05)
             if done:
                 break
+            if budget.timed_out.is_set():  # the worker stops at its next check
+                task.add_done_callback(_forget)
+                raise budget.stopped_error()
             if await request.is_disconnected():
-                cancel.cancel()
+                budget.cancel()
                 break
         return await task
 
     async def handle(
         request: Request,
-        fn: Callable[[Engine, CancellationToken, Any], Any],
+        fn: Callable[[Engine, ResultBudget, Any], Any],
         *,
         needs_body: bool = True,
         lookup: bool = False,
         result: bool = False,
+        leased: bool = True,
+        retry: str | None = None,
     ) -> Response:
+        """One request: read the body, run `fn` and encode its answer in a worker thread
+        under the request's budget (row and byte limits, whole-request timeout)."""
+        body: Any = None
+        budget: ResultBudget | None = None
         try:
             body = await body_of(request) if needs_body else None
             request.state.dosi_metrics = request_metrics(body)
-            out = await call(request, lambda e, c: fn(e, c, body))
+            budget = limits.budget(*asked_limits(request))
+            fmt = wanted_format(request) if result else "json"
+
+            def run(e: Engine, b: ResultBudget) -> tuple[bytes, str] | Response:
+                out = fn(e, b, body)
+                if isinstance(out, Response):  # rendered in the worker thread (a chart image)
+                    return out
+                if result:
+                    return encode_result(fmt, out, b)
+                return encode_json(out), "application/json"
+
+            answer = await call(request, run, budget, leased)
         except _BodyTooLarge:
             return too_large(max_body)
         except OsiErrorBody as err:
             return error_response(err.status, err.body)
         except OsiError as err:
             request.state.dosi_outcome = err.code
+            if retry is not None:
+                with_retry(err, body, retry)
             return error_response(http_status(err, lookup=lookup), osi_error_body(err))
-        if isinstance(out, Response):  # rendered in the worker thread (a chart image)
-            return out
-        if result:
-            return result_response(request, out)
-        return JSONResponse(json_safe(out))
+        finally:
+            if budget is not None:
+                budget.close()
+        if isinstance(answer, Response):
+            return answer
+        content, media = answer
+        return Response(content, media_type=media)
 
     def dialect(request: Request) -> str | None:
         return request.query_params.get("dialect") or None
@@ -225,33 +294,45 @@ def create_app(
     @app.get("/v1/metrics", tags=["catalog"])
     async def get_metrics(request: Request) -> Response:
         """Every metric with its kind, datasets, window and attribution metadata."""
-        return await handle(request, lambda e, c, b: e.metrics(), needs_body=False)
+        return await handle(request, lambda e, c, b: e.metrics(), needs_body=False, leased=False)
 
     @app.get("/v1/metrics/{name}", tags=["catalog"])
     async def get_metric(request: Request, name: str) -> Response:
         """One metric in full."""
-        return await handle(request, lambda e, c, b: e.metric(name), needs_body=False, lookup=True)
+        return await handle(
+            request, lambda e, c, b: e.metric(name), needs_body=False, lookup=True, leased=False
+        )
 
     @app.get("/v1/dimensions", tags=["catalog"])
     async def get_dimensions(request: Request, metric: str | None = None) -> Response:
         """Fields with their D-DIM role; with `?metric=`, only what that metric reaches."""
         return await handle(
-            request, lambda e, c, b: e.dimensions(metric), needs_body=False, lookup=True
+            request,
+            lambda e, c, b: e.dimensions(metric),
+            needs_body=False,
+            lookup=True,
+            leased=False,
         )
 
     @app.get("/v1/datasets", tags=["catalog"])
     async def get_datasets(request: Request) -> Response:
-        return await handle(request, lambda e, c, b: e.datasets(), needs_body=False)
+        return await handle(request, lambda e, c, b: e.datasets(), needs_body=False, leased=False)
 
     @app.get("/v1/datasets/{name}", tags=["catalog"])
     async def get_dataset(request: Request, name: str) -> Response:
-        return await handle(request, lambda e, c, b: e.dataset(name), needs_body=False, lookup=True)
+        return await handle(
+            request, lambda e, c, b: e.dataset(name), needs_body=False, lookup=True, leased=False
+        )
 
     @app.get("/v1/lineage", tags=["catalog"])
     async def get_lineage(request: Request, metric: str | None = None) -> Response:
         """The lineage graph; with `?metric=`, that metric's subgraph and tree."""
         return await handle(
-            request, lambda e, c, b: e.lineage(metric), needs_body=False, lookup=True
+            request,
+            lambda e, c, b: e.lineage(metric),
+            needs_body=False,
+            lookup=True,
+            leased=False,
         )
 
     # -- queries ---------------------------------------------------------------------------
@@ -260,11 +341,11 @@ def create_app(
         """The SQL of a metric query (`?dialect=`, `?pretty=true`)."""
         pretty = request.query_params.get("pretty", "").lower() in ("1", "true", "yes")
         d = dialect(request) or "duckdb"
-        return await handle(request, lambda e, c, b: e.compile(b, d, pretty))
+        return await handle(request, lambda e, c, b: e.compile(b, d, pretty), leased=False)
 
-    def run_query(e: Engine, c: CancellationToken, b: Any, cached: bool = True) -> Any:
+    def run_query(e: Engine, c: ResultBudget, b: Any, cached: bool = True) -> Any:
         return e.execute(
-            b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c, cache=cached
+            b, db_path=holder.db_path, timeout_secs=c.remaining(), cancellation=c, cache=cached
         )
 
     @app.post("/v1/query", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
@@ -278,6 +359,7 @@ def create_app(
             request,
             lambda e, c, b: enrich(request, e, b, run_query(e, c, b, cached)),
             result=True,
+            retry="query",
         )
 
     @app.post("/v1/chart", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
@@ -285,7 +367,7 @@ def create_app(
         """The query's chart (the one the CLI and the explorer draw): its Vega-Lite spec, or
         rendered by `?format=svg|png` (the server's `charts` extra)."""
 
-        def run(e: Engine, c: CancellationToken, b: Any) -> Response:
+        def run(e: Engine, c: ResultBudget, b: Any) -> Response:
             fmt = chart_format(request)  # a bad format fails before the query runs
             return chart_response(fmt, chart_body(e, run_query(e, c, b, not no_cache(request))))
 
@@ -300,18 +382,19 @@ def create_app(
             lambda e, c, b: e.sql(
                 *sql_request(b),
                 db_path=holder.db_path,
-                timeout_secs=timeout,
+                timeout_secs=c.remaining(),
                 cancellation=c,
                 cache=cached,
             ),
             result=True,
+            retry="sql",
         )
 
     @app.post("/v1/explain", tags=["query"], openapi_extra=body_doc(QUERY_SCHEMA))
     async def post_explain(request: Request) -> Response:
         """The logical plan as text, with the query's outputs."""
 
-        def run(e: Engine, c: CancellationToken, b: Any) -> dict[str, Any]:
+        def run(e: Engine, c: ResultBudget, b: Any) -> dict[str, Any]:
             plan = e.explain(b)
             compiled = e.compile(b)
             return {
@@ -321,7 +404,7 @@ def create_app(
                 "sql": compiled["sql"],
             }
 
-        return await handle(request, run)
+        return await handle(request, run, leased=False)
 
     @app.post("/v1/select", tags=["query"], openapi_extra=body_doc(SELECT_SCHEMA))
     async def post_select(request: Request) -> Response:
@@ -329,9 +412,10 @@ def create_app(
         return await handle(
             request,
             lambda e, c, b: e.select(
-                b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c
+                b, db_path=holder.db_path, timeout_secs=c.remaining(), cancellation=c
             ),
             result=True,
+            retry="query",
         )
 
     @app.post("/v1/attribute", tags=["query"], openapi_extra=body_doc(ATTRIBUTE_SCHEMA))
@@ -340,7 +424,7 @@ def create_app(
         return await handle(
             request,
             lambda e, c, b: e.attribute(
-                b, db_path=holder.db_path, timeout_secs=timeout, cancellation=c
+                b, db_path=holder.db_path, timeout_secs=c.remaining(), cancellation=c
             ),
         )
 
@@ -350,13 +434,13 @@ def create_app(
         `"sources": true` also against the server's warehouse (`sources`: every dataset's
         table and the columns its fields, keys and relationships name)."""
 
-        def run(e: Engine, c: CancellationToken, b: Any) -> dict[str, Any]:
-            out = validate_body(b)
+        def run(e: Engine, c: ResultBudget, b: Any) -> dict[str, Any]:
+            out = validate_body(b)  # in a worker thread, holding no query engine (item 5)
             out["checked"] = "model"
             if out["valid"] and b.get("sources") is True and e.scope is not None:
                 raise e.scope.denied("action", "validate sources")
             if out["valid"] and b.get("sources") is True:
-                conns: Any = e.connections  # the served model's warehouse
+                conns: Any = holder.connections  # the served model's warehouse
                 other = Engine(
                     model_text=b["model"], mode=b.get("mode", "datus"), connections=conns
                 )
@@ -368,7 +452,7 @@ def create_app(
                 out["valid"] = out["sources"]["valid"]
             return out
 
-        return await handle(request, run)
+        return await handle(request, run, leased=False)
 
     # -- the explorer ------------------------------------------------------------------------
     @app.get("/", include_in_schema=False)
@@ -389,13 +473,17 @@ def create_app(
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:
-        """Public and minimal: no path, no error text (those are behind the token)."""
+        """Public and minimal: no path, no uri, no error text (those are behind the token).
+        503 when a warehouse does not answer or a database file is missing."""
+        state = holder.health()
         return JSONResponse(
             {
-                "ok": True,
+                "ok": state["ok"],
                 "reloads": holder.reloads,
                 "last_reload_failed": holder.last_reload_error is not None,
-            }
+                "connections": state["connections"],
+            },
+            status_code=200 if state["ok"] else 503,
         )
 
     @app.get("/v1/rollups", tags=["model"])
@@ -446,6 +534,21 @@ def create_app(
             for full in {str(Path(model_path).resolve()), str(model_path)}:
                 text = text.replace(json.dumps(full)[1:-1], Path(full).name)
             error = json.loads(text)
-        return JSONResponse({"ok": True, "reloads": holder.reloads, "last_reload_error": error})
+        state = holder.health()
+        return JSONResponse(
+            {
+                "ok": state["ok"],
+                "reloads": holder.reloads,
+                "last_reload_error": error,
+                "connections": state["connections"],
+                "limits": {
+                    "max_rows": limits.max_rows,
+                    "max_result_bytes": limits.max_bytes,
+                    "timeout": limits.timeout,
+                    "engine_memory_limit": holder.memory_limit,
+                },
+            },
+            status_code=200 if state["ok"] else 503,
+        )
 
     return app

@@ -14,6 +14,7 @@ import uvicorn
 
 from dosi.access.audit import audit_to_stderr
 from dosi.access.policy import AccessSource
+from dosi.frontends.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
 from dosi.frontends.rest.app import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY,
@@ -45,11 +46,15 @@ def serve(
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
     access: AccessSource | None = None,
+    max_rows: int | None = DEFAULT_MAX_ROWS,
+    max_result_bytes: int | None = DEFAULT_MAX_BYTES,
+    memory_budget: int | None = None,
 ) -> None:
     """Run the REST API and the explorer with uvicorn until interrupted; `allow_hosts` adds
     Host names to the allow-list (loopback names when bound to loopback). A connection gets
-    `head_timeout` seconds to send its request head and `body_timeout` for its body; above `max_connections` open connections
-    (or requests in flight) the answer is 503."""
+    `head_timeout` seconds to send its request head and `body_timeout` for its body; above
+    `max_connections` open connections (or requests in flight) the answer is 503. Any
+    connection profile can be the default one (a warehouse as well as a DuckDB file)."""
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(message)s"))
     access_log.addHandler(handler)
@@ -68,9 +73,13 @@ def serve(
         hosts=allowed_hosts(host, allow_hosts),
         body_timeout=body_timeout,
         access=access,
+        max_rows=max_rows,
+        max_result_bytes=max_result_bytes,
+        memory_budget=memory_budget,
     )
     print(f"dosi: serving {model_path} on http://{host}:{port}/ (API at /v1)", file=sys.stderr)
-    if db_path is None and app.state.holder.current().connections.path_for(None) is None:
+    default = app.state.holder.connections.profile(None)
+    if db_path is None and (default is None or default.uri == ":memory:"):
         print(
             "dosi: no database given (--db / --connections): queries run on an empty "
             "in-memory DuckDB",

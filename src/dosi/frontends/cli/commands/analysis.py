@@ -127,7 +127,10 @@ def select(
     try:
         result = run_query(
             lambda token: engine.select(
-                q, connection=connection, timeout_secs=timeout, db_path=db_path,
+                q,
+                connection=connection,
+                timeout_secs=timeout,
+                db_path=db_path,
                 cancellation=token,
             ),
             "selecting",
@@ -224,7 +227,10 @@ def attribute(
     try:
         out = run_query(
             lambda token: engine.attribute(
-                req, connection=connection, timeout_secs=timeout, db_path=db_path,
+                req,
+                connection=connection,
+                timeout_secs=timeout,
+                db_path=db_path,
                 cancellation=token,
             ),
             "attributing",

@@ -109,7 +109,12 @@ def import_lookml_command(
     path: str, dialect: str | None, name: str | None, fmt: str, output: str | None, force: bool
 ) -> None:
     """A LookML project (its .lkml files: views and explores)."""
-    emit_converted(_importer(LOOKML).import_lookml(path, dialect=dialect, name=name), fmt.lower(), output, force)
+    emit_converted(
+        _importer(LOOKML).import_lookml(path, dialect=dialect, name=name),
+        fmt.lower(),
+        output,
+        force,
+    )
 
 
 @export_group.command("ossie")

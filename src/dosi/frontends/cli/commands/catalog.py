@@ -188,16 +188,39 @@ DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 WIDE_COLUMNS: dict[str, tuple[str, ...]] = {
     "metrics": (
-        "name", "kind", "datasets", "time_dimension", "window", "derive_family",
-        "attributable", "description",
+        "name",
+        "kind",
+        "datasets",
+        "time_dimension",
+        "window",
+        "derive_family",
+        "attributable",
+        "description",
     ),
     "dimensions": (
-        "name", "is_dimension", "is_time", "time_granularity", "grains", "datatype", "source",
-        "time_axis", "metrics", "time_format", "time_storage", "conformity_class",
-        "conformed_with", "description",
+        "name",
+        "is_dimension",
+        "is_time",
+        "time_granularity",
+        "grains",
+        "datatype",
+        "source",
+        "time_axis",
+        "metrics",
+        "time_format",
+        "time_storage",
+        "conformity_class",
+        "conformed_with",
+        "description",
     ),
-    "datasets": ("name", "source", "primary_key", "fields", "primary_time_dimension",
-                 "description"),
+    "datasets": (
+        "name",
+        "source",
+        "primary_key",
+        "fields",
+        "primary_time_dimension",
+        "description",
+    ),
 }
 
 
@@ -225,7 +248,8 @@ def chosen_columns(
             raise CliError(
                 "unknown_column",
                 f"--columns names what `dosi list {kind}` has not: {', '.join(unknown)}"
-                if unknown else "--columns needs at least one column",
+                if unknown
+                else "--columns needs at least one column",
                 candidates=known,
                 hint="pick from the candidates (comma-separated), or use --wide / -f json",
             )
@@ -235,8 +259,9 @@ def chosen_columns(
     return [c for c in wanted if c in filled or c == "name"]
 
 
-def _emit_rows(fmt: str, rows: list[dict[str, Any]], table_cols: Sequence[str],
-               picked: bool = False) -> None:
+def _emit_rows(
+    fmt: str, rows: list[dict[str, Any]], table_cols: Sequence[str], picked: bool = False
+) -> None:
     """JSON and CSV carry every key (or only --columns' when given); a table fits the
     terminal, cutting long text with an ellipsis rather than folding it over lines."""
     if fmt == "json":

@@ -22,8 +22,9 @@ from dosi.frontends.cli.engine_input import (
 from dosi.frontends.cli.epilog import COMMAND_EPILOG
 from dosi.frontends.cli.options import db_options, model_options
 from dosi.frontends.cli.output import CliError
-from dosi.frontends.contract import EngineHolder
 from dosi.frontends.extras import load_extra
+from dosi.frontends.holder import EngineHolder, default_memory_budget
+from dosi.frontends.limits import limits_from_env, memory_budget_from
 from dosi.frontends.pg import PgOptions, authenticator, start_background
 from dosi.frontends.tokens import usable_token
 
@@ -87,7 +88,29 @@ MCP_SERVER = "dosi.frontends.mcp.server"
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="Per-request query timeout.",
+    help="Per-request timeout: compile, run, conversion and encoding together.",
+)
+@click.option(
+    "--max-rows",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Refuse an answer of more rows (result_too_large; default $DOSI_MAX_ROWS or "
+    "100000; 0: no limit). A request may ask for less (?max_rows=).",
+)
+@click.option(
+    "--max-result-bytes",
+    default=None,
+    metavar="SIZE",
+    help="Refuse an answer larger than this once encoded (default $DOSI_MAX_RESULT_BYTES or "
+    "64MB; 0: no limit). A request may ask for less (?max_bytes=).",
+)
+@click.option(
+    "--memory-budget",
+    default=None,
+    metavar="SIZE",
+    help="Memory for all query engines together; each DuckDB gets its share (default "
+    "$DOSI_MEMORY_BUDGET or half the machine's memory).",
 )
 @access_option
 @db_options
@@ -104,6 +127,9 @@ def serve(
     pg_port: int | None,
     timeout: float,
     access_file: str | None,
+    max_rows: int | None,
+    max_result_bytes: str | None,
+    memory_budget: str | None,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
@@ -124,11 +150,19 @@ def serve(
     if path == "-":
         raise CliError("model_from_stdin", "dosi serve reloads the model file: pass a path")
     conns = load_connections(connections_file)
+    limits = limits_from_env(max_rows, max_result_bytes, timeout)
+    budget = memory_budget_from(memory_budget)
     # an empty or unusable DOSI_TOKEN is a start-up error, never silently no authentication
     secret = rest.usable_token(token if token is not None else os.environ.get("DOSI_TOKEN"))
     access = AccessSource(access_file) if access_file else None  # a bad file fails here
     if pg_port is not None:  # the PostgreSQL frontend beside REST, same token and users
-        holder = EngineHolder(path, conns, resolve_db(db), resolve_mode(mode))
+        holder = EngineHolder(
+            path,
+            conns,
+            resolve_db(db),
+            resolve_mode(mode),
+            memory_budget=budget if budget is not None else default_memory_budget(),
+        )
         start_background(
             holder,
             PgOptions(
@@ -137,6 +171,8 @@ def serve(
                 query_timeout=timeout,
                 auth=authenticator(secret, access),
                 access=access,
+                max_rows=limits.max_rows,
+                max_bytes=limits.max_bytes,
             ),
         )
     rest.serve(
@@ -154,6 +190,9 @@ def serve(
         max_connections=max_connections,
         body_timeout=body_timeout,
         access=access,
+        max_rows=limits.max_rows,
+        max_result_bytes=limits.max_bytes,
+        memory_budget=budget,
     )
 
 
@@ -181,6 +220,28 @@ def serve(
     help="Over stdio with --access, the access file's user the agent answers as.",
 )
 @access_option
+@click.option(
+    "--max-rows",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Refuse an answer of more rows (result_too_large; default $DOSI_MAX_ROWS or "
+    "100000; 0: no limit). A request may ask for less (?max_rows=).",
+)
+@click.option(
+    "--max-result-bytes",
+    default=None,
+    metavar="SIZE",
+    help="Refuse an answer larger than this once encoded (default $DOSI_MAX_RESULT_BYTES or "
+    "64MB; 0: no limit). A request may ask for less (?max_bytes=).",
+)
+@click.option(
+    "--memory-budget",
+    default=None,
+    metavar="SIZE",
+    help="Memory for all query engines together; each DuckDB gets its share (default "
+    "$DOSI_MEMORY_BUDGET or half the machine's memory).",
+)
 @db_options
 @model_options
 def mcp(
@@ -191,6 +252,9 @@ def mcp(
     token: str | None,
     user: str | None,
     access_file: str | None,
+    max_rows: int | None,
+    max_result_bytes: str | None,
+    memory_budget: str | None,
     db: str | None,
     connections_file: str | None,
     connection: str | None,
@@ -220,4 +284,6 @@ def mcp(
         token=secret if transport == "http" else None,
         access=access_file or None,
         user=user,
+        limits=limits_from_env(max_rows, max_result_bytes, timeout),
+        memory_budget=memory_budget_from(memory_budget),
     )
