@@ -984,7 +984,12 @@ class Engine:
         version = self._data_version(profile, conkey, policy, timeout_secs)
         key = (self._fingerprint, conkey, sql)
         hit = results.get(key, version)
-        if hit is not None:
+        if hit is not None:  # answered as a run would be: cancellable, within the budget
+            if cancellation is not None and cancellation.cancelled:
+                raise cancellation.stopped_error()
+            budget = budget_of(cancellation)
+            if budget is not None:
+                budget.check_table(hit)
             return hit
         table = self._run_now(profile, conkey, sql, timeout_secs, cancellation, store)
         if settled(version[0]):
