@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +24,7 @@ from dosi.analysis.attribution import (
 from dosi.analysis.lineage import lineage_graph, lineage_text
 from dosi.analysis.source_check import check_sources
 from dosi.catalog.views import Catalog
+from dosi.compiler.collector import engine_gone, freeze_model
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.errors import ArgumentError, Diagnostic, ModelError, OsiError, QueryError, bounded
 from dosi.execute.cancel import CancellationToken, run_cancellable
@@ -149,6 +151,10 @@ class Engine:
         self._con_lock = threading.Lock()
         self._sql_table: VirtualTable | None = None
         self._sql_types: dict[str, pa.DataType] | None = None
+        # the model lives as long as the engine: out of the collector's full passes
+        # (dosi.compiler.collector; docs/performance.md, "The garbage collector")
+        if freeze_model():
+            weakref.finalize(self, engine_gone)
 
     # -- catalog -------------------------------------------------------------------------------
     @property
@@ -188,7 +194,7 @@ class Engine:
             raise QueryError(
                 "query_too_complex",
                 "the query nests too deeply to compile",
-                hint='simplify the query (see docs/limits.md)',
+                hint="simplify the query (see docs/limits.md)",
             ) from None
         except Exception as exc:
             raise QueryError(
@@ -355,20 +361,33 @@ class Engine:
         """Answer a SQL SELECT over the model's virtual table (`SELECT orders__channel,
         MEASURE(revenue) FROM shop GROUP BY 1`): translated into one dosi query and run like
         `execute`; `query` in the result is that dosi query."""
-        plan, table, c = self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                            cancellation)
+        plan, table, c = self._sql_table_of(
+            text, params, connection, timeout_secs, db_path, cancellation
+        )
         if c is None:
-            data: dict[str, Any] = {"dialect": None, "sql": None, "outputs": [],
-                                    "warnings": self.warnings, "requested_columns": []}
+            data: dict[str, Any] = {
+                "dialect": None,
+                "sql": None,
+                "outputs": [],
+                "warnings": self.warnings,
+                "requested_columns": [],
+            }
         else:
-            data = {"dialect": c.dialect.name, "sql": c.sql, "outputs": c.outputs(),
-                    "warnings": self._warnings(c), "requested_columns": c.requested_columns()}
-        data.update({
-            "query": plan.query,
-            "columns": list(table.column_names),
-            "rows": arrow_rows(table),
-            "row_count": table.num_rows,
-        })
+            data = {
+                "dialect": c.dialect.name,
+                "sql": c.sql,
+                "outputs": c.outputs(),
+                "warnings": self._warnings(c),
+                "requested_columns": c.requested_columns(),
+            }
+        data.update(
+            {
+                "query": plan.query,
+                "columns": list(table.column_names),
+                "rows": arrow_rows(table),
+                "row_count": table.num_rows,
+            }
+        )
         return QueryResult(data, table)
 
     def sql_arrow(
@@ -382,8 +401,7 @@ class Engine:
         cancellation: CancellationToken | None = None,
     ) -> pa.Table:
         """The answer of `sql` as a pyarrow Table only (no Python rows are built)."""
-        return self._sql_table_of(text, params, connection, timeout_secs, db_path,
-                                  cancellation)[1]
+        return self._sql_table_of(text, params, connection, timeout_secs, db_path, cancellation)[1]
 
     def _sql_table_of(
         self,

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import Tokenizer, TokenType
+from sqlglot.tokens import Token, Tokenizer, TokenType
 
 # Expression dialect -> sqlglot reader. ANSI_SQL reads with sqlglot's generic dialect; MDX,
 # TABLEAU and MAQL are not SQL (no reader). Names outside the Ossie enumeration that public
@@ -121,12 +121,29 @@ _PREFIX = frozenset({TokenType.NOT, TokenType.DASH, TokenType.PLUS, TokenType.TI
 _FLAT = (exp.And, exp.Or, exp.Paren)
 
 
+# One sqlglot dialect instance per reader: `Tokenizer()` and `sqlglot.parse(read=...)` build a
+# new dialect object per call, which was a fifth of a large model's load (docs/performance.md,
+# "Model load"). Dialect objects hold settings only, so one instance serves every parse.
+_GENERIC = Dialect.get_or_raise(None)
+_READERS: dict[str, Dialect] = {}
+
+
+def _reader(read: str | None) -> Dialect:
+    if read is None:
+        return _GENERIC
+    got = _READERS.get(read)
+    if got is None:
+        got = _READERS[read] = Dialect.get_or_raise(read)
+    return got
+
+
 def _short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[:n] + f"... ({len(text)} characters)"
 
 
-def check_text_limits(text: str, limits: SqlLimits, what: str = "the expression") -> None:
-    """Reject a snippet over the size or nesting limits before any recursive parser runs."""
+def check_text_limits(text: str, limits: SqlLimits, what: str = "the expression") -> list[Token]:
+    """Reject a snippet over the size or nesting limits before any recursive parser runs; the
+    tokens (sqlglot's generic tokenizer) are returned for a parse that reads the same way."""
     if len(text) > limits.max_chars:
         raise SqlTooComplex(
             f"{what} has {len(text)} characters; the limit is {limits.max_chars}",
@@ -135,7 +152,7 @@ def check_text_limits(text: str, limits: SqlLimits, what: str = "the expression"
             len(text),
         )
     try:
-        tokens = Tokenizer().tokenize(text)
+        tokens = Tokenizer(dialect=_GENERIC).tokenize(text)
     except (TokenError, ValueError) as exc:
         raise SqlSnippetError(f"cannot parse `{_short(text)}`: {_first_line(exc)}") from None
     if len(tokens) > limits.max_tokens:
@@ -161,6 +178,7 @@ def check_text_limits(text: str, limits: SqlLimits, what: str = "the expression"
             limits.max_depth,
             deepest,
         )
+    return tokens
 
 
 def check_tree_limits(
@@ -200,9 +218,11 @@ def parse_scalar(
     filter `where`, whose D-PARAM slots the caller fills with typed literals)."""
     if not isinstance(text, str) or not text.strip():
         raise SqlSnippetError("the expression is empty")
-    check_text_limits(text, limits)
+    tokens = check_text_limits(text, limits)
+    reader = _reader(read)
     try:
-        stmts = sqlglot.parse(text, read=read)
+        # the generic reader parses the tokens the limits were checked on (one tokenizer pass)
+        stmts = reader.parser().parse(tokens if read is None else reader.tokenize(text), text)
     except (ParseError, TokenError) as exc:
         raise SqlSnippetError(f"cannot parse `{_short(text)}`: {_first_line(exc)}") from None
     except RecursionError:  # a backstop: check_text_limits bounds nesting first
