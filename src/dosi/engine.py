@@ -10,6 +10,7 @@ import json
 import threading
 import weakref
 from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,6 +50,7 @@ from dosi.plan.node import explain_text
 from dosi.query.bounds import check_query_bounds
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
 from dosi.query.dimension_only import dimension_query, is_dimension_only
+from dosi.query.literal_cache import LiteralCache, shape_of
 from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_table
 from dosi.query.semantic_sql.result import project
 from dosi.query.semantic_sql.types import probe_types
@@ -146,6 +148,8 @@ class Engine:
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
         self._cache: OrderedDict[str, CompiledQuery] = OrderedDict()
+        self._variants: OrderedDict[str, CompiledQuery] = OrderedDict()
+        self._literals: LiteralCache[CompiledQuery] = LiteralCache(_CACHE_SIZE)
         self._lock = threading.Lock()
         self._cons: dict[str, Runner] = {}
         self._con_lock = threading.Lock()
@@ -177,15 +181,29 @@ class Engine:
         return self.catalog.dimensions(None if metric is None else _name_arg(metric, "metric"))
 
     # -- compile ----------------------------------------------------------------------------------
-    def _compiled(self, query: Any, dialect: str | None, pretty: bool) -> CompiledQuery:
+    def _compiled(
+        self, query: Any, dialect: str | None, pretty: bool, literals: bool = True
+    ) -> CompiledQuery:
+        """The compiled query: from the exact-text cache, else (`literals`: the caller reads
+        only the SQL and the answer's facts, not the plan) from a template of a query that
+        differed only in literals (dosi.query.literal_cache), else compiled in full."""
         check_query_bounds(query)
         if dialect is not None and not isinstance(dialect, str):
             raise ArgumentError(f"dialect must be a name, got {type(dialect).__name__}")
         key = _cache_key(query, dialect, pretty)
         if key is not None:
-            hit = self._cache.get(key)
+            hit = self._cache.get(key) or (self._variants.get(key) if literals else None)
             if hit is not None:
                 return hit
+        shape = shape_of(query, dialect, pretty) if literals and key is not None else None
+        if shape is not None:
+            template = self._literals.lookup(shape)
+            if template is not None:
+                # the SQL is this query's; the plan records are the template's (explain and
+                # plan_tree compile in full), so it is kept apart from the exact cache
+                compiled = replace(template.compiled, sql=template.fill(shape.slots))
+                self._keep(self._variants, key, compiled)
+                return compiled
         try:
             compiled = compile_query(self.model, self.graph, query, dialect, pretty)
         except OsiError:
@@ -202,12 +220,20 @@ class Engine:
                 f"the engine failed to compile this query ({type(exc).__name__}: {exc})",
                 hint="this is a bug in dosi; please report it with the query and model",
             ) from exc
+        self._keep(self._cache, key, compiled)
+        if shape is not None:
+            with self._lock:
+                self._literals.remember(shape, compiled.sql, _facts(compiled), compiled)
+        return compiled
+
+    def _keep(
+        self, cache: OrderedDict[str, CompiledQuery], key: str | None, compiled: CompiledQuery
+    ) -> None:
         if key is not None:
             with self._lock:
-                self._cache[key] = compiled
-                if len(self._cache) > _CACHE_SIZE:
-                    self._cache.popitem(last=False)
-        return compiled
+                cache[key] = compiled
+                if len(cache) > _CACHE_SIZE:
+                    cache.popitem(last=False)
 
     def compile(
         self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
@@ -238,12 +264,12 @@ class Engine:
         if is_dimension_only(query):
             rd, _ = self._dimension_detail(query)
             return explain_detail(self.model, self.graph, rd)
-        c = self._compiled(query, None, False)
+        c = self._compiled(query, None, False, literals=False)
         return explain_text(c.dag)
 
     def plan_tree(self, query: Any) -> dict[str, Any]:
         """The plan as nested dicts: kind, one-line description, details, parents."""
-        return self._compiled(query, None, False).dag.to_json()
+        return self._compiled(query, None, False, literals=False).dag.to_json()
 
     def _warnings(self, c: CompiledQuery) -> list[dict[str, Any]]:
         return [d.to_dict() for d in (*self.model.warnings, *c.warnings)]
@@ -670,6 +696,13 @@ def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:
     except (TypeError, ValueError, RecursionError):
         return None
     return f"{(dialect or 'duckdb').lower()}|{int(pretty)}|{body}"
+
+
+def _facts(c: CompiledQuery) -> tuple[Any, ...]:
+    """What an answer shows besides its SQL: two compiles of one shape must agree on it
+    before their SQL becomes a template (dosi.query.literal_cache)."""
+    warnings = [d.to_dict() for d in c.warnings]
+    return c.dialect.name, c.outputs(), c.requested_columns(), warnings
 
 
 def _temporal_types(c: CompiledQuery) -> dict[str, pa.DataType]:

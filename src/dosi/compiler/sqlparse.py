@@ -7,6 +7,7 @@ reach the generated SQL (injection is impossible by construction).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -215,9 +216,25 @@ def parse_scalar(
     bind_markers: bool = False,
 ) -> exp.Expression:
     """One bounded scalar expression. `bind_markers`: `:name` placeholders are kept (a D-DERIVE
-    filter `where`, whose D-PARAM slots the caller fills with typed literals)."""
+    filter `where`, whose D-PARAM slots the caller fills with typed literals).
+
+    The caller owns the tree it gets (a copy of the one kept for that text: models repeat
+    expressions, window metrics their base's, queries their filters; a copy is several times
+    cheaper than a parse). A text that fails raises every time (nothing is kept for it)."""
     if not isinstance(text, str) or not text.strip():
         raise SqlSnippetError("the expression is empty")
+    if len(text) > _KEPT_CHARS:
+        return _parse_text(text, read, limits, bind_markers)
+    return _parsed(text, read, limits, bind_markers).copy()
+
+
+#: Texts up to this length are kept (at most 4096 of them: a few megabytes).
+_KEPT_CHARS = 1000
+
+
+def _parse_text(
+    text: str, read: str | None, limits: SqlLimits, bind_markers: bool
+) -> exp.Expression:
     tokens = check_text_limits(text, limits)
     reader = _reader(read)
     try:
@@ -248,6 +265,8 @@ def parse_scalar(
     drop_positions(node)
     return node
 
+
+_parsed = lru_cache(maxsize=4096)(_parse_text)
 
 _POSITIONS = ("line", "col", "start", "end")
 
