@@ -95,28 +95,35 @@ def clone(e: E) -> E:
     so a dict copy is enough (compile time: docs/performance.md)."""
     root = e.__class__()
     stack: list[tuple[exp.Expression, exp.Expression]] = [(e, root)]
+    push, pop = stack.append, stack.pop
     while stack:
-        node, out = stack.pop()
+        node, out = pop()
         if node.comments is not None:
             out.comments = list(node.comments)
         if node._type is not None:
             out._type = node._type.copy()
         if node._meta is not None:
             out._meta = dict(node._meta)
+        args = out.args
+        # children are linked as `set` / `append` link them (parent, arg_key, index), directly:
+        # the copy is fresh, so there is no hash to reset and no None to drop
         for k, vs in node.args.items():
             if isinstance(vs, exp.Expression):
                 child = vs.__class__()
-                stack.append((vs, child))
-                out.set(k, child)
+                child.parent, child.arg_key = out, k
+                push((vs, child))
+                args[k] = child
             elif type(vs) is list:
-                out.args[k] = []
-                for v in vs:
+                items: list[object] = []
+                for i, v in enumerate(vs):
                     if isinstance(v, exp.Expression):
                         child = v.__class__()
-                        stack.append((v, child))
-                        out.append(k, child)
+                        child.parent, child.arg_key, child.index = out, k, i
+                        push((v, child))
+                        items.append(child)
                     else:
-                        out.append(k, v)
+                        items.append(v)
+                args[k] = items
             else:
-                out.args[k] = vs
+                args[k] = vs
     return root
