@@ -205,7 +205,7 @@ class Engine:
                 self._keep(self._variants, key, compiled)
                 return compiled
         try:
-            compiled = compile_query(self.model, self.graph, query, dialect, pretty)
+            compiled = compile_query(self.model, self.graph, query, dialect, pretty, bounded=True)
         except OsiError:
             raise
         except RecursionError:  # a backstop: inputs are bounded before they reach a parser

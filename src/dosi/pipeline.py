@@ -69,10 +69,17 @@ class CompiledQuery:
 
 
 def compile_query(
-    model: ModelIr, graph: JoinGraph, raw: Any, dialect: str | None = None, pretty: bool = False
+    model: ModelIr,
+    graph: JoinGraph,
+    raw: Any,
+    dialect: str | None = None,
+    pretty: bool = False,
+    *,
+    bounded: bool = False,
 ) -> CompiledQuery:
+    """`bounded`: the caller has checked `raw` against the query bounds already."""
     try:
-        query = parse_query(raw)
+        query = parse_query(raw, bounded=bounded)
     except QueryError as err:
         if err.code == "empty_query" and not err.candidates:
             err.candidates = list(model.metrics)
