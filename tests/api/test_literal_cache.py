@@ -195,6 +195,7 @@ def test_shape_classes_keep_plan_changing_literals_apart() -> None:
     assert key(where_sql="orders.status = '2024-01-01'") is None
     assert key(where_sql="orders.status = 'done'") == key(where_sql="orders.status = 'open'")
     assert key(where_sql="\"orders\".status = 'done'") is None  # quoted names: not split
+    assert key(limit=5, where_sql="orders.status = '\x000\x00'") is None  # posing marker
 
 
 def test_a_template_needs_identical_text_between_the_literals() -> None:

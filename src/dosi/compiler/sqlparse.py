@@ -7,12 +7,13 @@ reach the generated SQL (injection is impossible by construction).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
+
+from dosi.compiler.trees import kept, met
 
 # Expression dialect -> sqlglot reader. ANSI_SQL reads with sqlglot's generic dialect; MDX,
 # TABLEAU and MAQL are not SQL (no reader). Names outside the Ossie enumeration that public
@@ -218,18 +219,17 @@ def parse_scalar(
     """One bounded scalar expression. `bind_markers`: `:name` placeholders are kept (a D-DERIVE
     filter `where`, whose D-PARAM slots the caller fills with typed literals).
 
-    The caller owns the tree it gets (a copy of the one kept for that text: models repeat
-    expressions, window metrics their base's, queries their filters; a copy is several times
-    cheaper than a parse). A text that fails raises every time (nothing is kept for it)."""
+    The caller owns the tree it gets: a short text met before is a copy of the tree kept for
+    it (models repeat expressions, queries their filters; a copy is cheaper than a parse)."""
     if not isinstance(text, str) or not text.strip():
         raise SqlSnippetError("the expression is empty")
-    if len(text) > _KEPT_CHARS:
-        return _parse_text(text, read, limits, bind_markers)
-    return _parsed(text, read, limits, bind_markers).copy()
-
-
-#: Texts up to this length are kept (at most 4096 of them: a few megabytes).
-_KEPT_CHARS = 1000
+    key, short = (text, read, limits, bind_markers), len(text) <= 1000
+    got = kept(key) if short else None  # short texts only (dosi.compiler.trees)
+    if got is None:
+        got = _parse_text(text, read, limits, bind_markers)
+        if short:
+            met(key, got)
+    return got
 
 
 def _parse_text(
@@ -265,8 +265,6 @@ def _parse_text(
     drop_positions(node)
     return node
 
-
-_parsed = lru_cache(maxsize=4096)(_parse_text)
 
 _POSITIONS = ("line", "col", "start", "end")
 

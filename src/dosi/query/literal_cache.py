@@ -153,6 +153,8 @@ def shape_of(query: Any, dialect: str | None, pretty: bool) -> Shape | None:
         text = json.dumps(body, sort_keys=True, default=str)
     except (TypeError, ValueError, RecursionError):
         return None
+    if text.count("\\u0000") != 2 * len(slots):
+        return None  # a NUL of the caller's own could pose as a slot marker: no shape
     key = f"{(dialect or 'duckdb').lower()}|{int(pretty)}|{text}|{classes!r}"
     return Shape(key, tuple(slots))
 
