@@ -1,7 +1,7 @@
 """The parameterised plan cache: a query that differs from one compiled before only in its
 literals (the `limit`, `time_range` date bounds, string and integer values in `where_sql`)
-reuses that compile's SQL with the new literals written in (docs/performance.md, "The plan
-cache").
+reuses that compile's SQL with the new literals written in (docs/performance.md, "Compile
+time").
 
 Correctness first, so a literal is a slot only where its value cannot change the plan's
 shape, and a template is built only from evidence:
