@@ -11,7 +11,6 @@ both return the same rows.
 from __future__ import annotations
 
 import argparse
-import copy
 import importlib.util
 import itertools
 import math
@@ -26,6 +25,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
+from big_model import big_model_text  # noqa: E402
 from queries import CASES  # noqa: E402
 
 import dosi  # noqa: E402
@@ -52,22 +52,105 @@ def median_ms(fn: Any, runs: int) -> float:
     return statistics.median(times) * 1e3
 
 
-def large_model_load_ms(n: int = 1000) -> float:
-    """The shop model with its plain metrics copied up to `n` metrics (docs/performance.md)."""
-    import yaml
+def large_model_load(n: int, runs: int = 3) -> tuple[float, float]:
+    """Median wall and CPU seconds to load the `n`-metric model of bench/big_model.py (20
+    datasets, windows, derives, D-LOD fields); the engine is dropped between loads."""
+    text = big_model_text(n)
+    wall, cpu = [], []
+    for _ in range(runs):
+        t, c = time.perf_counter(), time.process_time()
+        engine = dosi.Engine(model_text=text)
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - t)
+        del engine
+    return statistics.median(wall), statistics.median(cpu)
 
-    doc = yaml.safe_load(MODEL.read_text())
-    sm = doc["semantic_model"][0]
-    own = sm["metrics"]  # kept: fields of the model may name them (a D-LOD field's base)
-    plain = [m for m in own if not m.get("custom_extensions")]
-    # deep copies: shared sub-objects would be dumped as YAML aliases, which the loader caps
-    copies = [copy.deepcopy({**plain[i % len(plain)], "name": f"m{i}"}) for i in range(n)]
-    sm["metrics"] = [*own, *copies[: n - len(own)]]
-    text = yaml.safe_dump(doc)
-    return median_ms(lambda: dosi.Engine(model_text=text), 3)
+
+METRICS = [
+    "revenue",
+    "order_count",
+    "customer_count",
+    "avg_order_value",
+    "net_revenue",
+    "completed_revenue",
+    "refund_total",
+    "refund_count",
+]
+DIMS = [
+    "orders.channel",
+    "customers.segment",
+    "regions.region_name",
+    "metric_time:month",
+    "orders.status",
+    "metric_time:quarter",
+    "metric_time:week",
+]
+WINDOWS = [
+    "revenue_mom",
+    "revenue_yoy",
+    "revenue_rolling_3m",
+    "revenue_ytd",
+    "revenue_running",
+    "revenue_rank",
+    "first_month_revenue",
+    "revenue_next_month",
+]
+WINDOW_DIMS = [
+    ["orders.channel", "metric_time:month"],
+    ["customers.segment", "metric_time:month"],
+    ["metric_time:month"],
+    ["regions.region_name", "metric_time:quarter"],
+    ["orders.status", "metric_time:month"],
+    ["orders.channel", "metric_time:quarter"],
+    ["customers.segment", "metric_time:quarter"],
+    ["metric_time:quarter"],
+]
 
 
-def compile_figures() -> None:
+LITERAL_VARIANTS = 6
+
+
+def compile_families() -> dict[str, list[dict[str, Any]]]:
+    """Query families, each on a fresh engine: `distinct` and `window` shapes (no two differ
+    only in literals, so neither cache answers), `literals` (the distinct shapes again with
+    only the limit and a filter value changed: the parameterised plan cache answers from the
+    third query of each shape on)."""
+    distinct = []
+    for i, (a, b) in enumerate(itertools.combinations(METRICS, 2)):
+        for j, d in enumerate(DIMS):
+            q: dict[str, Any] = {"metrics": [a, b], "group_by": [d]}
+            if j % 2:
+                q["time_range"] = {"start": f"2024-{1 + i % 12:02d}-01"}
+            distinct.append(q)
+    window = [
+        {"metrics": ["revenue", w], "group_by": dims}
+        for w, dims in itertools.product(WINDOWS, WINDOW_DIMS)
+        if not (w in ("revenue_mom", "revenue_next_month") and dims[-1].endswith("quarter"))
+    ]
+    literals = []
+    statuses = ["completed", "returned", "cancelled", "pending", "shipped", "open"]
+    for i, q in enumerate(distinct[:48]):
+        for k in range(LITERAL_VARIANTS):  # a dashboard's requests: another limit and value
+            v = {**q, "where_sql": f"orders.status = '{statuses[k]}'", "limit": 10 + 7 * k + i}
+            literals.append(v)
+    return {"distinct": distinct, "window": window, "literals": literals}
+
+
+def _timed(engine: Any, qs: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
+    wall, cpu = [], []
+    for q in qs:
+        t, c = time.perf_counter(), time.process_time()
+        engine.compile(q)
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - t)
+    return wall, cpu
+
+
+def _p90(xs: list[float]) -> float:
+    return sorted(xs)[int(len(xs) * 0.9)]
+
+
+def compile_figures(sizes: list[int]) -> None:
     loads = []
     for _ in range(7):
         t = time.perf_counter()
@@ -77,75 +160,24 @@ def compile_figures() -> None:
         f"model load (shop, {len(engine.model.metrics)} metrics): "
         f"median {statistics.median(loads) * 1e3:.2f} ms"
     )
-    print(f"model load (1000 metrics): median {large_model_load_ms():.1f} ms")
-    metrics = [
-        "revenue",
-        "order_count",
-        "customer_count",
-        "avg_order_value",
-        "net_revenue",
-        "completed_revenue",
-        "refund_total",
-        "refund_count",
-    ]
-    dims = [
-        "orders.channel",
-        "customers.segment",
-        "regions.region_name",
-        "metric_time:month",
-        "orders.status",
-        "metric_time:quarter",
-        "metric_time:week",
-    ]
-    queries = []
-    for i, (a, b) in enumerate(itertools.combinations(metrics, 2)):
-        for j, d in enumerate(dims):
-            q: dict[str, Any] = {"metrics": [a, b], "group_by": [d]}
-            if j % 2:
-                q["time_range"] = {"start": f"2024-{1 + i % 12:02d}-01"}
-            queries.append(q)
-    windows = [
-        "revenue_mom",
-        "revenue_yoy",
-        "revenue_rolling_3m",
-        "revenue_ytd",
-        "revenue_running",
-        "revenue_rank",
-        "first_month_revenue",
-        "revenue_next_month",
-    ]
-    wqueries = []
-    for i, w in enumerate(windows * 8):
-        wqueries.append(
-            {
-                "metrics": ["revenue", w],
-                "group_by": ["orders.channel", "metric_time:month"],
-                "limit": i,
-            }
+    for n in sizes:
+        wall, cpu = large_model_load(n)
+        print(f"model load ({n} metrics, 20 datasets): median {wall:.3f} s (CPU {cpu:.3f} s)")
+    for name, qs in compile_families().items():
+        engine = dosi.Engine(model_path=MODEL)  # fresh caches
+        wall, cpu = _timed(engine, qs)
+        if name == "literals":  # the first two of each shape compile in full
+            wall = [w for i, w in enumerate(wall) if i % LITERAL_VARIANTS >= 2]
+            cpu = [c for i, c in enumerate(cpu) if i % LITERAL_VARIANTS >= 2]
+        print(
+            f"compile, {name} (n={len(wall)}): median {statistics.median(wall) * 1e3:.3f} ms, "
+            f"p90 {_p90(wall) * 1e3:.3f} ms (CPU median {statistics.median(cpu) * 1e3:.3f} ms, "
+            f"p90 {_p90(cpu) * 1e3:.3f} ms)"
         )
-
-    def timed(qs: list[dict[str, Any]]) -> list[float]:
-        out = []
-        for q in qs:
-            t = time.perf_counter()
-            engine.compile(q)
-            out.append(time.perf_counter() - t)
-        return out
-
-    engine = dosi.Engine(model_path=MODEL)  # fresh cache: every query below is distinct
-    d = timed(queries)
-    w = timed(wqueries)
-    print(
-        f"compile, distinct queries (n={len(d)}): median {statistics.median(d) * 1e3:.3f} ms, "
-        f"p90 {sorted(d)[int(len(d) * 0.9)] * 1e3:.3f} ms"
-    )
-    print(
-        f"compile, distinct window queries (n={len(w)}): median "
-        f"{statistics.median(w) * 1e3:.3f} ms, p90 {sorted(w)[int(len(w) * 0.9)] * 1e3:.3f} ms"
-    )
-    rep = [queries[3]] * 5000
-    r = timed(rep)
-    print(f"compile, repeated query (plan cache): median {statistics.median(r) * 1e6:.1f} us")
+    engine = dosi.Engine(model_path=MODEL)
+    rep = [compile_families()["distinct"][3]] * 5000
+    wall, _ = _timed(engine, rep)
+    print(f"compile, repeated query (plan cache): median {statistics.median(wall) * 1e6:.1f} us")
 
 
 def _norm(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -237,9 +269,15 @@ def main() -> None:
     ap.add_argument("--db", type=Path, default=None)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--skip-compile", action="store_true")
+    ap.add_argument("--compile-only", action="store_true", help="load and compile figures only")
+    ap.add_argument(
+        "--model-sizes", default="1000,5000", help="metric counts of the large-model loads"
+    )
     args = ap.parse_args()
     if not args.skip_compile:
-        compile_figures()
+        compile_figures([int(n) for n in args.model_sizes.split(",") if n])
+    if args.compile_only:
+        return
     db = args.db or Path(f"/tmp/dosi-bench/shop-{args.scale:g}.duckdb")
     if not db.exists():
         db.parent.mkdir(parents=True, exist_ok=True)

@@ -13,8 +13,10 @@ import hashlib
 import json
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,6 +43,7 @@ from dosi.analysis.attribution import (
 from dosi.analysis.lineage import lineage_graph, lineage_text
 from dosi.analysis.source_check import check_sources
 from dosi.catalog.views import Catalog
+from dosi.compiler.collector import engine_gone, freeze_model
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.compiler.rollup import parse_rollups
 from dosi.errors import (
@@ -94,6 +97,7 @@ from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail
 from dosi.query.dimension_only import DimensionQuery, dimension_query, is_dimension_only
 from dosi.query.metric_dimensions import KEY as MD_KEY
 from dosi.query.metric_dimensions import parse_metric_dimensions
+from dosi.query.literal_cache import LiteralCache, shape_of
 from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_table
 from dosi.query.semantic_sql.result import project
 from dosi.query.semantic_sql.types import probe_types
@@ -258,6 +262,8 @@ class Engine:
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
         self._cache: OrderedDict[str, CompiledQuery] = OrderedDict()
+        self._variants: OrderedDict[str, CompiledQuery] = OrderedDict()
+        self._literals: LiteralCache[CompiledQuery] = LiteralCache(_CACHE_SIZE)
         self._lock = threading.Lock()
         self._cons: dict[str, Runner] = {}
         self._con_lock = threading.Lock()
@@ -280,6 +286,11 @@ class Engine:
                 raise ArgumentError("`user` needs `access` (an access file with policies)")
             self._enter_scope(scope_for(self.model, self.policies, _user_arg(user)))
             self._audit = True
+
+        # the model lives as long as the engine: out of the collector's full passes
+        # (dosi.compiler.collector; docs/performance.md, "The garbage collector")
+        if freeze_model():
+            weakref.finalize(self, engine_gone)
 
     # -- access policies (docs/access-policies.md) -----------------------------------------
     def as_user(
@@ -321,6 +332,8 @@ class Engine:
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
         self._cache = OrderedDict()
+        self._variants = OrderedDict()  # literal templates too: never the owner's SQL
+        self._literals = LiteralCache(_CACHE_SIZE)
         self._lock = threading.Lock()
         self._scopes = OrderedDict()
         self._sql_table = None
@@ -390,7 +403,14 @@ class Engine:
         dialect: str | None,
         pretty: bool,
         rollups: AvailableRollups | None = None,
+        literals: bool = True,
     ) -> CompiledQuery:
+        """The compiled query: from the exact-text cache, else (`literals`: the caller reads
+        only the SQL and the answer's facts, not the plan) from a template of a query that
+        differed only in literals (dosi.query.literal_cache), else compiled in full. With
+        `rollups` (aggregate awareness) no template is used: whether a rollup serves can
+        turn on a literal."""
+        literals = literals and rollups is None
         check_query_bounds(query)
         if dialect is not None and not isinstance(dialect, str):
             raise ArgumentError(f"dialect must be a name, got {type(dialect).__name__}")
@@ -398,12 +418,23 @@ class Engine:
         if key is not None and rollups is not None:
             key = f"{rollups.key}|{key}"
         if key is not None:
-            hit = self._cache.get(key)
+            hit = self._cache.get(key) or (self._variants.get(key) if literals else None)
             if hit is not None:
                 return hit
+        shape = shape_of(query, dialect, pretty) if literals and key is not None else None
+        if shape is not None:
+            template = self._literals.lookup(shape)
+            if template is not None:
+                # the SQL is this query's; the plan records are the template's (explain and
+                # plan_tree compile in full), so it is kept apart from the exact cache
+                compiled = replace(template.compiled, sql=template.fill(shape.slots))
+                self._keep(self._variants, key, compiled)
+                return compiled
         try:
             self._check_metric_dimensions(query)
-            compiled = compile_query(self.model, self.graph, query, dialect, pretty, rollups)
+            compiled = compile_query(
+                self.model, self.graph, query, dialect, pretty, rollups, bounded=True
+            )
             if self.scope is not None:
                 aliases = {c.column: c.metric for c in compiled.columns}  # D-PARAM columns
                 self.scope.check_resolved(compiled.resolved, aliases)
@@ -423,12 +454,20 @@ class Engine:
                 f"the engine failed to compile this query ({type(exc).__name__}: {exc})",
                 hint="this is a bug in dosi; please report it with the query and model",
             ) from exc
+        self._keep(self._cache, key, compiled)
+        if shape is not None:
+            with self._lock:
+                self._literals.remember(shape, compiled.sql, _facts(compiled), compiled)
+        return compiled
+
+    def _keep(
+        self, cache: OrderedDict[str, CompiledQuery], key: str | None, compiled: CompiledQuery
+    ) -> None:
         if key is not None:
             with self._lock:
-                self._cache[key] = compiled
-                if len(self._cache) > _CACHE_SIZE:
-                    self._cache.popitem(last=False)
-        return compiled
+                cache[key] = compiled
+                if len(cache) > _CACHE_SIZE:
+                    cache.popitem(last=False)
 
     @_audited("compile")
     def compile(
@@ -474,7 +513,7 @@ class Engine:
             rd, _, model, graph = self._dimension_detail(query, None)
             return explain_detail(model, graph, rd)
         profile = self._profile(connection, db_path)
-        c = self._compiled(query, None, False, self._available(profile))
+        c = self._compiled(query, None, False, self._available(profile), literals=False)
         text = explain_text(c.dag)
         if c.rollup_notes:
             text = text.rstrip("\n") + "\nRollups\n" + "".join(f"  {n}\n" for n in c.rollup_notes)
@@ -482,7 +521,7 @@ class Engine:
 
     def plan_tree(self, query: Any) -> dict[str, Any]:
         """The plan as nested dicts: kind, one-line description, details, parents."""
-        return self._compiled(cache_option(query)[0], None, False).dag.to_json()
+        return self._compiled(cache_option(query)[0], None, False, literals=False).dag.to_json()
 
     def _warnings(self, c: CompiledQuery) -> list[dict[str, Any]]:
         return [d.to_dict() for d in (*self.model.warnings, *c.warnings)]
@@ -1371,6 +1410,13 @@ def _cache_key(query: Any, dialect: str | None, pretty: bool) -> str | None:
     except (TypeError, ValueError, RecursionError):
         return None
     return f"{(dialect or 'duckdb').lower()}|{int(pretty)}|{body}"
+
+
+def _facts(c: CompiledQuery) -> tuple[Any, ...]:
+    """What an answer shows besides its SQL: two compiles of one shape must agree on it
+    before their SQL becomes a template (dosi.query.literal_cache)."""
+    warnings = [d.to_dict() for d in c.warnings]
+    return c.dialect.name, c.outputs(), c.requested_columns(), warnings
 
 
 def _temporal_types(c: CompiledQuery) -> dict[str, pa.DataType]:

@@ -82,11 +82,14 @@ def compile_query(
     dialect: str | None = None,
     pretty: bool = False,
     rollups: AvailableRollups | None = None,
+    *,
+    bounded: bool = False,
 ) -> CompiledQuery:
     """`rollups`: the built, fresh rollups branches may read (aggregate awareness, issue 28
-    item 2); a branch none can serve reads the fact table."""
+    item 2); a branch none can serve reads the fact table. `bounded`: the caller has checked
+    `raw` against the query bounds already."""
     dia = get_dialect(dialect)
-    query, rq, plan, dag, tree, outputs, match = _compile(model, graph, raw, dia, rollups)
+    query, rq, plan, dag, tree, outputs, match = _compile(model, graph, raw, dia, rollups, bounded)
     tree = dia.finalize(tree)
     try:
         sql = dia.render(tree, pretty)
@@ -116,6 +119,7 @@ def _compile(
     raw: Any,
     dia: Dialect,
     rollups: AvailableRollups | None = None,
+    bounded: bool = False,
 ) -> tuple[
     Query,
     ResolvedQuery,
@@ -130,7 +134,7 @@ def _compile(
     compiles each inner query the same way (over the fact tables)."""
     model, graph, raw = metric_dimension_model(model, graph, raw, dia)
     try:
-        query = parse_query(raw)
+        query = parse_query(raw, bounded=bounded)
     except QueryError as err:
         if err.code == "empty_query" and not err.candidates:
             err.candidates = list(model.metrics)

@@ -35,6 +35,7 @@ from dosi.compiler.sqlparse import (
     parse_scalar,
 )
 from dosi.compiler.time_axis import metric_time_axis
+from dosi.compiler.trees import clone
 from dosi.compiler.trusted_sql import untrusted_construct
 from dosi.errors import closest
 from dosi.ir.model import MetricIr
@@ -105,7 +106,7 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
             candidates=closest(pin, list(scope.datasets)),
         )
         pin = None
-    resolved = tree.copy()  # D-DERIVE's expression gate reads it (split_measures edits tree)
+    resolved = clone(tree)  # D-DERIVE's expression gate reads it (split_measures edits tree)
     semi = None
     if mext.semi_additive is not None:  # D-SEMI (compiler/semi_additive.py)
         semi = resolve_semi_additive(scope, m.name, mext.semi_additive, tree, pin, site)

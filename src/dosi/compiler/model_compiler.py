@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from dosi.compiler.basic_mode import defer_basic_failure
 from dosi.compiler.calendar import compile_calendar
+from dosi.compiler.collector import paused_collector
 from dosi.compiler.conform import compile_conformed
 from dosi.compiler.context import CompileContext
 from dosi.compiler.conversion import compile_conversions
@@ -40,7 +41,13 @@ def compile_model_text(
 ) -> ModelIr:
     """Load and compile a model; `trust_sql=True` admits model SQL that reads files or settings
     or writes (dosi.compiler.trusted_sql); `target` is the engine the model runs on (a dosi
-    dialect key), whose own expression entries win over ANSI_SQL."""
+    dialect key), whose own expression entries win over ANSI_SQL. The cyclic collector pauses
+    meanwhile (dosi.compiler.collector: it made a large load superlinear)."""
+    with paused_collector():
+        return _compile_text(text, mode, trust_sql, target)
+
+
+def _compile_text(text: str, mode: str, trust_sql: bool, target: str | None) -> ModelIr:
     loaded = read_document(text)
     doc = loaded.spec
     sink = DiagnosticSink()
@@ -51,7 +58,7 @@ def compile_model_text(
             f"the document holds {len(doc.semantic_model)} semantic models; using the first, "
             f"`{doc.semantic_model[0].name}`",
         )
-    cx = CompileContext(mode, sink, LineIndex(text), trust_sql, target)
+    cx = CompileContext(mode, sink, loaded.lines or LineIndex(text), trust_sql, target)
     try:
         model = _compile(doc.semantic_model[0], cx, loaded.version)
     except RecursionError:  # a backstop: expressions are bounded before they are parsed

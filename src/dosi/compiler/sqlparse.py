@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import Tokenizer, TokenType
+from sqlglot.tokens import Token, Tokenizer, TokenType
+
+from dosi.compiler.trees import kept, met
 
 # Expression dialect -> sqlglot reader. ANSI_SQL reads with sqlglot's generic dialect; MDX,
 # TABLEAU and MAQL are not SQL (no reader). Names outside the Ossie enumeration that public
@@ -121,12 +123,29 @@ _PREFIX = frozenset({TokenType.NOT, TokenType.DASH, TokenType.PLUS, TokenType.TI
 _FLAT = (exp.And, exp.Or, exp.Paren)
 
 
+# One sqlglot dialect instance per reader: `Tokenizer()` and `sqlglot.parse(read=...)` build a
+# new dialect object per call, which was a fifth of a large model's load (docs/performance.md,
+# "Model load"). Dialect objects hold settings only, so one instance serves every parse.
+_GENERIC = Dialect.get_or_raise(None)
+_READERS: dict[str, Dialect] = {}
+
+
+def _reader(read: str | None) -> Dialect:
+    if read is None:
+        return _GENERIC
+    got = _READERS.get(read)
+    if got is None:
+        got = _READERS[read] = Dialect.get_or_raise(read)
+    return got
+
+
 def _short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[:n] + f"... ({len(text)} characters)"
 
 
-def check_text_limits(text: str, limits: SqlLimits, what: str = "the expression") -> None:
-    """Reject a snippet over the size or nesting limits before any recursive parser runs."""
+def check_text_limits(text: str, limits: SqlLimits, what: str = "the expression") -> list[Token]:
+    """Reject a snippet over the size or nesting limits before any recursive parser runs; the
+    tokens (sqlglot's generic tokenizer) are returned for a parse that reads the same way."""
     if len(text) > limits.max_chars:
         raise SqlTooComplex(
             f"{what} has {len(text)} characters; the limit is {limits.max_chars}",
@@ -135,7 +154,7 @@ def check_text_limits(text: str, limits: SqlLimits, what: str = "the expression"
             len(text),
         )
     try:
-        tokens = Tokenizer().tokenize(text)
+        tokens = Tokenizer(dialect=_GENERIC).tokenize(text)
     except (TokenError, ValueError) as exc:
         raise SqlSnippetError(f"cannot parse `{_short(text)}`: {_first_line(exc)}") from None
     if len(tokens) > limits.max_tokens:
@@ -161,6 +180,7 @@ def check_text_limits(text: str, limits: SqlLimits, what: str = "the expression"
             limits.max_depth,
             deepest,
         )
+    return tokens
 
 
 def check_tree_limits(
@@ -197,12 +217,29 @@ def parse_scalar(
     bind_markers: bool = False,
 ) -> exp.Expression:
     """One bounded scalar expression. `bind_markers`: `:name` placeholders are kept (a D-DERIVE
-    filter `where`, whose D-PARAM slots the caller fills with typed literals)."""
+    filter `where`, whose D-PARAM slots the caller fills with typed literals).
+
+    The caller owns the tree it gets: a short text met before is a copy of the tree kept for
+    it (models repeat expressions, queries their filters; a copy is cheaper than a parse)."""
     if not isinstance(text, str) or not text.strip():
         raise SqlSnippetError("the expression is empty")
-    check_text_limits(text, limits)
+    key, short = (text, read, limits, bind_markers), len(text) <= 1000
+    got = kept(key) if short else None  # short texts only (dosi.compiler.trees)
+    if got is None:
+        got = _parse_text(text, read, limits, bind_markers)
+        if short:
+            met(key, got)
+    return got
+
+
+def _parse_text(
+    text: str, read: str | None, limits: SqlLimits, bind_markers: bool
+) -> exp.Expression:
+    tokens = check_text_limits(text, limits)
+    reader = _reader(read)
     try:
-        stmts = sqlglot.parse(text, read=read)
+        # the generic reader parses the tokens the limits were checked on (one tokenizer pass)
+        stmts = reader.parser().parse(tokens if read is None else reader.tokenize(text), text)
     except (ParseError, TokenError) as exc:
         raise SqlSnippetError(f"cannot parse `{_short(text)}`: {_first_line(exc)}") from None
     except RecursionError:  # a backstop: check_text_limits bounds nesting first

@@ -74,8 +74,11 @@ def _invalid(message: str, line: int | None = None) -> ModelError:
     return ModelError([Diagnostic("invalid_yaml", message, line=line)])
 
 
-def parse_document(text: str) -> Any:
+def parse_document(text: str, lines: LineIndex | None = None) -> Any:
     """YAML is a superset of JSON, but JSON goes through the faster json module.
+
+    `lines`: a YAML document's node tree is handed to that index, so the lines of diagnostics
+    come from the one parse instead of a second one (docs/performance.md, "Model load").
 
     Bounded before and after parsing: the text size, the number of YAML aliases (an alias bomb
     is rejected before anything expands it) and the nesting depth of the result."""
@@ -99,7 +102,7 @@ def parse_document(text: str) -> Any:
         if "*" in text and "&" in text:
             _check_aliases(text)
         try:
-            data = yaml.load(text, Loader=_Loader)
+            data = _load_yaml(text, lines)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
@@ -112,6 +115,19 @@ def parse_document(text: str) -> Any:
             ) from None
     _check_depth(data)
     return data
+
+
+def _load_yaml(text: str, lines: LineIndex | None) -> Any:
+    """`yaml.load` in its two steps (compose the node tree, construct the data), keeping the
+    node tree for `lines`."""
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+        if lines is not None:
+            lines.adopt(root)
+        return None if root is None else loader.construct_document(root)
+    finally:
+        loader.dispose()
 
 
 def _check_aliases(text: str) -> None:
@@ -187,13 +203,15 @@ class LoadedDocument:
     spec: DocumentSpec
     version: str = CURRENT
     warnings: list[Diagnostic] = field(default_factory=list)
+    lines: LineIndex | None = None  # the document's YAML lines, for later diagnostics
 
 
 def read_document(text: str) -> LoadedDocument:
     """Parse and validate; a 0.1.1 document is checked against the 0.1.1 schema's own rules
     and upgraded in memory to the current model (one `model_version_upgraded` warning)."""
+    lines = LineIndex(text)
     try:
-        data = parse_document(text)
+        data = parse_document(text, lines)
     except ModelError as err:  # whatever reading the text found is a `parse` problem
         raise ModelError(at_stage(err.issues, "parse"), err.warnings) from None
     if not isinstance(data, dict):
@@ -206,7 +224,6 @@ def read_document(text: str) -> LoadedDocument:
                 )
             ]
         )
-    lines = LineIndex(text)
     issues: list[Diagnostic] = []
     version = CURRENT
     warnings: list[Diagnostic] = []
@@ -258,7 +275,7 @@ def read_document(text: str) -> LoadedDocument:
     if issues:
         raise ModelError(issues, warnings)
     warnings += _outside_dialects(data, lines)
-    return LoadedDocument(spec, version, warnings)
+    return LoadedDocument(spec, version, warnings, lines)
 
 
 def is_flat(data: Any) -> bool:
@@ -405,6 +422,11 @@ class LineIndex:
         # per sequence node: item name -> the first item of that name (built on first use, so
         # a model's thousand lookups cost one pass over each list, not one per lookup)
         self._by_name: dict[int, dict[str, Any]] = {}
+
+    def adopt(self, root: Any) -> None:
+        """The node tree of the text, composed by the loader's own parse."""
+        self._root = root
+        self._composed = True
 
     def _compose(self) -> Any:
         if not self._composed:

@@ -95,7 +95,9 @@ def _bad(code: str, message: str, **kw: Any) -> QueryError:
     return cls(code, message, **kw)
 
 
-def parse_query(raw: Any) -> Query:
+def parse_query(raw: Any, *, bounded: bool = False) -> Query:
+    """The query JSON (text or object) as a Query; `bounded`: the caller has run
+    `check_query_bounds` on this very object (the engine does, before its cache key)."""
     if isinstance(raw, Query):
         return raw
     if isinstance(raw, str):
@@ -108,7 +110,9 @@ def parse_query(raw: Any) -> Query:
             raise _bad(
                 "invalid_query", "the query JSON holds an out-of-range number or nests too deeply"
             ) from None
-    check_query_bounds(raw)
+        bounded = False  # the parsed text is a new object
+    if not bounded:
+        check_query_bounds(raw)
     if not isinstance(raw, dict):
         raise _bad(
             "invalid_query",

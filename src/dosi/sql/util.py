@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from sqlglot import exp
 
 from dosi.compiler.fields import ident
-
-E = TypeVar("E", bound=exp.Expression)
+from dosi.compiler.trees import clone
 
 
 def col(name: str, table: str | None = None) -> exp.Column:
@@ -87,36 +84,14 @@ def join(
     return sel
 
 
-def clone(e: E) -> E:
-    """A copy of an IR expression to build SQL from (IR trees are shared, never edited).
-
-    sqlglot's deepcopy also deep-copies each node's `meta` dict (parser positions, dosi's
-    field tag) through `copy.deepcopy`, most of a compile's time; their values are scalars,
-    so a dict copy is enough (compile time: docs/performance.md)."""
-    root = e.__class__()
-    stack: list[tuple[exp.Expression, exp.Expression]] = [(e, root)]
-    while stack:
-        node, out = stack.pop()
-        if node.comments is not None:
-            out.comments = list(node.comments)
-        if node._type is not None:
-            out._type = node._type.copy()
-        if node._meta is not None:
-            out._meta = dict(node._meta)
-        for k, vs in node.args.items():
-            if isinstance(vs, exp.Expression):
-                child = vs.__class__()
-                stack.append((vs, child))
-                out.set(k, child)
-            elif type(vs) is list:
-                out.args[k] = []
-                for v in vs:
-                    if isinstance(v, exp.Expression):
-                        child = v.__class__()
-                        stack.append((v, child))
-                        out.append(k, child)
-                    else:
-                        out.append(k, v)
-            else:
-                out.args[k] = vs
-    return root
+__all__ = [
+    "aliased",
+    "and_all",
+    "clone",
+    "col",
+    "cte_name",
+    "join",
+    "number",
+    "table",
+    "table_aliased",
+]
