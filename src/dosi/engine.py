@@ -95,9 +95,9 @@ from dosi.query.bounds import check_query_bounds
 from dosi.query.cache_option import cache_option
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
 from dosi.query.dimension_only import DimensionQuery, dimension_query, is_dimension_only
+from dosi.query.literal_cache import LiteralCache, shape_of
 from dosi.query.metric_dimensions import KEY as MD_KEY
 from dosi.query.metric_dimensions import parse_metric_dimensions
-from dosi.query.literal_cache import LiteralCache, shape_of
 from dosi.query.semantic_sql import SqlPlan, VirtualTable, translate, virtual_table
 from dosi.query.semantic_sql.result import project
 from dosi.query.semantic_sql.types import probe_types

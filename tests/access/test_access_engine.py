@@ -382,3 +382,23 @@ def test_issue30_metric_dimensions_read_only_the_users_rows(
     with pytest.raises(AccessError) as err:
         SERVED.as_user(user("ana")).execute(hidden, db_path=acl_db)
     assert err.value.code == "access_denied"
+
+
+def test_issue30_literal_templates_never_cross_users(acl_db: Path) -> None:
+    """issue 30 item 3 with issue 27's literal-variant plan cache: templates the owner's
+    engine learnt are not the user's; the user's SQL carries the row filter and its rows are
+    the user's own."""
+    owner = Engine(str(MODEL), access=CONFIG)
+    q = {"metrics": ["revenue"], "where_sql": "orders.channel = 'web'", "limit": 5}
+    for limit in (5, 6, 7):  # the second variant makes a template; the third reads it
+        owner.compile({**q, "limit": limit})
+    scoped = owner.as_user(user("ana"))
+    sql = scoped.compile({**q, "limit": 8})["sql"]
+    assert "EMEA" in sql
+    got = scoped.execute({**q, "limit": 9}, db_path=acl_db)
+    con = duckdb.connect(str(acl_db), read_only=True)
+    want = con.execute(
+        "SELECT SUM(amount) FROM orders WHERE region = 'EMEA' AND channel = 'web'"
+    ).fetchone()
+    con.close()
+    assert want is not None and [r["revenue"] for r in got["rows"]] == [want[0]]
