@@ -6,7 +6,8 @@ Two places (dosi.query.densify for the modes):
   observed combinations, so frames, offsets, ranks and running totals see the empty buckets
   (a rolling 3-month frame labelled August spans June to August); the scan's widened range is
   the spine's. The rows without data are marked (`PRESENT`) when the output drops them again
-  (mode `windows`, or `time` beside categorical dims) -- the trim then keeps marked rows only;
+  (mode `windows`, or `time` beside categorical dims) -- the trim then keeps marked rows only,
+  and in mode `covered` also the filled rows in which a window metric has a value;
 - on the result: every spine bucket of the time_range (or of the data's first to last bucket),
   crossed with the other dims' combinations (`all`, or `time` with no other dim), or joined on
   the time buckets alone (`time`: an empty bucket is one row, its other dims NULL, as
@@ -26,7 +27,7 @@ from dosi.ir.conform import same_dimension
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.records import Branch, DensePlan, MetricColumn, Spine, SpineKey, TimeBounds
-from dosi.query.densify import ResolvedDensify
+from dosi.query.densify import SERIES_ONLY, ResolvedDensify
 from dosi.query.resolve import ResolvedQuery
 
 #: The column marking a densified series row that holds data (1) or was filled (0).
@@ -53,7 +54,7 @@ def dense_plan(
     (crossed)."""
     bounds = range_bounds(model, rq, dense)
     if not windowed:
-        if dense.mode == "windows":
+        if dense.mode in SERIES_ONLY:
             return DensePlan(dense.others)
         out = spine_for(model, branches, dense, bounds, dia)
         return DensePlan(dense.others, output=out, cross=dense.crosses)
@@ -65,7 +66,13 @@ def dense_plan(
         output = spine_for(model, branches, dense, bounds, dia)
     within = bounds if bounds is not None and (bounds.start or bounds.end) else None
     return DensePlan(
-        dense.others, series, not keep_all, within if dense.others else None, output, False
+        dense.others,
+        series,
+        not keep_all,
+        within if dense.others else None,
+        output,
+        False,
+        covering=dense.mode == "covered",
     )
 
 

@@ -281,8 +281,9 @@ class Spine:
 class DensePlan:
     """Where a query densifies (QueryPlan.densify): `series` is the window stage's spine
     (crossed with the other dims' combinations seen `within` the trimmed range; `present`
-    marks the rows with data, dropped again by the trim), `output` the result's spine
-    (`cross`: crossed with the other dims, else joined on the time buckets alone)."""
+    marks the rows with data, dropped again by the trim unless `covering` and a window
+    metric has a value there), `output` the result's spine (`cross`: crossed with the other
+    dims, else joined on the time buckets alone)."""
 
     others: tuple[str, ...]
     series: Spine | None = None
@@ -290,6 +291,7 @@ class DensePlan:
     within: TimeBounds | None = None
     output: Spine | None = None
     cross: bool = True
+    covering: bool = False
 
     def describe(self) -> str:
         parts = []

@@ -22,7 +22,7 @@ from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 from dosi.importers.dbt.dimension_only import dimension_only_needs
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
 from dosi.importers.dbt.names import DbtNameError, DbtNames, Element, Resolved
-from dosi.importers.dbt.spine import joins_time_spine
+from dosi.importers.dbt.spine import spine_densify
 from dosi.importers.dbt.time_grains import (
     SHARED_GRAINS,
     SUB_SECOND_GRAINS,
@@ -226,8 +226,9 @@ class QueryTranslator:
                 # other time field the query groups by
                 q["time_range"]["dimension"] = "metric_time"
         axes = {el.qualified for m in metrics for el in self.metric_times.get(m, ())}
-        if joins_time_spine(self.names.manifest, metrics, q, axes):  # MetricFlow's spine join
-            q["densify"] = "time"
+        mode = spine_densify(self.names.manifest, metrics, q, axes)  # MetricFlow's spine joins
+        if mode is not None:
+            q["densify"] = mode
         t.query = q
         return t
 
