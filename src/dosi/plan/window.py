@@ -588,28 +588,27 @@ class _WindowPlanner:
     def _expand(self, tf: TimeFilter) -> TimeFilter:
         start, end = tf.start, tf.end
         new_start = start
-        cal = self.model.calendar
         if start is not None:
-            lows: list[dt.date | dt.datetime] = [start]
-            for m in self.all_windows:
-                shift = m.window.shift if m.window is not None else None
-                reset = m.window.reset_grain if m.window is not None else None
-                if shift is not None and shift.direction == "back":
-                    lows.append(shift_when(start, -shift.count, shift.granularity))
-                if reset is not None:  # the reset period's start on the model's calendar
-                    lows.append(trunc_when(start, reset, cal))
-                back = self._dense_lookback(m)
-                if back and self.grain is not None:  # densified: n calendar buckets back
-                    low = shift_when(start, -back, self.grain)
-                    lows.append(trunc_when(low, self.grain, cal) if self.grain != "day" else low)
-            new_start = min(lows, key=_sort_key)
+            # nested windows (WIN-19-06) compose their lookbacks: an upper stage's offset
+            # reads the stage below at its shifted buckets, which read further back in turn
+            new_start = start
+            for level in (3, 2, 1):
+                metrics = [m for m in self.all_windows if self._level(m) == level]
+                lows: list[dt.date | dt.datetime] = [new_start]
+                for m in metrics:
+                    lows.extend(self._lows(m, new_start))
+                new_start = min(lows, key=_sort_key)
         new_end = end
         if end is not None:
             highs = [end]
-            for m in self.all_windows:
-                shift = m.window.shift if m.window is not None else None
-                if shift is not None and shift.direction == "forward":
-                    highs.append(shift_when(end, shift.count, shift.granularity))
+            for level in (3, 2, 1):  # nested forward offsets compose as the lookbacks do
+                top = max(highs, key=_sort_key)
+                for m in self.all_windows:
+                    if self._level(m) != level:
+                        continue
+                    shift = m.window.shift if m.window is not None else None
+                    if shift is not None and shift.direction == "forward":
+                        highs.append(shift_when(top, shift.count, shift.granularity))
             ahead = [self._lookahead(m) for m in self.all_windows if m.window.reads_ahead]  # type: ignore[union-attr]
             if any(n is None for n in ahead):
                 return replace(tf, start=new_start, end=None)
@@ -618,6 +617,29 @@ class _WindowPlanner:
             new_end = max(highs, key=_sort_key)
         # week starts are the calendar's, not the dialect's: every low is a literal (WIN-FRM-19)
         return replace(tf, start=new_start, end=new_end)
+
+    def _level(self, m: MetricIr) -> int:
+        """The window stage `m` is computed in: 1, or its compose's level (WIN-19-06)."""
+        if m in self.nested and m.derive is not None:
+            return m.derive.level
+        return 1
+
+    def _lows(self, m: MetricIr, start: dt.date | dt.datetime) -> list[dt.date | dt.datetime]:
+        """The first instants window metric `m` reads for a bucket from `start` on: its back
+        offset, its reset period's start, its densified frame's lookback."""
+        cal = self.model.calendar
+        lows: list[dt.date | dt.datetime] = []
+        shift = m.window.shift if m.window is not None else None
+        reset = m.window.reset_grain if m.window is not None else None
+        if shift is not None and shift.direction == "back":
+            lows.append(shift_when(start, -shift.count, shift.granularity))
+        if reset is not None:  # the reset period's start on the model's calendar
+            lows.append(trunc_when(start, reset, cal))
+        back = self._dense_lookback(m)
+        if back and self.grain is not None:  # densified: n calendar buckets back
+            low = shift_when(start, -back, self.grain)
+            lows.append(trunc_when(low, self.grain, cal) if self.grain != "day" else low)
+        return lows
 
     # -- window metrics -------------------------------------------------------------------------
     def _window_metric(self, m: MetricIr, time_dim: ResolvedDim | None) -> WindowMetric:
