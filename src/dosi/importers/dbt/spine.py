@@ -149,8 +149,8 @@ def joins_time_spine(
     axes: Iterable[str] = (),
 ) -> bool:
     """A query MetricFlow answers on every spine bucket: a queried simple metric joins the
-    time spine (`join_to_timespine`), the project has a day spine, and the query groups by
-    metric_time or the metric's agg time dimension (`axes`, qualified) at a grain. A where
+    time spine (`join_to_timespine`; or a derived metric reads one unshifted), the project
+    has a day spine, and the query groups by metric_time or the metric's agg time dimension (`axes`, qualified) at a grain. A where
     filter on another grouped dimension is applied after the spine join as well, which drops
     every filled row: no densify then."""
     if not _on_spine_axis(manifest, query, axes):
@@ -160,9 +160,23 @@ def joins_time_spine(
     if any(":" not in g and g in where for g in group_by):
         return False
     by_name = {m.name: m for m in manifest.metrics}
+    return any(_joins_spine(by_name, name, set()) for name in metrics)
+
+
+def _joins_spine(by_name: Mapping[str, Any], name: str, seen: set[str]) -> bool:
+    """A simple metric that joins the time spine, or a derived one over such an input (not
+    shifted: an offset input reads the spine where its shifted value exists)."""
+    m = by_name.get(name)
+    if m is None or name in seen:
+        return False
+    seen.add(name)
+    if m.type is MetricType.SIMPLE:
+        return bool(m.type_params.join_to_timespine)
+    if m.type is not MetricType.DERIVED:
+        return False
     return any(
-        (m := by_name.get(name)) is not None
-        and m.type is MetricType.SIMPLE
-        and bool(m.type_params.join_to_timespine)
-        for name in metrics
+        inp.offset_window is None
+        and inp.offset_to_grain is None
+        and _joins_spine(by_name, inp.name, seen)
+        for inp in m.type_params.metrics or ()
     )
