@@ -22,7 +22,7 @@ from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 from dosi.importers.dbt.dimension_only import dimension_only_needs
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
 from dosi.importers.dbt.names import DbtNameError, DbtNames, Element, Resolved
-from dosi.importers.dbt.spine import spine_densify
+from dosi.importers.dbt.spine import day_spine, spine_densify
 from dosi.importers.dbt.time_grains import (
     SHARED_GRAINS,
     SUB_SECOND_GRAINS,
@@ -138,7 +138,8 @@ class QueryTranslator:
     ) -> Translated:
         t = Translated()
         if not metrics:
-            dimension_only_needs(t, group_by, group_by_items, group_by_objs)
+            spine = day_spine(self.names.manifest) is not None
+            dimension_only_needs(t, group_by, group_by_items, group_by_objs, spine)
         if self.imported is not None:
             for m in metrics:
                 if m not in self.imported:
