@@ -147,3 +147,14 @@ def test_a_misspelt_mode_names_covered(engine: Engine) -> None:
         )
     assert info.value.code == "invalid_query"
     assert "covered" in info.value.candidates
+
+
+def test_without_a_range_an_offset_reaches_past_the_last_data_month(
+    engine: Engine, db: Path
+) -> None:
+    """The data's bounds are extended by the back offset: June's sales are July's
+    month-over-month value, a row after the data's last month."""
+    got = _run(engine, db, ["rev_mom"])
+    want = _hand(db, f"WITH m AS ({_MONTHS}) SELECT (m + INTERVAL 1 MONTH)::DATE, s FROM m")
+    assert_rows_equal(got, want)
+    assert [r[0] for r in got] == ["2024-02-01", "2024-04-01", "2024-07-01"]

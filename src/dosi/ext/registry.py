@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from dosi.ext.history import HISTORY, WINDOW_FEATURES
 
-DATUS_EXT_VERSION = "1.14"
+DATUS_EXT_VERSION = "1.15"
 """The DATUS extension version this engine implements (datus-extensions header, §2.1)."""
 
 Carrier = Literal["semantic_model", "dataset", "field", "relationship", "metric"]

@@ -20,6 +20,7 @@ row: it never multiplies the rows of a fan-out, and never changes a row that has
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 from dosi.errors import QueryError
 from dosi.ext.grains import spine_step
@@ -47,11 +48,13 @@ def dense_plan(
     *,
     windowed: bool,
     scan: TimeBounds | None = None,
+    beyond: tuple[tuple[int, str], ...] = (),
 ) -> DensePlan:
     """The densification of one query: over the window stage's series when it has one
     (`scan`: the widened scan's bounds on the axis), and over the result unless the result
     keeps the rows with data (mode windows) or the densified series is already the result
-    (crossed)."""
+    (crossed). `beyond`: the back offsets' shifts, which extend a `covered` series past the
+    data's last bucket."""
     bounds = range_bounds(model, rq, dense)
     if not windowed:
         if dense.mode in SERIES_ONLY:
@@ -60,6 +63,9 @@ def dense_plan(
         return DensePlan(dense.others, output=out, cross=dense.crosses)
     series_bounds = scan if bounds is not None else None
     series = spine_for(model, branches, dense, series_bounds, dia)
+    if dense.mode == "covered" and series.end is None:
+        # a back offset's values run past the data's last bucket (MetricFlow's spine)
+        series = replace(series, beyond=beyond)
     keep_all = dense.mode == "all" or (dense.mode == "time" and not dense.others)
     output = None
     if dense.mode == "time" and dense.others:
@@ -150,9 +156,7 @@ def metric_fills(
 def measure_fills(model: ModelIr, columns: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     """Measure columns of a window stage's series that read 0 in an empty bucket: counts
     (S-FAN-6 on the series column itself, CORE-FAN-07)."""
-    return tuple(
-        (c, 0) for c in columns if c in model.measures and model.measures[c].is_count
-    )
+    return tuple((c, 0) for c in columns if c in model.measures and model.measures[c].is_count)
 
 
 def _default_fill(m: MetricIr | None) -> float | int | None:

@@ -188,8 +188,22 @@ class _WindowPlanner:
         if dense is not None:  # the series over a time spine covering the widened scan
             scan = next((tf for b in branches for tf in b.time_filters), None)
             bounds = TimeBounds(scan.start, scan.end) if scan is not None else None
+            beyond = tuple(
+                (s.count, s.granularity)
+                for m in self.all_windows
+                if m.window is not None
+                and (s := m.window.shift) is not None
+                and s.direction == "back"
+            )
             spine = dense_plan(
-                self.model, rq, dense, branches, self.dialect, windowed=True, scan=bounds
+                self.model,
+                rq,
+                dense,
+                branches,
+                self.dialect,
+                windowed=True,
+                scan=bounds,
+                beyond=beyond,
             )
         return replace(base, branches=branches, window=stage, densify=spine)
 
@@ -483,7 +497,9 @@ class _WindowPlanner:
             shift = w.shift if w is not None else None
             if shift is not None:
                 (start if shift.direction == "back" else end).append(m.name)
-            elif (w is not None and w.reset_grain is not None) or self._dense_lookback(m):
+            elif (
+                w is not None and (w.reset_grain is not None or w.reads_history)
+            ) or self._dense_lookback(m):
                 start.append(m.name)
             if w is not None and w.reads_ahead:  # frame.following (1.14): the end widens
                 end.append(m.name)
@@ -519,7 +535,8 @@ class _WindowPlanner:
         """WM "Restrictions": expansion must never change what another metric sees."""
         start_x, end_x = self._expanders()
         specs = [(m, m.window) for m in self.all_windows]
-        running = [m.name for m, w in specs if w.is_running]  # type: ignore[union-attr]
+        # a running total over the whole history (1.15) reads the widened rows by design
+        running = [m.name for m, w in specs if w.is_running and not w.reads_history]  # type: ignore[union-attr]
         if running and start_x:
             raise QueryError(
                 "not_implemented",
@@ -549,8 +566,10 @@ class _WindowPlanner:
         if not w.masked_outside_range:
             return wm
         start_x, end_x = self._expanders()
-        own = w.reset_grain is not None or (
-            w.bucket_lookback is not None and self.dense is not None
+        own = (
+            w.reset_grain is not None
+            or w.reads_history
+            or (w.bucket_lookback is not None and self.dense is not None)
         )
         # a following frame reads the rows after the range for itself (1.14)
         return replace(
@@ -598,6 +617,8 @@ class _WindowPlanner:
                 for m in metrics:
                     lows.extend(self._lows(m, new_start))
                 new_start = min(lows, key=_sort_key)
+            if any(m.window is not None and m.window.reads_history for m in self.all_windows):
+                new_start = None  # 1.15 history: the whole history before the range is read
         new_end = end
         if end is not None:
             highs = [end]

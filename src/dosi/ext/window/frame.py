@@ -43,7 +43,10 @@ FRAME_KEYS: tuple[str, ...] = (
     "exclusion",
     "fraction",
     "period_value",
+    "history",
 )
+#: `history` (1.15): where an unbounded running frame starts under a time_range start
+HISTORIES: tuple[str, ...] = ("range", "all")
 UNITS: tuple[str, ...] = ("rows", "range", "groups")
 #: SQL:2011 frame exclusion (1.14); `no_others` is the default and renders no clause
 EXCLUSIONS: tuple[str, ...] = ("current_row", "group", "ties", "no_others")
@@ -52,7 +55,6 @@ TOP_KEYS: tuple[str, ...] = ("frame",)
 
 FRAME_DEFAULT_ORDER = OrderSpec("time", "asc")
 FRAME_DEFAULT_PARTITION = PartitionSpec("query_dimensions")
-
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,10 @@ class FrameWindow(WindowSpec):
     `following` (0 = CURRENT ROW, the default; None with `following_unbounded`), GROUPS units,
     `exclusion`, and `fraction` for the percentiles; `period_value` (issue 22): the frame
     accumulates at its grain, and a coarser query bucket reports the first, last or average of
-    those running values (`dosi.ext.window.period_value`).
+    those running values (`dosi.ext.window.period_value`). `history` (1.15): an unbounded
+    time-ordered frame with `"all"` accumulates every row before a time_range start (the scan
+    reads the whole history; the trim keeps the range), MetricFlow's cumulative metrics;
+    `"range"` (the default) starts at the range start.
     """
 
     function: str
@@ -82,6 +87,7 @@ class FrameWindow(WindowSpec):
     exclusion: Literal["current_row", "group", "ties", "no_others"] | None = None
     fraction: float | None = None
     period_value: PeriodValue | None = None
+    history: bool = False
     family: ClassVar[str] = "frame"
     default_partition: ClassVar[PartitionSpec | None] = FRAME_DEFAULT_PARTITION
 
@@ -149,6 +155,11 @@ class FrameWindow(WindowSpec):
         return self.time_ordered and self.preceding is None and self.reset is None
 
     @property
+    def reads_history(self) -> bool:
+        """Accumulates every row before a time_range start (1.15 `history: "all"`)."""
+        return self.history
+
+    @property
     def expands_scan(self) -> bool:
         """A reset aligns the scan to the reset boundary (WIN-FRM-17)."""
         return self.reset is not None
@@ -194,6 +205,8 @@ class FrameWindow(WindowSpec):
             text += " full-window"
         if self.period_value is not None:
             text += f" {self.period_value.describe()}"
+        if self.history:
+            text += " history=all"
         return text
 
 
@@ -264,6 +277,7 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
     period = None
     if present(raw, "period_value"):
         period = parse_period_value(r, f"{kp}.period_value", raw["period_value"])
+    history = parse_history(r, kp, raw, preceding, order, reset, scope)
     if r.errors != start or fn is None or order is None or partition is None:
         return None
     if following is None:
@@ -284,7 +298,46 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         exclusion=exclusion,  # type: ignore[arg-type]
         fraction=fraction,
         period_value=period,
+        history=history,
     )
+
+
+def parse_history(
+    r: WindowReader,
+    kp: str,
+    raw: dict[str, Any],
+    preceding: int | str | None,
+    order: OrderSpec | None,
+    reset: Any,
+    scope: str | None,
+) -> bool:
+    """`history` (1.15): `"all"` on a time-ordered frame unbounded back, without a reset."""
+    if not present(raw, "history"):
+        return False
+    r.feature("window.frame.history")
+    value = r.enum(
+        f"{kp}.history",
+        raw["history"],
+        HISTORIES,
+        hint='"all" accumulates the rows before a time_range start; "range" (the default) '
+        "starts at it",
+    )
+    if value != "all":
+        return False
+    if (
+        preceding not in (None, UNBOUNDED)
+        or scope
+        or reset is not None
+        or (order is not None and order.by != "time")
+    ):
+        r.err(
+            f"{kp}.history",
+            '"all" applies to a running total: a frame ordered by time, unbounded back '
+            '(preceding: "unbounded"), without a reset',
+            hint='drop history, or make the frame "preceding": "unbounded" with no reset',
+        )
+        return False
+    return True
 
 
 def _bind_preceding(spec: WindowSpec, value: int) -> WindowSpec:
