@@ -31,6 +31,7 @@ from dosi.importers.dbt.time_grains import (
     default_grain,
     dosi_date_part,
 )
+from dosi.importers.dbt.time_where import where_as_time_range
 
 #: what a translation may need that dosi (or this translation) does not have; the test bed's
 #: `needs:` names come from here
@@ -196,7 +197,16 @@ class QueryTranslator:
             for code, p in zip(out.codes, out.problems, strict=True):
                 t.need(code, p)
             preds.append(out.sql)
-        if preds:
+        mt = self._metric_time_sql(times)
+        axis_sql = [x for x in (mt(None), mt("day")) if x]
+        bounds = None
+        if len(preds) == 1 and time_constraint is None and not t.needs:
+            # a filter that only bounds metric_time applies after MetricFlow's spine joins:
+            # dosi's time_range (dosi.importers.dbt.time_where)
+            bounds = where_as_time_range(preds[0], axis_sql)
+        if bounds is not None:
+            q["time_range"] = bounds
+        elif preds:
             q["where_sql"] = preds[0] if len(preds) == 1 else " AND ".join(f"({p})" for p in preds)
         ob = []
         for text in order_by:
