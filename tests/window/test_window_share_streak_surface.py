@@ -137,7 +137,7 @@ def test_capabilities_list_the_families() -> None:
     window = next(k for k in caps["keys"] if k["key"] == "window")
     assert window["features"]["window.share"] == "1.13"
     assert window["features"]["window.streak"] == "1.13"
-    assert caps["version"] == dosi.DATUS_EXT_VERSION == "1.14"
+    assert caps["version"] == dosi.DATUS_EXT_VERSION == "1.15"
     assert any(h["version"] == "1.13" and "share" in h.get("note", "") for h in caps["history"])
 
 
@@ -149,7 +149,7 @@ def test_dosi_info_and_rest_capabilities_show_the_families() -> None:
     for caps in (json.loads(r.stdout), engine_capabilities()):
         window = next(k for k in caps["keys"] if k["key"] == "window")
         assert {window["features"][f] for f in ("window.share", "window.streak")} == {"1.13"}
-        assert caps["datus_ext_version"] == "1.14"
+        assert caps["datus_ext_version"] == "1.15"
     text = CliRunner().invoke(cli, ["info"]).stdout
     assert "1.13" in text and "share and streak" in text
 

@@ -19,7 +19,8 @@ from dosi.ext.params import DECL_KEYS, PARAM_TYPES
 from dosi.ext.registry import DATUS_EXT_VERSION, REGISTRY
 from dosi.ext.semi_additive import SNAPSHOTS
 from dosi.ext.time_format import NATIVE_FORMATS, STORAGES, TIME_KEYS
-from dosi.ext.window.frame import EXCLUSIONS, HISTORIES, UNITS
+from dosi.ext.window.frame import EXCLUSIONS, UNITS
+from dosi.ext.window.frame_rules import HISTORIES
 from dosi.ext.window.functions import (
     FRAME_FUNCTIONS,
     FRAME_W1,
@@ -160,9 +161,7 @@ def window_defs() -> dict[str, Any]:
             "require_full_window": {"type": "boolean"},
             "order": ref("WindowOrder"),
             "partition": ref("WindowPartition"),
-            "units": enum(
-                UNITS, "rows, range (value-ordered cumulative frames) or groups (1.14)."
-            ),
+            "units": enum(UNITS, "rows, range (value-ordered cumulative frames) or groups (1.14)."),
             "second": {
                 "type": "string",
                 "description": "The second series of covar / corr, or x of regr_* (1.14).",

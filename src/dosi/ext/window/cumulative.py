@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dosi.ext.window.frame import FRAME_DEFAULT_ORDER, FrameWindow, parse_history
-from dosi.ext.window.frame_rules import parse_reset
+from dosi.ext.window.frame import FRAME_DEFAULT_ORDER, FrameWindow
+from dosi.ext.window.frame_rules import parse_history, parse_reset
 from dosi.ext.window.functions import frame_function
 from dosi.ext.window.period_value import parse_period_value
 from dosi.ext.window.reader import WindowReader, present

@@ -6,14 +6,16 @@ function check (`dosi.ext.window.functions.frame_function`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from dosi.ext.window.frame_rules import SLOTS as SLOTS  # the family's D-PARAM slots
 from dosi.ext.window.frame_rules import (
     UNBOUNDED,
     bound,
     check_combinations,
     parse_fraction,
+    parse_history,
     parse_reset,
 )
 from dosi.ext.window.functions import frame_function
@@ -24,9 +26,7 @@ from dosi.ext.window.spec import (
     Grain,
     OrderSpec,
     PartitionSpec,
-    WindowSlot,
     WindowSpec,
-    key_in_object,
 )
 
 FRAME_KEYS: tuple[str, ...] = (
@@ -45,8 +45,6 @@ FRAME_KEYS: tuple[str, ...] = (
     "period_value",
     "history",
 )
-#: `history` (1.15): where an unbounded running frame starts under a time_range start
-HISTORIES: tuple[str, ...] = ("range", "all")
 UNITS: tuple[str, ...] = ("rows", "range", "groups")
 #: SQL:2011 frame exclusion (1.14); `no_others` is the default and renders no clause
 EXCLUSIONS: tuple[str, ...] = ("current_row", "group", "ties", "no_others")
@@ -66,10 +64,8 @@ class FrameWindow(WindowSpec):
     `following` (0 = CURRENT ROW, the default; None with `following_unbounded`), GROUPS units,
     `exclusion`, and `fraction` for the percentiles; `period_value` (issue 22): the frame
     accumulates at its grain, and a coarser query bucket reports the first, last or average of
-    those running values (`dosi.ext.window.period_value`). `history` (1.15): an unbounded
-    time-ordered frame with `"all"` accumulates every row before a time_range start (the scan
-    reads the whole history; the trim keeps the range), MetricFlow's cumulative metrics;
-    `"range"` (the default) starts at the range start.
+    those running values (`dosi.ext.window.period_value`). `history` (1.15): a running frame
+    also counts every row before a time_range start (MetricFlow's cumulative metrics).
     """
 
     function: str
@@ -205,8 +201,7 @@ class FrameWindow(WindowSpec):
             text += " full-window"
         if self.period_value is not None:
             text += f" {self.period_value.describe()}"
-        if self.history:
-            text += " history=all"
+        text += " history=all" if self.history else ""
         return text
 
 
@@ -300,53 +295,3 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         period_value=period,
         history=history,
     )
-
-
-def parse_history(
-    r: WindowReader,
-    kp: str,
-    raw: dict[str, Any],
-    preceding: int | str | None,
-    order: OrderSpec | None,
-    reset: Any,
-    scope: str | None,
-) -> bool:
-    """`history` (1.15): `"all"` on a time-ordered frame unbounded back, without a reset."""
-    if not present(raw, "history"):
-        return False
-    r.feature("window.frame.history")
-    value = r.enum(
-        f"{kp}.history",
-        raw["history"],
-        HISTORIES,
-        hint='"all" accumulates the rows before a time_range start; "range" (the default) '
-        "starts at it",
-    )
-    if value != "all":
-        return False
-    if (
-        preceding not in (None, UNBOUNDED)
-        or scope
-        or reset is not None
-        or (order is not None and order.by != "time")
-    ):
-        r.err(
-            f"{kp}.history",
-            '"all" applies to a running total: a frame ordered by time, unbounded back '
-            '(preceding: "unbounded"), without a reset',
-            hint='drop history, or make the frame "preceding": "unbounded" with no reset',
-        )
-        return False
-    return True
-
-
-def _bind_preceding(spec: WindowSpec, value: int) -> WindowSpec:
-    if not isinstance(spec, FrameWindow):
-        raise AssertionError(f"slot frame.preceding does not fit a {spec.family} window")
-    return replace(spec, preceding=value)
-
-
-#: D-PARAM slots (PARAM-SLOT-02): `frame.preceding`.
-SLOTS: tuple[WindowSlot, ...] = (
-    WindowSlot("frame.preceding", 0, key_in_object("frame", "preceding"), _bind_preceding),
-)
