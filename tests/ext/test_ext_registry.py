@@ -10,9 +10,10 @@ from dosi.ext.payloads import PAYLOAD_FIELDS
 from dosi.ext.registry import DOSI_KEYS, parse_engine_version, registry_row
 
 
-def test_env_v_11_engine_reports_version_1_14() -> None:
-    """ENV-V-11: the engine implements (and reports) DATUS 1.14 (1.11 semi_additive, 1.12
-    conversion, 1.13 the share and streak window families, 1.14 the window roadmap's rest)."""
+def test_env_v_11_engine_reports_version_1_15() -> None:
+    """ENV-V-11: the engine implements (and reports) DATUS 1.15 (1.11 semi_additive, 1.12
+    conversion, 1.13 the share and streak window families, 1.14 the window roadmap's rest,
+    1.15 frame.history and empty_buckets)."""
     assert DATUS_EXT_VERSION == "1.15"
     assert DATUS_EXT["version"] == "1.15"
     assert ext.DATUS_EXT_VERSION == "1.15"

@@ -30,18 +30,15 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
     **{
         f"itest_cumulative_metric/{n}": (
             _SPINE,
-            "MetricFlow answers a cumulative metric on "
-            "every time-spine day; dosi on the days with data",
+            "a trailing 2-month window on every time-spine day: dosi's rolling frame spans 2 "
+            "buckets of the queried grain (cumulative_window_in_buckets), not 2 calendar "
+            "months of days",
         )
         for n in (
             "windowed_cumulative_metric",
             "windowed_cumulative_metric_with_joined_dim",
-            "cumulative_metric_by_ds",
             "multiple_cumulative_metrics",
             "windowed_cumulative_metric_by_time_dimension_with_granularity",
-            "cumulative_metric_by_ds_and_limited_time",
-            "grain_to_date_cumulative_metric",
-            "cumulative_metric_by_ds_with_granularity",
             "cumulative_metric_with_agg_time_dimension",
         )
     },

@@ -452,7 +452,7 @@ def test_features_are_dated_1_14(window: dict[str, Any], feature: str) -> None:
 
 
 def test_capabilities_and_info_list_1_14() -> None:
-    """ENV-V-11 / ENV-REG-06: the engine reports 1.14, and `dosi info` / the capabilities
+    """ENV-V-11 / ENV-REG-06: the engine reports 1.15 (1.14 shapes dated 1.14), and `dosi info` / the capabilities
     carry the dated features."""
     caps = capabilities()
     assert caps["version"] == dosi.DATUS_EXT_VERSION == "1.15"

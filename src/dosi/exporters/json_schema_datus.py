@@ -20,6 +20,7 @@ from dosi.ext.registry import DATUS_EXT_VERSION, REGISTRY
 from dosi.ext.semi_additive import SNAPSHOTS
 from dosi.ext.time_format import NATIVE_FORMATS, STORAGES, TIME_KEYS
 from dosi.ext.window.frame import EXCLUSIONS, UNITS
+from dosi.ext.window.frame_rules import HISTORIES
 from dosi.ext.window.functions import (
     FRAME_FUNCTIONS,
     FRAME_W1,
@@ -122,6 +123,11 @@ def window_defs() -> dict[str, Any]:
             },
         ],
     }
+    history = enum(
+        HISTORIES,
+        "all: a running total counts the rows before a time_range start (1.15); range (the "
+        "default): it starts at the range start.",
+    )
     period_value = {
         "description": "Accumulate per `grain` (day by default); a coarser query bucket "
         "reports the first, last or average of those running values.",
@@ -173,6 +179,7 @@ def window_defs() -> dict[str, Any]:
                 "description": "The percentile of percentile_cont / percentile_disc (1.14).",
             },
             "period_value": period_value,
+            "history": history,
         },
         "required": ["function"],
         "anyOf": [{"required": ["preceding"]}, {"required": ["scope"]}],
@@ -200,7 +207,7 @@ def window_defs() -> dict[str, Any]:
     common = {"base": {"type": "string", "description": "Window another metric (D-DERIVE)."}}
     forbid = dict.fromkeys(
         ("offset", "calculation", "frame", "rank", "value", "function", "periods", "reset",
-         "require_full_window", "period_value"),
+         "require_full_window", "period_value", "history"),
         False,
     )  # fmt: skip
 
@@ -265,6 +272,7 @@ def window_defs() -> dict[str, Any]:
                     "function": enum(sugar_fns, "How the buckets combine."),
                     "reset": enum(RESET_GRAINS, "Restart each period."),
                     "period_value": period_value,
+                    "history": history,
                 },
                 ["type", "function"],
             ),

@@ -7,7 +7,7 @@ reads the same in both modes (it says how dosi answers, not what a field or metr
 Another engine ignores the entry, as any vendor's it does not know. `data` is a JSON string
 holding one object, strict JSON as DATUS payloads (`dosi.ext.envelope`):
 
-* `densify`: `"time"` | `"all"` | `"windows"` | `false` -- the model's default for the query
+* `densify`: `"time"` | `"all"` | `"windows"` | `"covered"` | `false` -- the model's default for the query
   key `densify` (dosi.query.densify); absent: `false`, no filling;
 * `time_spine`: `{"dataset": <dataset>, "field": <its date field>}` -- the model's time-spine
   table (MetricFlow's time spine): empty buckets are read from its rows instead of a series
@@ -31,7 +31,7 @@ INVALID = "invalid_dosi_setting"
 UNKNOWN = "unknown_dosi_setting"
 #: Setting keys of the semantic model's DOSI entry.
 MODEL_SETTINGS: tuple[str, ...] = ("densify", "time_spine")
-DENSIFY_DEFAULTS: tuple[str, ...] = ("time", "all", "windows")
+DENSIFY_DEFAULTS: tuple[str, ...] = ("time", "all", "windows", "covered")
 _SPINE_KEYS: tuple[str, ...] = ("dataset", "field")
 #: optional: where a spine without a time_range runs (issue 22): the data's first to last
 #: bucket (the default), or every row of the table (MetricFlow's time spine)
@@ -52,7 +52,7 @@ class TimeSpineSetting:
 class ModelSettings:
     """The semantic model's DOSI settings; None where a setting is absent."""
 
-    densify: str | None = None  # "time" | "all" | "windows" | "none"
+    densify: str | None = None  # "time" | "all" | "windows" | "covered" | "none"
     time_spine: TimeSpineSetting | None = None
 
 
@@ -125,7 +125,7 @@ def _densify(value: Any, path: str, sink: DiagnosticSink) -> str | None:
         return value
     sink.error(
         INVALID,
-        f'`densify` must be "time", "all", "windows" or false (got {json_type(value)} '
+        f'`densify` must be "time", "all", "windows", "covered" or false (got {json_type(value)} '
         f"{show_json(value)})",
         path=path,
         candidates=tuple(closest(value, DENSIFY_DEFAULTS)) if isinstance(value, str) else (),

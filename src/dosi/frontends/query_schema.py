@@ -84,10 +84,11 @@ class QueryInput(BaseModel):
         description="D-LOD context filter, SQL: feeds every fixed rollup and the window "
         "population.",
     )
-    densify: Literal["time", "all", "windows", "none"] | bool | None = Field(
+    densify: Literal["time", "all", "windows", "covered", "none"] | bool | None = Field(
         None,
         description="Fill empty time buckets from a time spine: time, all (crossed with the "
-        "grouped values), windows (window metrics over the filled series), none/false.",
+        "grouped values), windows (window metrics over the filled series), covered (windows plus "
+        "the empty buckets a window metric has a value in), none/false.",
     )
     week_start: Literal["monday", "sunday", "saturday"] | None = Field(
         None, description="The first day of a week bucket (over the model's calendar)."

@@ -6,7 +6,8 @@ Two places (dosi.query.densify for the modes):
   observed combinations, so frames, offsets, ranks and running totals see the empty buckets
   (a rolling 3-month frame labelled August spans June to August); the scan's widened range is
   the spine's. The rows without data are marked (`PRESENT`) when the output drops them again
-  (mode `windows`, or `time` beside categorical dims) -- the trim then keeps marked rows only;
+  (mode `windows`, or `time` beside categorical dims) -- the trim then keeps marked rows only,
+  and in mode `covered` also the filled rows in which a window metric has a value;
 - on the result: every spine bucket of the time_range (or of the data's first to last bucket),
   crossed with the other dims' combinations (`all`, or `time` with no other dim), or joined on
   the time buckets alone (`time`: an empty bucket is one row, its other dims NULL, as
@@ -19,6 +20,7 @@ row: it never multiplies the rows of a fan-out, and never changes a row that has
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 from dosi.errors import QueryError
 from dosi.ext.grains import spine_step
@@ -26,7 +28,7 @@ from dosi.ir.conform import same_dimension
 from dosi.ir.model import GRAIN_RANK, MetricIr, ModelIr
 from dosi.plan.dialect_facts import PlanDialect
 from dosi.plan.records import Branch, DensePlan, MetricColumn, Spine, SpineKey, TimeBounds
-from dosi.query.densify import ResolvedDensify
+from dosi.query.densify import SERIES_ONLY, ResolvedDensify
 from dosi.query.resolve import ResolvedQuery
 
 #: The column marking a densified series row that holds data (1) or was filled (0).
@@ -46,26 +48,37 @@ def dense_plan(
     *,
     windowed: bool,
     scan: TimeBounds | None = None,
+    beyond: tuple[tuple[int, str], ...] = (),
 ) -> DensePlan:
     """The densification of one query: over the window stage's series when it has one
     (`scan`: the widened scan's bounds on the axis), and over the result unless the result
     keeps the rows with data (mode windows) or the densified series is already the result
-    (crossed)."""
+    (crossed). `beyond`: the back offsets' shifts, which extend a `covered` series past the
+    data's last bucket."""
     bounds = range_bounds(model, rq, dense)
     if not windowed:
-        if dense.mode == "windows":
+        if dense.mode in SERIES_ONLY:
             return DensePlan(dense.others)
         out = spine_for(model, branches, dense, bounds, dia)
         return DensePlan(dense.others, output=out, cross=dense.crosses)
     series_bounds = scan if bounds is not None else None
     series = spine_for(model, branches, dense, series_bounds, dia)
+    if dense.mode == "covered" and series.end is None:
+        # a back offset's values run past the data's last bucket (MetricFlow's spine)
+        series = replace(series, beyond=beyond)
     keep_all = dense.mode == "all" or (dense.mode == "time" and not dense.others)
     output = None
     if dense.mode == "time" and dense.others:
         output = spine_for(model, branches, dense, bounds, dia)
     within = bounds if bounds is not None and (bounds.start or bounds.end) else None
     return DensePlan(
-        dense.others, series, not keep_all, within if dense.others else None, output, False
+        dense.others,
+        series,
+        not keep_all,
+        within if dense.others else None,
+        output,
+        False,
+        covering=dense.mode == "covered",
     )
 
 
@@ -143,9 +156,7 @@ def metric_fills(
 def measure_fills(model: ModelIr, columns: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     """Measure columns of a window stage's series that read 0 in an empty bucket: counts
     (S-FAN-6 on the series column itself, CORE-FAN-07)."""
-    return tuple(
-        (c, 0) for c in columns if c in model.measures and model.measures[c].is_count
-    )
+    return tuple((c, 0) for c in columns if c in model.measures and model.measures[c].is_count)
 
 
 def _default_fill(m: MetricIr | None) -> float | int | None:

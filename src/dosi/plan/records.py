@@ -255,7 +255,8 @@ class Spine:
     """The buckets a time spine holds: steps of `step` from `start` (aligned to its bucket)
     to `end` (exclusive), each bucketed to every key; a missing bound is the data's first /
     last bucket of `driver` (the finest key). `table`: read the model's time-spine rows
-    instead of generating the steps in SQL."""
+    instead of generating the steps in SQL. `beyond`: shifts (count, grain) the data's last
+    bucket is moved on by (densify `covered`: a back offset has values after the data)."""
 
     keys: tuple[SpineKey, ...]
     step: str
@@ -263,17 +264,16 @@ class Spine:
     start: dt.date | dt.datetime | None = None
     end: dt.date | dt.datetime | None = None
     table: TimeSpineIr | None = None
+    beyond: tuple[tuple[int, str], ...] = ()
 
     def describe(self) -> str:
         keys = ", ".join(f"{k.output}" for k in self.keys)
         whole = self.table is not None and self.table.bounds == "table"
         of = f"row of {self.table.qualified}" if whole and self.table else self.driver
         lo = self.start or f"first {of}"
-        hi = self.end or f"last {of}"
+        hi = self.end or f"last {of}" + "".join(f" + {n} {g}" for n, g in self.beyond)
         bracket = ")" if self.end else "]"
-        source = (
-            f"rows of {self.table.qualified}" if self.table else f"{self.step} steps in SQL"
-        )
+        source = f"rows of {self.table.qualified}" if self.table else f"{self.step} steps in SQL"
         return f"spine [{keys}] in [{lo}, {hi}{bracket} from {source}"
 
 
@@ -281,8 +281,9 @@ class Spine:
 class DensePlan:
     """Where a query densifies (QueryPlan.densify): `series` is the window stage's spine
     (crossed with the other dims' combinations seen `within` the trimmed range; `present`
-    marks the rows with data, dropped again by the trim), `output` the result's spine
-    (`cross`: crossed with the other dims, else joined on the time buckets alone)."""
+    marks the rows with data, dropped again by the trim unless `covering` and a window
+    metric has a value there), `output` the result's spine (`cross`: crossed with the other
+    dims, else joined on the time buckets alone)."""
 
     others: tuple[str, ...]
     series: Spine | None = None
@@ -290,6 +291,7 @@ class DensePlan:
     within: TimeBounds | None = None
     output: Spine | None = None
     cross: bool = True
+    covering: bool = False
 
     def describe(self) -> str:
         parts = []

@@ -188,8 +188,22 @@ class _WindowPlanner:
         if dense is not None:  # the series over a time spine covering the widened scan
             scan = next((tf for b in branches for tf in b.time_filters), None)
             bounds = TimeBounds(scan.start, scan.end) if scan is not None else None
+            beyond = tuple(
+                (s.count, s.granularity)
+                for m in self.all_windows
+                if m.window is not None
+                and (s := m.window.shift) is not None
+                and s.direction == "back"
+            )
             spine = dense_plan(
-                self.model, rq, dense, branches, self.dialect, windowed=True, scan=bounds
+                self.model,
+                rq,
+                dense,
+                branches,
+                self.dialect,
+                windowed=True,
+                scan=bounds,
+                beyond=beyond,
             )
         return replace(base, branches=branches, window=stage, densify=spine)
 
@@ -483,7 +497,9 @@ class _WindowPlanner:
             shift = w.shift if w is not None else None
             if shift is not None:
                 (start if shift.direction == "back" else end).append(m.name)
-            elif (w is not None and w.reset_grain is not None) or self._dense_lookback(m):
+            elif (
+                w is not None and (w.reset_grain is not None or w.reads_history)
+            ) or self._dense_lookback(m):
                 start.append(m.name)
             if w is not None and w.reads_ahead:  # frame.following (1.14): the end widens
                 end.append(m.name)
@@ -519,7 +535,8 @@ class _WindowPlanner:
         """WM "Restrictions": expansion must never change what another metric sees."""
         start_x, end_x = self._expanders()
         specs = [(m, m.window) for m in self.all_windows]
-        running = [m.name for m, w in specs if w.is_running]  # type: ignore[union-attr]
+        # a running total over the whole history (1.15) reads the widened rows by design
+        running = [m.name for m, w in specs if w.is_running and not w.reads_history]  # type: ignore[union-attr]
         if running and start_x:
             raise QueryError(
                 "not_implemented",
@@ -549,8 +566,10 @@ class _WindowPlanner:
         if not w.masked_outside_range:
             return wm
         start_x, end_x = self._expanders()
-        own = w.reset_grain is not None or (
-            w.bucket_lookback is not None and self.dense is not None
+        own = (
+            w.reset_grain is not None
+            or w.reads_history
+            or (w.bucket_lookback is not None and self.dense is not None)
         )
         # a following frame reads the rows after the range for itself (1.14)
         return replace(
@@ -588,28 +607,29 @@ class _WindowPlanner:
     def _expand(self, tf: TimeFilter) -> TimeFilter:
         start, end = tf.start, tf.end
         new_start = start
-        cal = self.model.calendar
         if start is not None:
-            lows: list[dt.date | dt.datetime] = [start]
-            for m in self.all_windows:
-                shift = m.window.shift if m.window is not None else None
-                reset = m.window.reset_grain if m.window is not None else None
-                if shift is not None and shift.direction == "back":
-                    lows.append(shift_when(start, -shift.count, shift.granularity))
-                if reset is not None:  # the reset period's start on the model's calendar
-                    lows.append(trunc_when(start, reset, cal))
-                back = self._dense_lookback(m)
-                if back and self.grain is not None:  # densified: n calendar buckets back
-                    low = shift_when(start, -back, self.grain)
-                    lows.append(trunc_when(low, self.grain, cal) if self.grain != "day" else low)
-            new_start = min(lows, key=_sort_key)
+            # nested windows (WIN-19-06) compose their lookbacks: an upper stage's offset
+            # reads the stage below at its shifted buckets, which read further back in turn
+            new_start = start
+            for level in (3, 2, 1):
+                metrics = [m for m in self.all_windows if self._level(m) == level]
+                lows: list[dt.date | dt.datetime] = [new_start]
+                for m in metrics:
+                    lows.extend(self._lows(m, new_start))
+                new_start = min(lows, key=_sort_key)
+            if any(m.window is not None and m.window.reads_history for m in self.all_windows):
+                new_start = None  # 1.15 history: the whole history before the range is read
         new_end = end
         if end is not None:
             highs = [end]
-            for m in self.all_windows:
-                shift = m.window.shift if m.window is not None else None
-                if shift is not None and shift.direction == "forward":
-                    highs.append(shift_when(end, shift.count, shift.granularity))
+            for level in (3, 2, 1):  # nested forward offsets compose as the lookbacks do
+                top = max(highs, key=_sort_key)
+                for m in self.all_windows:
+                    if self._level(m) != level:
+                        continue
+                    shift = m.window.shift if m.window is not None else None
+                    if shift is not None and shift.direction == "forward":
+                        highs.append(shift_when(top, shift.count, shift.granularity))
             ahead = [self._lookahead(m) for m in self.all_windows if m.window.reads_ahead]  # type: ignore[union-attr]
             if any(n is None for n in ahead):
                 return replace(tf, start=new_start, end=None)
@@ -618,6 +638,29 @@ class _WindowPlanner:
             new_end = max(highs, key=_sort_key)
         # week starts are the calendar's, not the dialect's: every low is a literal (WIN-FRM-19)
         return replace(tf, start=new_start, end=new_end)
+
+    def _level(self, m: MetricIr) -> int:
+        """The window stage `m` is computed in: 1, or its compose's level (WIN-19-06)."""
+        if m in self.nested and m.derive is not None:
+            return m.derive.level
+        return 1
+
+    def _lows(self, m: MetricIr, start: dt.date | dt.datetime) -> list[dt.date | dt.datetime]:
+        """The first instants window metric `m` reads for a bucket from `start` on: its back
+        offset, its reset period's start, its densified frame's lookback."""
+        cal = self.model.calendar
+        lows: list[dt.date | dt.datetime] = []
+        shift = m.window.shift if m.window is not None else None
+        reset = m.window.reset_grain if m.window is not None else None
+        if shift is not None and shift.direction == "back":
+            lows.append(shift_when(start, -shift.count, shift.granularity))
+        if reset is not None:  # the reset period's start on the model's calendar
+            lows.append(trunc_when(start, reset, cal))
+        back = self._dense_lookback(m)
+        if back and self.grain is not None:  # densified: n calendar buckets back
+            low = shift_when(start, -back, self.grain)
+            lows.append(trunc_when(low, self.grain, cal) if self.grain != "day" else low)
+        return lows
 
     # -- window metrics -------------------------------------------------------------------------
     def _window_metric(self, m: MetricIr, time_dim: ResolvedDim | None) -> WindowMetric:

@@ -4,7 +4,8 @@ fills, in which mode.
 Modes (dosi.query.densify_shape): `time` returns every bucket of the grouped time grain in
 the time_range (or between the data's first and last bucket); `all` also crosses the grouped
 categorical values; `windows` computes the window metrics over that filled series and returns
-the rows that have data. The query's `densify` wins; absent, the model's default (its DOSI
+the rows that have data; `covered` returns those rows and the empty buckets in which a window
+metric has a value (MetricFlow's offset and cumulative metrics over its time spine). The query's `densify` wins; absent, the model's default (its DOSI
 setting `densify`) applies. Without densify, nothing changes: a window frame counts the
 buckets that exist (WIN-FRM-15) and empty buckets are no rows.
 
@@ -25,13 +26,17 @@ from dosi.ir.model import ModelIr
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 from dosi.query.spec import query_to_dict
 
+#: The modes that densify a window stage's series only (the result keeps the rows with data,
+#: and in `covered` the empty buckets a window metric has a value in).
+SERIES_ONLY = ("windows", "covered")
+
 
 @dataclass(frozen=True)
 class ResolvedDensify:
     """What one query densifies: its mode, the grouped buckets of the spine's axis (`keys`) and
     the other group-by outputs (`others`, crossed in `all` mode)."""
 
-    mode: str  # "time" | "all" | "windows"
+    mode: str  # "time" | "all" | "windows" | "covered"
     keys: tuple[ResolvedDim, ...]
     others: tuple[str, ...]
     explicit: bool  # the query asked (False: the model's default)
@@ -44,7 +49,7 @@ class ResolvedDensify:
     @property
     def outputs_dense(self) -> bool:
         """The result holds the empty buckets (not only the window series)."""
-        return self.mode != "windows"
+        return self.mode not in SERIES_ONLY
 
 
 def resolve_densify(model: ModelIr, rq: ResolvedQuery) -> ResolvedDensify | None:

@@ -2,7 +2,8 @@
 
 `"time"` fills every bucket of the grouped time grain, `"all"` also crosses the grouped
 categorical values, `"windows"` computes window metrics over the filled series but returns the
-rows that have data, `false` (or `"none"`) fills nothing; `true` is `"time"`. Absent, the
+rows that have data, `"covered"` returns those rows and the empty buckets in which a window
+metric has a value (an offset reading a bucket with data, a frame holding one), `false` (or `"none"`) fills nothing; `true` is `"time"`. Absent, the
 model's default applies (its DOSI setting `densify`, dosi.ext.settings).
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 from dosi.errors import QueryShapeError, bounded, closest
 
 #: The modes, as the query key spells them (`false` is "none").
-DENSIFY_MODES: tuple[str, ...] = ("time", "all", "windows", "none")
+DENSIFY_MODES: tuple[str, ...] = ("time", "all", "windows", "covered", "none")
 
 
 def parse_densify(value: Any) -> str | None:
@@ -29,7 +30,7 @@ def parse_densify(value: Any) -> str | None:
     shown = bounded(value, 40)
     raise QueryShapeError(
         "invalid_query",
-        f'`densify` must be "time", "all", "windows" or false, got {shown}',
+        f'`densify` must be "time", "all", "windows", "covered" or false, got {shown}',
         candidates=closest(str(value), DENSIFY_MODES) or ["time", "all", "windows"],
         hint='"densify": "time" returns every bucket of the grouped time grain; "all" also '
         "crosses the grouped categorical values",

@@ -8,8 +8,10 @@ first group_by item that reaches all of them, else of a filtered field, else the
 dataset that does (a fact table joining two dimension tables; of several, the one all the
 others join to, so the coarsest rows: orders rather than order lines). The output columns are named
 as a metric query names its group-by columns (`channel`, `order_date__month`), and `order_by`
-keys are those names, as in a metric query. `metric_time` needs a metric (it is each metric's
-own time axis): without one it is `metric_time_needs_metric`, naming the time fields instead.
+keys are those names, as in a metric query. `metric_time` is each metric's own time axis; a
+query without metrics that groups by metric_time alone lists the buckets of the model's
+time-spine table (its DOSI `time_spine`, MetricFlow's answer), within the time_range. Beside
+other fields, or without a spine, it is `metric_time_needs_metric`, naming the time fields.
 With `min_max_only: true` the answer is one row: each grouped column's smallest and largest
 value (`<column>__min`, `<column>__max`), over the same distinct rows (`dosi.sql.min_max`).
 """
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dosi.errors import QueryError, QueryShapeError
+from dosi.ext.grains import is_date_part, is_sub_day
 from dosi.ir.model import ModelIr
 from dosi.query.detail import DetailQuery, parse_detail
 from dosi.query.resolve import find_field, resolve_where
@@ -74,6 +77,7 @@ def dimension_query(
             )
     min_max = _min_max(raw)
     group_by = _items(raw["group_by"])
+    spine = _spine_axis(model, group_by)
     fields = []
     canonical: dict[str, str] = {}  # a `field__grain` spelling -> `field:grain`
     for spelling in group_by:
@@ -82,6 +86,11 @@ def dimension_query(
         if split is not None:  # `orders.order_date__month` (dosi.query.spellings)
             name, grain = split
             canonical[spelling] = f"{name}:{grain}"
+        if name == METRIC_TIME and spine is not None:  # the spine's buckets
+            grain = _spine_grain(model, grain or None)
+            canonical[spelling] = f"{spine}:{grain}"
+            fields.append((spelling, find_field(model, None, spine, role="dimension"), grain))
+            continue
         if name == METRIC_TIME:
             times = [
                 f.qualified
@@ -92,7 +101,8 @@ def dimension_query(
             raise QueryError(
                 "metric_time_needs_metric",
                 "`metric_time` is each metric's own time axis, so a query without metrics has "
-                "none: group by a time field instead",
+                "none (grouped alone, it lists the model's time spine when one is declared): "
+                "group by a time field instead",
                 candidates=times,
                 hint="e.g. " + (f"`{times[0]}:{grain or 'day'}`" if times else "a time field"),
             )
@@ -110,6 +120,8 @@ def dimension_query(
     for spelling, f, grain in fields:
         base = f.name if f.dataset == source else f"{f.dataset}__{f.name}"
         out = f.name if grain is None else f"{f.name}__{grain}"
+        if spine is not None:
+            out = f"{METRIC_TIME}__{grain}"
         if out in seen:
             raise QueryError(
                 "duplicate_output_name",
@@ -131,6 +143,9 @@ def dimension_query(
     fields_spelled = [canonical.get(g, g) for g in group_by]
     detail: dict[str, Any] = {"from": source, "fields": fields_spelled, "distinct": True}
     detail.update({k: raw[k] for k in _PASSED if raw.get(k) is not None})
+    tr = detail.get("time_range")
+    if spine is not None and isinstance(tr, dict) and tr.get("dimension") in (None, METRIC_TIME):
+        detail["time_range"] = {**tr, "dimension": spine}  # metric_time is the spine's date
     if order_by:
         detail["order_by"] = order_by
     return DimensionQuery(parse_detail(detail), renames, min_max)
@@ -157,6 +172,37 @@ def _min_max(raw: dict[str, Any]) -> bool:
                 hint=f"drop `{key}`",
             )
     return flag
+
+
+def _spine_axis(model: ModelIr, group_by: list[str]) -> str | None:
+    """The spine's date field (`dataset.field`) when every item is metric_time (at a grain or
+    a date part) and the model declares a time spine; None otherwise."""
+    spine = model.time_spine
+    if spine is None:
+        return None
+    names = []
+    for spelling in group_by:
+        name, _, grain = spelling.partition(":")
+        split = grain_spelling(model, name) if not grain else None
+        names.append(split[0] if split is not None else name)
+    return spine.qualified if all(n == METRIC_TIME for n in names) else None
+
+
+def _spine_grain(model: ModelIr, grain: str | None) -> str:
+    """metric_time's grain over the spine: the spine's own by default; finer is an error
+    (a day spine holds no hours)."""
+    spine = model.time_spine
+    assert spine is not None
+    if grain is None:
+        return spine.grain
+    if not is_date_part(grain) and is_sub_day(grain) and not is_sub_day(spine.grain):
+        raise QueryError(
+            "grain_too_fine",
+            f"metric_time:{grain} without metrics lists the time spine `{spine.qualified}`, "
+            f"whose rows are {spine.grain}s",
+            hint=f"group by metric_time:{spine.grain} or coarser, or add a metric",
+        )
+    return grain
 
 
 def _source(model: ModelIr, needed: list[str], reaches: Callable[[str, str], bool]) -> str:

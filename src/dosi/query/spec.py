@@ -83,7 +83,8 @@ class Query:
     time_ranges: tuple[TaggedRange, ...] = ()  # tagged ranges (CORE-Q-11)
     # D-LOD filter placement: the context layer, feeding every rollup (datus-extensions §3)
     context_filter: str | None = None
-    # empty time buckets filled (dosi.query.densify): "time" | "all" | "windows" | "none";
+    # empty time buckets filled (dosi.query.densify): "time" | "all" | "windows" | "covered" |
+    # "none";
     # None = not given (the model's default applies)
     densify: str | None = None
     # the week start of this query (monday / sunday / saturday; None: the model's calendar)

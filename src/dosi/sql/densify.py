@@ -83,6 +83,8 @@ def _bounds(r: Renderer, spine: Spine, rows: str) -> exp.Select:
         hi = _literal(dia, spine.end)
     else:
         hi = dia.shift(exp.Max(this=clone(driver)), 1, spine.step)
+        for n, grain in spine.beyond:  # densify covered: a back offset's values after the data
+            hi = dia.shift(hi, n, grain)
     sel = exp.Select().select(
         aliased(dia.as_timestamp(lo), "lo"), aliased(dia.as_timestamp(hi), "hi"), copy=False
     )

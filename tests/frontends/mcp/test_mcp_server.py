@@ -141,7 +141,7 @@ async def _typed(client: Client, engine: Engine) -> None:
     week = next(a for a in query["week_start"]["anyOf"] if "enum" in a)
     assert week["enum"] == ["monday", "sunday", "saturday"]
     densify = next(a for a in query["densify"]["anyOf"] if "enum" in a)
-    assert densify["enum"] == ["time", "all", "windows", "none"]
+    assert densify["enum"] == ["time", "all", "windows", "covered", "none"]
     whole = query["query"]
     assert set(whole["properties"]) == set(QUERY_KEYS) and "$ref" not in json.dumps(whole)
     grain = whole["properties"]["group_by"]["anyOf"][0]["items"]["anyOf"][1]

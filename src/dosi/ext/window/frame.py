@@ -6,14 +6,16 @@ function check (`dosi.ext.window.functions.frame_function`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from dosi.ext.window.frame_rules import SLOTS as SLOTS  # the family's D-PARAM slots
 from dosi.ext.window.frame_rules import (
     UNBOUNDED,
     bound,
     check_combinations,
     parse_fraction,
+    parse_history,
     parse_reset,
 )
 from dosi.ext.window.functions import frame_function
@@ -24,9 +26,7 @@ from dosi.ext.window.spec import (
     Grain,
     OrderSpec,
     PartitionSpec,
-    WindowSlot,
     WindowSpec,
-    key_in_object,
 )
 
 FRAME_KEYS: tuple[str, ...] = (
@@ -43,6 +43,7 @@ FRAME_KEYS: tuple[str, ...] = (
     "exclusion",
     "fraction",
     "period_value",
+    "history",
 )
 UNITS: tuple[str, ...] = ("rows", "range", "groups")
 #: SQL:2011 frame exclusion (1.14); `no_others` is the default and renders no clause
@@ -54,7 +55,6 @@ FRAME_DEFAULT_ORDER = OrderSpec("time", "asc")
 FRAME_DEFAULT_PARTITION = PartitionSpec("query_dimensions")
 
 
-
 @dataclass(frozen=True)
 class FrameWindow(WindowSpec):
     """Ordered re-aggregation (WM "General form — frame"; `rolling` / `cumulative` desugar here).
@@ -64,7 +64,8 @@ class FrameWindow(WindowSpec):
     `following` (0 = CURRENT ROW, the default; None with `following_unbounded`), GROUPS units,
     `exclusion`, and `fraction` for the percentiles; `period_value` (issue 22): the frame
     accumulates at its grain, and a coarser query bucket reports the first, last or average of
-    those running values (`dosi.ext.window.period_value`).
+    those running values (`dosi.ext.window.period_value`). `history` (1.15): a running frame
+    also counts every row before a time_range start (MetricFlow's cumulative metrics).
     """
 
     function: str
@@ -82,6 +83,7 @@ class FrameWindow(WindowSpec):
     exclusion: Literal["current_row", "group", "ties", "no_others"] | None = None
     fraction: float | None = None
     period_value: PeriodValue | None = None
+    history: bool = False
     family: ClassVar[str] = "frame"
     default_partition: ClassVar[PartitionSpec | None] = FRAME_DEFAULT_PARTITION
 
@@ -149,6 +151,11 @@ class FrameWindow(WindowSpec):
         return self.time_ordered and self.preceding is None and self.reset is None
 
     @property
+    def reads_history(self) -> bool:
+        """Accumulates every row before a time_range start (1.15 `history: "all"`)."""
+        return self.history
+
+    @property
     def expands_scan(self) -> bool:
         """A reset aligns the scan to the reset boundary (WIN-FRM-17)."""
         return self.reset is not None
@@ -194,6 +201,7 @@ class FrameWindow(WindowSpec):
             text += " full-window"
         if self.period_value is not None:
             text += f" {self.period_value.describe()}"
+        text += " history=all" if self.history else ""
         return text
 
 
@@ -264,6 +272,7 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
     period = None
     if present(raw, "period_value"):
         period = parse_period_value(r, f"{kp}.period_value", raw["period_value"])
+    history = parse_history(r, kp, raw, preceding, order, reset, scope)
     if r.errors != start or fn is None or order is None or partition is None:
         return None
     if following is None:
@@ -284,16 +293,5 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         exclusion=exclusion,  # type: ignore[arg-type]
         fraction=fraction,
         period_value=period,
+        history=history,
     )
-
-
-def _bind_preceding(spec: WindowSpec, value: int) -> WindowSpec:
-    if not isinstance(spec, FrameWindow):
-        raise AssertionError(f"slot frame.preceding does not fit a {spec.family} window")
-    return replace(spec, preceding=value)
-
-
-#: D-PARAM slots (PARAM-SLOT-02): `frame.preceding`.
-SLOTS: tuple[WindowSlot, ...] = (
-    WindowSlot("frame.preceding", 0, key_in_object("frame", "preceding"), _bind_preceding),
-)

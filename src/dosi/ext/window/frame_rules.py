@@ -1,18 +1,21 @@
 """The `frame` family's bounds and the rules between its keys (WIN-FRM-01..21, 1.9 `scope`,
-1.14 `following`, GROUPS, `exclusion`, `fraction`): what `dosi.ext.window.frame` parses is
+1.14 `following`, GROUPS, `exclusion`, `fraction`; 1.15 `history`): what `dosi.ext.window.frame` parses is
 checked here as a whole, so a contradiction names both keys and the frame that works.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dosi.ext.envelope import json_type
 from dosi.ext.window.functions import FRACTION_FUNCTIONS, TWO_ARG_FUNCTIONS
 from dosi.ext.window.reader import WindowReader, alternatives, is_int, present, show
-from dosi.ext.window.spec import RESET_GRAINS, OrderSpec
+from dosi.ext.window.spec import RESET_GRAINS, OrderSpec, WindowSlot, WindowSpec, key_in_object
 
 UNBOUNDED = "unbounded"
+#: `history` (1.15): where an unbounded running frame starts under a time_range start
+HISTORIES: tuple[str, ...] = ("range", "all")
 
 
 def bound(r: WindowReader, key: str, value: Any, side: str) -> int | str | None:
@@ -56,8 +59,11 @@ def parse_fraction(r: WindowReader, kp: str, raw: dict[str, Any], fn: str | None
         return None
     if present(raw, "fraction"):
         what = "median (always 0.5)" if fn == "median" else f'"{fn}"'
-        r.err(key, f"only applies to percentile_cont / percentile_disc, not {what}",
-              hint="remove window.frame.fraction")
+        r.err(
+            key,
+            f"only applies to percentile_cont / percentile_disc, not {what}",
+            hint="remove window.frame.fraction",
+        )
     return None
 
 
@@ -76,8 +82,15 @@ def check_combinations(
     unbounded or GROUPS / RANGE frames, following against a descending or RANGE order, and the
     second series of the two-argument functions."""
     if present(raw, "scope"):
-        for k in ("preceding", "reset", "require_full_window", "units", "order", "following",
-                  "exclusion"):
+        for k in (
+            "preceding",
+            "reset",
+            "require_full_window",
+            "units",
+            "order",
+            "following",
+            "exclusion",
+        ):
             if present(raw, k):
                 r.err(
                     f"{kp}.{k}",
@@ -89,15 +102,13 @@ def check_combinations(
         if rfw and preceding == UNBOUNDED:
             r.err(
                 f"{kp}.require_full_window",
-                'cannot be true with preceding "unbounded": an unbounded frame is never '
-                "partial",
+                'cannot be true with preceding "unbounded": an unbounded frame is never partial',
                 hint="drop require_full_window, or give preceding a number",
             )
         if rfw and following == UNBOUNDED:
             r.err(
                 f"{kp}.require_full_window",
-                'cannot be true with following "unbounded": an unbounded frame is never '
-                "partial",
+                'cannot be true with following "unbounded": an unbounded frame is never partial',
                 hint="drop require_full_window, or give following a number",
             )
         if (
@@ -107,8 +118,8 @@ def check_combinations(
             and order.by == "time"
             and order.direction == "desc"
         ):
-            p_text = "\"unbounded\"" if preceding == UNBOUNDED else str(preceding)
-            f_text = "\"unbounded\"" if following == UNBOUNDED else str(following)
+            p_text = '"unbounded"' if preceding == UNBOUNDED else str(preceding)
+            f_text = '"unbounded"' if following == UNBOUNDED else str(following)
             r.err(
                 f"{kp}.following",
                 'is not allowed with order {"by": "time", "direction": "desc"}: a following '
@@ -170,7 +181,7 @@ def check_combinations(
         elif fn not in TWO_ARG_FUNCTIONS and present(raw, "second"):
             r.err(
                 f"{kp}.second",
-                f'only applies to covar_pop / covar_samp / corr and the regr_* functions, not '
+                f"only applies to covar_pop / covar_samp / corr and the regr_* functions, not "
                 f'"{fn}"',
                 hint="remove window.frame.second",
             )
@@ -195,3 +206,53 @@ def parse_reset(r: WindowReader, key: str, value: Any) -> str | None:
         )
         return None
     return r.enum(key, value, RESET_GRAINS)
+
+
+def parse_history(
+    r: WindowReader,
+    kp: str,
+    raw: dict[str, Any],
+    preceding: int | str | None,
+    order: OrderSpec | None,
+    reset: Any,
+    scope: str | None,
+) -> bool:
+    """`history` (1.15): `"all"` on a time-ordered frame unbounded back, without a reset."""
+    if not present(raw, "history"):
+        return False
+    r.feature("window.frame.history")
+    value = r.enum(
+        f"{kp}.history",
+        raw["history"],
+        HISTORIES,
+        hint='"all" accumulates the rows before a time_range start; "range" (the default) '
+        "starts at it",
+    )
+    if value != "all":
+        return False
+    if (
+        preceding not in (None, UNBOUNDED)
+        or scope
+        or reset is not None
+        or (order is not None and order.by != "time")
+    ):
+        r.err(
+            f"{kp}.history",
+            '"all" applies to a running total: a frame ordered by time, unbounded back '
+            '(preceding: "unbounded"), without a reset',
+            hint='drop history, or make the frame "preceding": "unbounded" with no reset',
+        )
+        return False
+    return True
+
+
+def _bind_preceding(spec: WindowSpec, value: int) -> WindowSpec:
+    if spec.family != "frame":
+        raise AssertionError(f"slot frame.preceding does not fit a {spec.family} window")
+    return replace(spec, preceding=value)
+
+
+#: D-PARAM slots (PARAM-SLOT-02): `frame.preceding`.
+SLOTS: tuple[WindowSlot, ...] = (
+    WindowSlot("frame.preceding", 0, key_in_object("frame", "preceding"), _bind_preceding),
+)

@@ -87,6 +87,11 @@ class WindowSpec:
         return False
 
     @property
+    def reads_history(self) -> bool:
+        """Reads every row before a time_range start (a frame's 1.15 `history: "all"`)."""
+        return False
+
+    @property
     def expands_scan(self) -> bool:
         return False
 

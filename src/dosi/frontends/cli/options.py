@@ -235,11 +235,12 @@ def query_options(f: F) -> F:
         click.option(
             "--densify",
             "densify",
-            type=click.Choice(["time", "all", "windows", "false"]),
+            type=click.Choice(["time", "all", "windows", "covered", "false"]),
             default=None,
             help="Fill empty time buckets from a time spine: time (every bucket of the "
             "grain), all (crossed with the grouped values), windows (window metrics over the "
-            "filled series, rows with data returned), false (none, over a model default).",
+            "filled series, rows with data returned), covered (those rows and the empty buckets "
+            "a window metric has a value in), false (none, over a model default).",
         ),
         click.option(
             "--week-start",

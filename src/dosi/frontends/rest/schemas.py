@@ -15,8 +15,8 @@ QUERY_SCHEMA = {
         "where_sql": {"type": "string"},
         "context_filter": {"type": "string"},
         "densify": {
-            "description": "fill empty time buckets: time, all, windows, or false",
-            "enum": ["time", "all", "windows", "none", True, False],
+            "description": "fill empty time buckets: time, all, windows, covered, or false",
+            "enum": ["time", "all", "windows", "covered", "none", True, False],
         },
         "week_start": {
             "description": "the first day of a week bucket (over the model's calendar)",

@@ -627,8 +627,8 @@ class MetricConverter:
             if g not in GRAINS[1:]:
                 raise Skip("grain_to_date_not_supported", f"grain_to_date `{g}`")
             spec = {"type": "cumulative", "function": func, "reset": g}
-        else:
-            spec = {"type": "cumulative", "function": func}
+        else:  # MetricFlow accumulates from the beginning of time (DATUS 1.15 history)
+            spec = {"type": "cumulative", "function": func, "history": "all"}
         spec["period_value"] = period_value(period, self.time_of(agg.measure))
         if base is None:
             plain = Out(f"{name}__base", agg.sql(), self._time_payload(agg.measure), plain=True)

@@ -22,7 +22,7 @@ from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 from dosi.importers.dbt.dimension_only import dimension_only_needs
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
 from dosi.importers.dbt.names import DbtNameError, DbtNames, Element, Resolved
-from dosi.importers.dbt.spine import joins_time_spine
+from dosi.importers.dbt.spine import day_spine, spine_densify
 from dosi.importers.dbt.time_grains import (
     SHARED_GRAINS,
     SUB_SECOND_GRAINS,
@@ -31,6 +31,7 @@ from dosi.importers.dbt.time_grains import (
     default_grain,
     dosi_date_part,
 )
+from dosi.importers.dbt.time_where import where_as_time_range
 
 #: what a translation may need that dosi (or this translation) does not have; the test bed's
 #: `needs:` names come from here
@@ -143,7 +144,8 @@ class QueryTranslator:
         grouped column's `__min` and `__max`, as MetricFlow names them."""
         t = Translated()
         if not metrics:
-            dimension_only_needs(t, group_by, group_by_items, group_by_objs)
+            spine = day_spine(self.names.manifest) is not None
+            dimension_only_needs(t, group_by, group_by_items, group_by_objs, spine)
         if self.imported is not None:
             for m in metrics:
                 if m not in self.imported:
@@ -206,7 +208,16 @@ class QueryTranslator:
             dims.update(out.metric_dimensions)
         if dims:  # MetricFlow's Metric(...) filters (dosi.query.metric_dimensions)
             q["metric_dimensions"] = dims
-        if preds:
+        mt = self._metric_time_sql(times)
+        axis_sql = [x for x in (mt(None), mt("day")) if x]
+        bounds = None
+        if len(preds) == 1 and time_constraint is None and not t.needs:
+            # a filter that only bounds metric_time applies after MetricFlow's spine joins:
+            # dosi's time_range (dosi.importers.dbt.time_where)
+            bounds = where_as_time_range(preds[0], axis_sql)
+        if bounds is not None:
+            q["time_range"] = bounds
+        elif preds:
             q["where_sql"] = preds[0] if len(preds) == 1 else " AND ".join(f"({p})" for p in preds)
         ob = []
         for text in order_by:
@@ -239,8 +250,9 @@ class QueryTranslator:
                 # other time field the query groups by
                 q["time_range"]["dimension"] = "metric_time"
         axes = {el.qualified for m in metrics for el in self.metric_times.get(m, ())}
-        if joins_time_spine(self.names.manifest, metrics, q, axes):  # MetricFlow's spine join
-            q["densify"] = "time"
+        mode = spine_densify(self.names.manifest, metrics, q, axes)  # MetricFlow's spine joins
+        if mode is not None:
+            q["densify"] = mode
         t.query = q
         return t
 

@@ -8,7 +8,9 @@ D-WINDOW's `period_value` on the cumulative window (docs/extensions/d-window.md)
 The project's day time spine becomes a dataset and the model's DOSI `time_spine` setting, with
 `bounds: "table"`: a densified query without a time_range spans every spine row, as MetricFlow's
 joins to the spine do (docs/densify.md). Queries of `join_to_timespine` metrics densify
-(dosi.importers.dbt.queries).
+(dosi.importers.dbt.queries); queries of offset and cumulative metrics densify `covered`
+(every spine bucket where a metric input has data after its shift or within its window, as
+MetricFlow's spine joins for them).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dbt_semantic_interfaces.implementations.semantic_manifest import PydanticSe
 from dbt_semantic_interfaces.type_enums.metric_type import MetricType
 from dbt_semantic_interfaces.type_enums.period_agg import PeriodAggregation
 
+from dosi.ext.grains import is_date_part
 from dosi.ext.window.period_value import PERIOD_GRAINS
 from dosi.importers.common import field_obj, safe_name
 from dosi.importers.dbt.names import Element
@@ -87,6 +90,58 @@ def spine_setting(dataset: str, field: str = "ds") -> dict[str, Any]:
     return {"vendor_name": "DOSI", "data": json.dumps(data)}
 
 
+def spine_densify(
+    manifest: PydanticSemanticManifest,
+    metrics: Sequence[str],
+    query: Mapping[str, Any],
+    axes: Iterable[str] = (),
+) -> str | None:
+    """The densify mode of a query MetricFlow answers over its time spine: `time` for a
+    join_to_timespine metric, `covered` for an offset or cumulative one; None otherwise."""
+    axes = tuple(axes)
+    if joins_time_spine(manifest, metrics, query, axes):
+        return "time"
+    if not _on_spine_axis(manifest, query, axes, buckets_only=True):
+        return None
+    by_name = {m.name: m for m in manifest.metrics}
+    return "covered" if any(_windowed(by_name, n, set()) for n in metrics) else None
+
+
+def _windowed(by_name: Mapping[str, Any], name: str, seen: set[str]) -> bool:
+    """The metric (or an input of it, recursively) is cumulative or reads an offset input."""
+    m = by_name.get(name)
+    if m is None or name in seen:
+        return False
+    seen.add(name)
+    if m.type is MetricType.CUMULATIVE:
+        return True
+    for inp in m.type_params.metrics or ():
+        if inp.offset_window is not None or inp.offset_to_grain is not None:
+            return True
+        if _windowed(by_name, inp.name, seen):
+            return True
+    return False
+
+
+def _on_spine_axis(
+    manifest: PydanticSemanticManifest,
+    query: Mapping[str, Any],
+    axes: Iterable[str],
+    *,
+    buckets_only: bool = False,
+) -> bool:
+    """The project has a day spine and the query groups by metric_time (or a metric's axis)
+    at a grain (`buckets_only`: a time bucket, not a date part)."""
+    if day_spine(manifest) is None:
+        return False
+    on_axis = {"metric_time", *axes}
+    for g in (str(g) for g in query.get("group_by") or ()):
+        field, _, grain = g.partition(":")
+        if grain and field in on_axis and not (buckets_only and is_date_part(grain)):
+            return True
+    return False
+
+
 def joins_time_spine(
     manifest: PydanticSemanticManifest,
     metrics: Sequence[str],
@@ -94,23 +149,34 @@ def joins_time_spine(
     axes: Iterable[str] = (),
 ) -> bool:
     """A query MetricFlow answers on every spine bucket: a queried simple metric joins the
-    time spine (`join_to_timespine`), the project has a day spine, and the query groups by
-    metric_time or the metric's agg time dimension (`axes`, qualified) at a grain. A where
+    time spine (`join_to_timespine`; or a derived metric reads one unshifted), the project
+    has a day spine, and the query groups by metric_time or the metric's agg time dimension (`axes`, qualified) at a grain. A where
     filter on another grouped dimension is applied after the spine join as well, which drops
     every filled row: no densify then."""
-    if day_spine(manifest) is None:
+    if not _on_spine_axis(manifest, query, axes):
         return False
     group_by = [str(g) for g in query.get("group_by") or ()]
-    on_axis = {"metric_time", *axes}
-    if not any(":" in g and g.split(":")[0] in on_axis for g in group_by):
-        return False
     where = str(query.get("where_sql") or "")
     if any(":" not in g and g in where for g in group_by):
         return False
     by_name = {m.name: m for m in manifest.metrics}
+    return any(_joins_spine(by_name, name, set()) for name in metrics)
+
+
+def _joins_spine(by_name: Mapping[str, Any], name: str, seen: set[str]) -> bool:
+    """A simple metric that joins the time spine, or a derived one over such an input (not
+    shifted: an offset input reads the spine where its shifted value exists)."""
+    m = by_name.get(name)
+    if m is None or name in seen:
+        return False
+    seen.add(name)
+    if m.type is MetricType.SIMPLE:
+        return bool(m.type_params.join_to_timespine)
+    if m.type is not MetricType.DERIVED:
+        return False
     return any(
-        (m := by_name.get(name)) is not None
-        and m.type is MetricType.SIMPLE
-        and bool(m.type_params.join_to_timespine)
-        for name in metrics
+        inp.offset_window is None
+        and inp.offset_to_grain is None
+        and _joins_spine(by_name, inp.name, seen)
+        for inp in m.type_params.metrics or ()
     )

@@ -103,7 +103,7 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: PlanDialect) -> OrderLim
         carried = tuple(m for m in plan.metrics if m.name not in windowed and m.name in shown)
         below, passed = series_densified(model, series[0], aggs[0].measures, (), plan)
         top = Window(below, stage.time_key, stage.grain, plan.dims, carried, stage.metrics, passed)
-        top = _trimmed(_derived(top, plan), stage, dense)
+        top = _trimmed(_derived(top, plan), stage, dense, plan)
         top = output_densified(model, top, plan, windowed)
     elif stage is not None:
         # a window metric beside metrics of another fact dataset: the branches merge first
@@ -132,7 +132,7 @@ def build_dag(model: ModelIr, plan: QueryPlan, dialect: PlanDialect) -> OrderLim
         carried = tuple(m.name for m in plain if m.name in shown)
         below, carried = series_densified(model, merged, tuple(passed), plain, plan, carried)
         top = Window(below, stage.time_key, stage.grain, plan.dims, (), stage.metrics, carried)
-        top = _trimmed(_derived(top, plan), stage, dense)
+        top = _trimmed(_derived(top, plan), stage, dense, plan)
         top = output_densified(model, top, plan, windowed)
     else:
         top = (
@@ -179,9 +179,13 @@ def _derived(top: Window, plan: QueryPlan) -> PlanNode:
     return node
 
 
-def _trimmed(top: PlanNode, stage: WindowStage, dense: DensePlan | None = None) -> PlanNode:
+def _trimmed(
+    top: PlanNode, stage: WindowStage, dense: DensePlan | None, plan: QueryPlan
+) -> PlanNode:
     """The rows of the widened scan outside the queried range dropped after the windows (and
-    the rows a densified series filled, when the output keeps the rows with data)."""
+    the rows a densified series filled, when the output keeps the rows with data). Densify
+    `covered` keeps the buckets where a window metric the result reads has a value, and the
+    rows with data when it reads a metric outside the windows."""
     trim = stage.trim
     present = PRESENT if dense is not None and dense.series is not None and dense.present else None
     key = stage.time_key
@@ -189,7 +193,37 @@ def _trimmed(top: PlanNode, stage: WindowStage, dense: DensePlan | None = None) 
         key = dense.series.driver  # type: ignore[union-attr]
     if key is None or ((trim is None or (trim.start is None and trim.end is None)) and not present):
         return top
-    return Trim(top, key, trim or TimeBounds(None, None), present)
+    covering: tuple[str, ...] = ()
+    direct = True
+    if present is not None and dense is not None and dense.covering:
+        covering, direct = _covering(plan, stage)
+    return Trim(top, key, trim or TimeBounds(None, None), present, covering, direct)
+
+
+def _covering(plan: QueryPlan, stage: WindowStage) -> tuple[tuple[str, ...], bool]:
+    """The window metrics the result reads (through composes, not through an upper window's
+    base: a nested offset covers where the outer one has a value), and whether it reads a
+    metric outside the windows."""
+    windows = [wm.name for wms in (stage.metrics, *stage.uppers) for wm in wms]
+    composes = {d.name: d for d in plan.derived}
+    having = plan.result_filter
+    todo = [*plan.outputs[len(plan.dims) :], *(having.metrics if having is not None else ())]
+    seen: set[str] = set()
+    cover: set[str] = set()
+    direct = False
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in windows:
+            cover.add(name)
+        elif name in composes:
+            formula = composes[name].formula
+            todo.extend(c.name for c in formula.find_all(exp.Column) if not c.table)
+        else:
+            direct = True
+    return tuple(w for w in dict.fromkeys(windows) if w in cover), direct
 
 
 def series_densified(

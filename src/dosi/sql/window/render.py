@@ -60,5 +60,12 @@ def trim_predicates(r: Renderer, trim: Trim) -> list[exp.Expression]:
             exp.LT(this=clone(t), expression=r.dialect.time_literal(trim.bounds.end, None))
         )
     if trim.present is not None:  # a densified series: the rows a spine filled dropped
-        preds.append(exp.EQ(this=col(trim.present), expression=exp.Literal.number(1)))
+        data = exp.EQ(this=col(trim.present), expression=exp.Literal.number(1))
+        keeps: list[exp.Expression] = [data] if trim.with_data or not trim.covering else []
+        for c in trim.covering:  # densify `covered`: or a window metric has a value
+            keeps.append(exp.Not(this=exp.Is(this=col(c), expression=exp.Null())))
+        keep = keeps[0]
+        for k in keeps[1:]:
+            keep = exp.Or(this=keep, expression=k)
+        preds.append(exp.Paren(this=keep) if len(keeps) > 1 else keep)
     return preds
