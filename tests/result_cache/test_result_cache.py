@@ -306,6 +306,8 @@ def test_issue28_4_server_cache_is_shared_and_cleared_on_reload(
     assert holder.results.stats()["hits"] == 1
     time.sleep(0.01)
     model.write_text(SHOP_MODEL.read_text() + "\n# touched\n")
+    time.sleep(0.3)  # the watcher reads a model file once it has settled (frontends.holder)
+    holder.refresh()  # what the watcher thread does (check_interval=0 starts none)
     with holder.lease() as c:
         assert holder.reloads == 1 and len(holder.results) == 0
         c.execute(MONTHLY, db_path=shop_db)
