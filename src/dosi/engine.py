@@ -1086,6 +1086,7 @@ class Engine:
             if runner is not None:
                 runner.close()
             runner = self._cons[conkey] = open_recovering(profile, self.options)
+            runner.connect()  # opened (its files attached) before the stamps below are taken
             self._opened[conkey] = stamp
             self._opened_store[conkey] = files_version(self._extra_files)
         return runner

@@ -69,6 +69,11 @@ class Reconnecting:
         self.state, self.last_error = "unavailable", "warehouse_unavailable"
         raise warehouse_unavailable(self.name, self.kind, len(self.backoff), last)
 
+    def connect(self) -> Runner:
+        """Open the connection now (not on first use): a caller that stamps the files the
+        connection reads (the result cache, the rollup store) stamps what it opened."""
+        return self._runner()
+
     def _runner(self) -> Runner:
         with self._lock:
             if self.inner is None:
