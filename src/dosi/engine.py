@@ -352,7 +352,12 @@ class Engine:
     # -- catalog -------------------------------------------------------------------------------
     @property
     def warnings(self) -> list[dict[str, Any]]:
-        return [d.to_dict() for d in self.model.warnings]
+        return [d.to_dict() for d in self._model_warnings()]
+
+    def _model_warnings(self) -> tuple[Diagnostic, ...]:
+        """The model's own warnings: the model author's, and they name every metric and field,
+        so a policed user sees none of them (docs/access-policies.md)."""
+        return () if self.scope is not None else tuple(self.model.warnings)
 
     def metrics(self) -> list[dict[str, Any]]:
         if self.scope is not None:
@@ -524,7 +529,7 @@ class Engine:
         return self._compiled(cache_option(query)[0], None, False, literals=False).dag.to_json()
 
     def _warnings(self, c: CompiledQuery) -> list[dict[str, Any]]:
-        return [d.to_dict() for d in (*self.model.warnings, *c.warnings)]
+        return [d.to_dict() for d in (*self._model_warnings(), *c.warnings)]
 
     # -- execute ----------------------------------------------------------------------------------
     @_audited("execute")
@@ -741,7 +746,7 @@ class Engine:
             "dialect": dia.name,
             "sql": tree.sql(dialect=dia.name, pretty=pretty),
             "outputs": [],
-            "warnings": [d.to_dict() for d in self.model.warnings],
+            "warnings": [d.to_dict() for d in self._model_warnings()],
             "requested_columns": rd.requested_columns(),
         }
 
@@ -815,7 +820,7 @@ class Engine:
             "dialect": dia.name,
             "sql": tree.sql(dialect=dia.name, pretty=pretty),
             "outputs": [],
-            "warnings": [d.to_dict() for d in self.model.warnings],
+            "warnings": [d.to_dict() for d in self._model_warnings()],
             "requested_columns": requested,
         }
         return out, dq, rd

@@ -402,3 +402,18 @@ def test_issue30_literal_templates_never_cross_users(acl_db: Path) -> None:
     ).fetchone()
     con.close()
     assert want is not None and [r["revenue"] for r in got["rows"]] == [want[0]]
+
+
+def test_issue30_model_warnings_are_the_owners(acl_db: Path) -> None:
+    """issue 30 item 3: model warnings name the model's metrics (here the hidden `total_cost`);
+    the owner sees them, a policed user none (in `warnings` and in a query's answer)."""
+    text = MODEL.read_text().replace(
+        "{dialect: ANSI_SQL, expression: SUM(orders.cost)}",
+        "{dialect: DUCKDB, expression: SUM(orders.cost)}",
+    )
+    owner = Engine(model_text=text, access=CONFIG)
+    assert any("total_cost" in json.dumps(w) for w in owner.warnings)
+    ana = owner.as_user(user("ana"))
+    assert ana.warnings == []
+    got = ana.execute({"metrics": ["revenue"]}, db_path=acl_db)
+    assert not any("total_cost" in json.dumps(w) for w in got["warnings"])

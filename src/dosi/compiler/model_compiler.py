@@ -98,7 +98,7 @@ def _compile(spec: SemanticModelSpec, cx: CompileContext, version: str) -> Model
     pending = {spec_.name for spec_, _, _ in scope.lod_pending}  # D-LOD: compiled later
     rejected = [
         m.name
-        for m in spec.metrics
+        for m in spec.metrics or []
         if m.name not in metrics and m.name not in unavailable and m.name not in pending
     ]
     compile_derives(scope, metrics, rejected)  # D-DERIVE: after every metric exists

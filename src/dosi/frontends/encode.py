@@ -72,10 +72,11 @@ def encode_csv(result: Any, budget: ResultBudget | None = None) -> bytes:
     return bytes(out)
 
 
-def encode_arrow(table: pa.Table, budget: ResultBudget | None = None) -> bytes:
-    """The result's Arrow table as an IPC stream, a record batch at a time."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+def _write_batches(
+    writer: Any, sink: pa.BufferOutputStream, table: pa.Table, budget: ResultBudget | None
+) -> bytes:
+    """The table through `writer` a record batch at a time, the budget checked after each."""
+    with writer:
         done = 0
         for batch in table.to_batches(max_chunksize=SLICE * 10):
             writer.write_batch(batch)
@@ -83,20 +84,19 @@ def encode_arrow(table: pa.Table, budget: ResultBudget | None = None) -> bytes:
             if budget is not None:
                 budget.check_bytes(sink.tell(), done)
     return bytes(sink.getvalue().to_pybytes())
+
+
+def encode_arrow(table: pa.Table, budget: ResultBudget | None = None) -> bytes:
+    """The result's Arrow table as an IPC stream, a record batch at a time."""
+    sink = pa.BufferOutputStream()
+    return _write_batches(pa.ipc.new_stream(sink, table.schema), sink, table, budget)
 
 
 def encode_parquet(table: pa.Table, budget: ResultBudget | None = None) -> bytes:
     """The result's Arrow table as a Parquet file (exact decimals, typed dates), a row group
     at a time."""
     sink = pa.BufferOutputStream()
-    with pq.ParquetWriter(sink, table.schema) as writer:
-        done = 0
-        for batch in table.to_batches(max_chunksize=SLICE * 10):
-            writer.write_batch(batch)
-            done += batch.num_rows
-            if budget is not None:
-                budget.check_bytes(sink.tell(), done)
-    return bytes(sink.getvalue().to_pybytes())
+    return _write_batches(pq.ParquetWriter(sink, table.schema), sink, table, budget)
 
 
 def encode_result(fmt: str, result: Any, budget: ResultBudget | None) -> tuple[bytes, str]:

@@ -8,6 +8,8 @@ wire server (`dosi.frontends.pg`, no extra needed) beside REST."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -30,6 +32,37 @@ from dosi.frontends.tokens import usable_token
 
 REST_SERVER = "dosi.frontends.rest.server"
 MCP_SERVER = "dosi.frontends.mcp.server"
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_max_rows = click.option(
+    "--max-rows",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Refuse an answer of more rows (result_too_large; default $DOSI_MAX_ROWS or "
+    "100000; 0: no limit). A request may ask for less (?max_rows=).",
+)
+_max_result_bytes = click.option(
+    "--max-result-bytes",
+    default=None,
+    metavar="SIZE",
+    help="Refuse an answer larger than this once encoded (default $DOSI_MAX_RESULT_BYTES or "
+    "64MB; 0: no limit). A request may ask for less (?max_bytes=).",
+)
+_memory_budget = click.option(
+    "--memory-budget",
+    default=None,
+    metavar="SIZE",
+    help="Memory for all query engines together; each DuckDB gets its share (default "
+    "$DOSI_MEMORY_BUDGET or half the machine's memory).",
+)
+
+
+def limit_options(fn: F) -> F:
+    """The serving limits (issue 29 item 1), the same options on `serve` and `mcp`."""
+    return _max_rows(_max_result_bytes(_memory_budget(fn)))
 
 
 @click.command(epilog=COMMAND_EPILOG)
@@ -90,28 +123,7 @@ MCP_SERVER = "dosi.frontends.mcp.server"
     metavar="SECONDS",
     help="Per-request timeout: compile, run, conversion and encoding together.",
 )
-@click.option(
-    "--max-rows",
-    type=int,
-    default=None,
-    metavar="N",
-    help="Refuse an answer of more rows (result_too_large; default $DOSI_MAX_ROWS or "
-    "100000; 0: no limit). A request may ask for less (?max_rows=).",
-)
-@click.option(
-    "--max-result-bytes",
-    default=None,
-    metavar="SIZE",
-    help="Refuse an answer larger than this once encoded (default $DOSI_MAX_RESULT_BYTES or "
-    "64MB; 0: no limit). A request may ask for less (?max_bytes=).",
-)
-@click.option(
-    "--memory-budget",
-    default=None,
-    metavar="SIZE",
-    help="Memory for all query engines together; each DuckDB gets its share (default "
-    "$DOSI_MEMORY_BUDGET or half the machine's memory).",
-)
+@limit_options
 @access_option
 @db_options
 @model_options
@@ -220,28 +232,7 @@ def serve(
     help="Over stdio with --access, the access file's user the agent answers as.",
 )
 @access_option
-@click.option(
-    "--max-rows",
-    type=int,
-    default=None,
-    metavar="N",
-    help="Refuse an answer of more rows (result_too_large; default $DOSI_MAX_ROWS or "
-    "100000; 0: no limit). A request may ask for less (?max_rows=).",
-)
-@click.option(
-    "--max-result-bytes",
-    default=None,
-    metavar="SIZE",
-    help="Refuse an answer larger than this once encoded (default $DOSI_MAX_RESULT_BYTES or "
-    "64MB; 0: no limit). A request may ask for less (?max_bytes=).",
-)
-@click.option(
-    "--memory-budget",
-    default=None,
-    metavar="SIZE",
-    help="Memory for all query engines together; each DuckDB gets its share (default "
-    "$DOSI_MEMORY_BUDGET or half the machine's memory).",
-)
+@limit_options
 @db_options
 @model_options
 def mcp(
