@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import glob
 import os
 import random
-import shlex
 import shutil
 import socket
 import subprocess
@@ -38,6 +36,10 @@ import duckdb
 import httpx
 import psycopg
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "kit"))
+from pgserverkit import remove_pg, server_binaries, start_pg
+from servekit import free_port
 
 MODEL: dict[str, Any] = {
     "version": "0.2.0.dev0",
@@ -113,65 +115,6 @@ INVALID = [
 RAW_INVALID = [b'{"metrics": [', b"[" * 2000, b'{"metrics": ["\\ud800"]}']
 SLOW = {"metrics": ["spread"], "group_by": ["big.x"], "limit": 5}
 OVERSIZED = {"from": "big", "fields": ["big.x"], "limit": BIG_ROWS}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-# -- the PostgreSQL server of this run --------------------------------------------------------
-def _as_postgres(cmd: list[str]) -> None:
-    if os.getuid() == 0:
-        cmd = ["su", "postgres", "-s", "/bin/sh", "-c", shlex.join(cmd)]
-    subprocess.run(cmd, check=True, capture_output=True)
-
-
-class Pg:
-    def __init__(self) -> None:
-        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
-        if not found:
-            sys.exit("soak: no PostgreSQL server binaries (bash scripts/postgres.sh)")
-        self.bin = Path(found[-1]).parent
-        self.data = Path(tempfile.mkdtemp(prefix="dosi-soak-pg-"))
-        if os.getuid() == 0:
-            shutil.chown(self.data, "postgres")
-        self.port = free_port()
-        _as_postgres(
-            [str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres"]
-        )
-        self.start()
-
-    @property
-    def dsn(self) -> str:
-        return f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres connect_timeout=2"
-
-    def start(self) -> None:
-        opts = f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c fsync=off"
-        _as_postgres(
-            [
-                str(self.bin / "pg_ctl"),
-                "-D",
-                str(self.data),
-                "-o",
-                opts,
-                "-l",
-                str(self.data / "log"),
-                "-w",
-                "start",
-            ]
-        )
-
-    def kill(self) -> None:
-        _as_postgres(
-            [str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"]
-        )
-
-    def remove(self) -> None:
-        with contextlib.suppress(subprocess.CalledProcessError):
-            self.kill()
-        shutil.rmtree(self.data, ignore_errors=True)
 
 
 # -- the servers ---------------------------------------------------------------------------------
@@ -342,7 +285,9 @@ def main() -> None:
     ap.add_argument("--clients", default="8,64,256")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="dosi-soak-"))
-    pg = Pg()
+    if server_binaries() is None:
+        sys.exit("soak: no PostgreSQL server binaries (bash scripts/postgres.sh)")
+    pg = start_pg()  # a throwaway server of this run's own (tests/kit/pgserverkit.py)
     procs: list[subprocess.Popen[bytes]] = []
     try:
         with psycopg.connect(pg.dsn, autocommit=True) as con:
@@ -388,7 +333,7 @@ def main() -> None:
             if faults:
                 duck_allowed.add(550)  # the swap: answers from either file, never a mix
                 time.sleep(args.seconds / 4)
-                pg.kill()
+                pg.stop()
                 stats.pg_down_at = time.monotonic()
                 during = outage_probe(wh_url, 1.0)
                 pg.start()
@@ -436,7 +381,7 @@ def main() -> None:
             p.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(10)
-        pg.remove()
+        remove_pg(pg)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
