@@ -11,15 +11,16 @@ from decimal import Decimal, InvalidOperation
 from sqlglot import exp
 
 from dosi.compiler.derive_expansion import DerivePass, Expansion
-from dosi.compiler.measures import infer_kind
+from dosi.compiler.measures import double, infer_kind
 from dosi.compiler.sqlparse import strip_parens
+from dosi.compiler.trees import clone, sql_text
 from dosi.ir.model import MeasureIr, MetricIr
 
 
 def canonical(tree: exp.Expression) -> exp.Expression:
     """Parentheses dropped (the tree holds the precedence), a top-level ratio of two single
     aggregates with its numerator as DOUBLE, as a ratio metric compiles."""
-    out = strip_parens(tree.copy())
+    out = strip_parens(clone(tree))
     for p in list(out.find_all(exp.Paren)):
         inner = p.this
         while isinstance(inner, exp.Paren):
@@ -27,7 +28,7 @@ def canonical(tree: exp.Expression) -> exp.Expression:
         p.replace(inner)
     if infer_kind(out) == "ratio" and not isinstance(out.this, exp.Cast):
         out = exp.Div(
-            this=exp.Cast(this=out.this, to=exp.DataType.build("DOUBLE")),
+            this=exp.Cast(this=out.this, to=double()),
             expression=out.expression,
         )
     return out
@@ -112,7 +113,7 @@ def check_gate(p: DerivePass, m: MetricIr, e: Expansion, members: bool = False) 
 def _key(meas: MeasureIr) -> tuple[str, str]:
     """What a measure computes for the gate: its owning dataset and aggregate call (a
     member's measure may carry more in its signature, e.g. D-SEMI's snapshot choice)."""
-    return meas.dataset, meas.expr.sql()
+    return meas.dataset, sql_text(meas.expr)
 
 
 def _show(tree: exp.Expression) -> str:

@@ -23,6 +23,7 @@ from dosi.compiler.sqlparse import (
     has_window,
     parse_scalar,
 )
+from dosi.compiler.trees import clone
 from dosi.compiler.trusted_sql import untrusted_construct
 from dosi.errors import DiagnosticSink
 from dosi.ir.lod_field import lod_placeholder
@@ -235,7 +236,7 @@ def _paren(node: exp.Expression) -> exp.Expression:
 def field_reference(qualified: str, expr: exp.Expression) -> exp.Expression:
     """A copy of a field's expression to put where a metric or filter names the field,
     parenthesised when needed and tagged with the field it came from."""
-    out = _paren(expr.copy())
+    out = _paren(clone(expr))
     out.meta["dosi_field"] = qualified
     return out
 

@@ -163,17 +163,26 @@ def measured_value_columns(node: exp.Expression) -> list[exp.Column]:
     return out
 
 
-def safe_division(formula: exp.Expression) -> exp.Expression:
-    """Every division in a metric formula is non-integer and NULL on a zero denominator."""
+#: DOUBLE, copied where a numerator is cast (`DataType.build` parses its text each call)
+_DOUBLE = exp.DataType.build("DOUBLE")
+
+
+def double() -> exp.DataType:
+    return _DOUBLE.copy()
+
+
+def safe_division(formula: exp.Expression, owned: bool = False) -> exp.Expression:
+    """Every division in a metric formula is non-integer and NULL on a zero denominator.
+    `owned`: the caller's own tree, rewritten in place instead of copied first."""
 
     def fix(n: exp.Expression) -> exp.Expression:
         if isinstance(n, exp.Div):
             num = n.this
             den = n.expression
             return exp.Div(
-                this=exp.Cast(this=num, to=exp.DataType.build("DOUBLE")),
+                this=exp.Cast(this=num, to=double()),
                 expression=exp.Nullif(this=den, expression=exp.Literal.number(0)),
             )
         return n
 
-    return formula.transform(fix)
+    return formula.transform(fix, copy=not owned)

@@ -16,6 +16,7 @@ from dosi.compiler.context import Site
 from dosi.compiler.measures import safe_division
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.sqlparse import strip_parens
+from dosi.compiler.trees import sql_text
 from dosi.ir.semi_additive import SemiAdditiveIr
 
 
@@ -78,7 +79,7 @@ def split_measures(
     replacements: list[tuple[exp.AggFunc, str]] = []
     for a, owner in zip(aggs, owners, strict=True):
         assert owner is not None
-        signature = f"{owner}:{a.sql()}"
+        signature = f"{owner}:{sql_text(a)}"
         name = scope.registry.name_for(metric, a, owner, signature, explicit, site, semi)
         if name is None:
             return None, [], []
@@ -91,7 +92,7 @@ def split_measures(
             formula = replaced
         else:
             a.replace(replaced)
-    formula = safe_division(strip_parens(formula))
+    formula = safe_division(strip_parens(formula), owned=True)  # the parse is ours
     loose = [c for c in formula.find_all(exp.Column) if c.table]
     if loose:
         sink.error(

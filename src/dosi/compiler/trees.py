@@ -7,6 +7,7 @@ from collections.abc import Hashable
 from typing import TypeVar
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 
 E = TypeVar("E", bound=exp.Expression)
 
@@ -34,6 +35,17 @@ def met(key: Hashable, tree: exp.Expression) -> None:
     if len(_SEEN) >= 4 * KEPT_MAX:
         _SEEN.clear()
     _SEEN[key] = None
+
+
+#: sqlglot's own dialect, what `Expression.sql()` renders with (which builds a new one per call)
+_GENERIC = Dialect()
+
+
+def sql_text(node: exp.Expression) -> str:
+    """`node.sql()` without its defensive deep copy of the tree (the garbage of a large model
+    load, docs/performance.md "Model load"). Safe because sqlglot's own dialect rewrites
+    nothing in place for a scalar expression: no bool coercion, no CTE hoisting."""
+    return _GENERIC.generate(node, copy=False)
 
 
 def clone(e: E) -> E:
