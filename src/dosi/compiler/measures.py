@@ -139,28 +139,30 @@ def infer_kind(node: exp.Expression) -> str:
 def measured_value_columns(node: exp.Expression) -> list[exp.Column]:
     """Columns whose *values* an aggregate reads: CASE conditions only select rows."""
     out: list[exp.Column] = []
-
-    def walk(n: exp.Expression) -> None:
-        if isinstance(n, exp.Column):
-            out.append(n)
-            return
-        if isinstance(n, exp.Case):
-            for branch in n.args.get("ifs") or []:
-                walk(branch.args["true"])
-            default = n.args.get("default")
-            if default is not None:
-                walk(default)
-            return
-        if isinstance(n, exp.If):
-            walk(n.args["true"])
-            if n.args.get("false") is not None:
-                walk(n.args["false"])
-            return
-        for child in n.iter_expressions():
-            walk(child)
-
-    walk(node)
+    _measured(node, out)
     return out
+
+
+def _measured(n: exp.Expression, out: list[exp.Column]) -> None:
+    """measured_value_columns' walk: a function, not a recursive closure (a reference cycle
+    per call, garbage for the cyclic collector)."""
+    if isinstance(n, exp.Column):
+        out.append(n)
+        return
+    if isinstance(n, exp.Case):
+        for branch in n.args.get("ifs") or []:
+            _measured(branch.args["true"], out)
+        default = n.args.get("default")
+        if default is not None:
+            _measured(default, out)
+        return
+    if isinstance(n, exp.If):
+        _measured(n.args["true"], out)
+        if n.args.get("false") is not None:
+            _measured(n.args["false"], out)
+        return
+    for child in n.iter_expressions():
+        _measured(child, out)
 
 
 #: DOUBLE, copied where a numerator is cast (`DataType.build` parses its text each call)

