@@ -14,6 +14,7 @@ from decimal import Decimal
 from sqlglot import exp
 
 from dosi.compiler.sqlparse import strip_parens
+from dosi.compiler.trees import clone
 from dosi.ir.percentile import quantile_of
 
 _AGG_NAMES: dict[type[exp.Expression], str] = {
@@ -170,7 +171,7 @@ _DOUBLE = exp.DataType.build("DOUBLE")
 
 
 def double() -> exp.DataType:
-    return _DOUBLE.copy()
+    return clone(_DOUBLE)
 
 
 def safe_division(formula: exp.Expression, owned: bool = False) -> exp.Expression:

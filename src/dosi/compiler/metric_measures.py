@@ -16,7 +16,7 @@ from dosi.compiler.context import Site
 from dosi.compiler.measures import safe_division
 from dosi.compiler.metric_scope import MetricScope
 from dosi.compiler.sqlparse import strip_parens
-from dosi.compiler.trees import sql_text
+from dosi.compiler.trees import discard, sql_text
 from dosi.ir.semi_additive import SemiAdditiveIr
 
 
@@ -92,6 +92,7 @@ def split_measures(
             formula = replaced
         else:
             a.replace(replaced)
+        discard(a)  # the measure keeps its own copy (MeasureRegistry.name_for)
     formula = safe_division(strip_parens(formula), owned=True)  # the parse is ours
     loose = [c for c in formula.find_all(exp.Column) if c.table]
     if loose:

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlglot import exp
+
 from dosi.compiler.context import CompileContext
 from dosi.compiler.measure_names import MeasureRegistry
 from dosi.ir.graph import RelationshipGraph
@@ -27,3 +29,7 @@ class MetricScope:
     # metrics compiled so far (document order): a compose's row counts take their members'
     # D-DATASET pins (dosi.compiler.constant_owners)
     compiled: dict[str, MetricIr] = field(default_factory=dict)
+    # metric expressions resolved so far, by (text, dialect): a model repeats its base
+    # aggregates (each window or filter metric over revenue), each parsed, checked and
+    # resolved once per load (docs/performance.md, "Model load")
+    resolved_texts: dict[tuple[str, str], exp.Expression] = field(default_factory=dict)

@@ -89,12 +89,19 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
             (m, mext.derive, site)
         )  # compose over LOD (compiler/lod_metric.py)
         return None
-    tree = _parse(scope, m.name, text, dialect, site)
-    if tree is None:
-        return None
-    note_measured_fields(scope, tree)
-    if not resolve_metric_columns(scope, m.name, tree, site):
-        return None
+    resolved = scope.resolved_texts.get((text, dialect))
+    if resolved is not None:  # an expression met before: parsed, checked and resolved once
+        tree = clone(resolved)
+    else:
+        tree = _parse(scope, m.name, text, dialect, site)
+        if tree is None:
+            return None
+        note_measured_fields(scope, tree)
+        if not resolve_metric_columns(scope, m.name, tree, site):
+            return None
+        # D-DERIVE's expression gate reads it (split_measures edits tree); IR trees are
+        # shared and never edited, so metrics of one expression share it
+        resolved = scope.resolved_texts[(text, dialect)] = clone(tree)
     kind = infer_kind(tree)
     pin = mext.dataset
     if pin is not None and pin not in scope.datasets:
@@ -106,7 +113,6 @@ def compile_metric(scope: MetricScope, m: MetricSpec) -> MetricIr | None:
             candidates=closest(pin, list(scope.datasets)),
         )
         pin = None
-    resolved = clone(tree)  # D-DERIVE's expression gate reads it (split_measures edits tree)
     semi = None
     if mext.semi_additive is not None:  # D-SEMI (compiler/semi_additive.py)
         semi = resolve_semi_additive(scope, m.name, mext.semi_additive, tree, pin, site)

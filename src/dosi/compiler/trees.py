@@ -48,6 +48,18 @@ def sql_text(node: exp.Expression) -> str:
     return _GENERIC.generate(node, copy=False)
 
 
+def discard(node: exp.Expression) -> None:
+    """Unlink a tree nothing uses any more (an aggregate replaced by its measure's name), so
+    reference counting frees it: each child's `parent` link is a reference cycle, garbage
+    only the cyclic collector frees, the largest part of a large load's collection
+    (docs/performance.md, "Model load")."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        n.parent = None
+        stack.extend(n.iter_expressions())
+
+
 def clone(e: E) -> E:
     """A copy of an IR expression to build SQL from (IR trees are shared, never edited).
 

@@ -7,7 +7,7 @@ SELECT orders.channel AS channel, SUM(orders.amount) AS revenue, COUNT(orders.or
 SELECT SUM(orders.amount) AS revenue, COUNT(DISTINCT orders.customer_id) AS customer_count FROM main.orders AS orders;
 
 -- query grain_day (model shop)
-SELECT CAST(orders.order_date AS DATE) AS order_date__day, SUM(orders.amount) AS revenue FROM main.orders AS orders GROUP BY CAST(orders.order_date AS DATE) ORDER BY order_date__day ASC;
+SELECT CAST(orders.order_date AS DATE) AS order_date__day, SUM(orders.amount) AS revenue FROM main.orders AS orders GROUP BY CAST(orders.order_date AS DATE) HAVING COUNT(*) > 0 ORDER BY order_date__day ASC;
 
 -- query grain_week (model shop)
 SELECT CAST(DATE_TRUNC('WEEK', pre.__t0) AS DATE) AS metric_time__week, SUM(pre.orders_amount_sum) AS revenue FROM (SELECT orders.order_date AS __t0, SUM(orders.amount) AS orders_amount_sum FROM main.orders AS orders GROUP BY orders.order_date HAVING COUNT(*) > 0) AS pre GROUP BY CAST(DATE_TRUNC('WEEK', pre.__t0) AS DATE) ORDER BY metric_time__week ASC;
