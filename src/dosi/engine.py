@@ -80,7 +80,7 @@ from dosi.execute.options import (
 from dosi.execute.result_cache import ResultCache, check_ttl
 from dosi.execute.rollup_store import STORE_ALIAS, RollupBuild, RollupStore
 from dosi.execute.rows import arrow_rows
-from dosi.execute.runner import Runner
+from dosi.execute.runner import Runner, table_rows_of
 from dosi.execute.shape import conform, output_types
 from dosi.execute.values import json_ready
 from dosi.execute.warehouse_columns import table_columns
@@ -91,6 +91,7 @@ from dosi.pipeline import CompiledQuery, compile_query, metric_dimension_model
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.plan.rollup_match import AvailableRollups, aligned
+from dosi.plan.scan_sizes import UNKNOWN_SIZES, ScanSizes, scan_sizes
 from dosi.query.bounds import check_query_bounds
 from dosi.query.cache_option import cache_option
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
@@ -275,6 +276,8 @@ class Engine:
         self._extra_files = (str(store_path),) if store_path is not None else ()
         self._opened: dict[str, Any] = {}  # connection key -> its files' version when opened
         self._opened_store: dict[str, Any] = {}  # ... and the rollup store's version
+        self._table_rows: dict[str, dict[str, int]] = {}  # ... and its tables' row counts
+        self._sizes: dict[str, tuple[dict[str, int], ScanSizes]] = {}  # this model's view
         self._refreshed: dict[str, tuple[float, str]] = {}  # refresh key: (checked at, value)
         self.policies = _policy_set(access)
         self.scope: AccessScope | None = None
@@ -338,6 +341,7 @@ class Engine:
         self._scopes = OrderedDict()
         self._sql_table = None
         self._sql_types = None
+        self._sizes = {}  # the small datasets of the row-filtered model (none: subqueries)
         # rollups hold every row of the fact table: a policed user reads the filtered
         # sources, never a rollup (docs/access-policies.md)
         self.rollups = ()
@@ -409,12 +413,14 @@ class Engine:
         pretty: bool,
         rollups: AvailableRollups | None = None,
         literals: bool = True,
+        sizes: ScanSizes = UNKNOWN_SIZES,
     ) -> CompiledQuery:
         """The compiled query: from the exact-text cache, else (`literals`: the caller reads
         only the SQL and the answer's facts, not the plan) from a template of a query that
         differed only in literals (dosi.query.literal_cache), else compiled in full. With
         `rollups` (aggregate awareness) no template is used: whether a rollup serves can
-        turn on a literal."""
+        turn on a literal. `sizes`: the connection's small fact tables (the pre-aggregation's
+        cost rule); plans for other sizes are cached apart."""
         literals = literals and rollups is None
         check_query_bounds(query)
         if dialect is not None and not isinstance(dialect, str):
@@ -422,11 +428,15 @@ class Engine:
         key = _cache_key(query, dialect, pretty)
         if key is not None and rollups is not None:
             key = f"{rollups.key}|{key}"
+        if key is not None and sizes.small:
+            key = f"small:{sizes.key}|{key}"
         if key is not None:
             hit = self._cache.get(key) or (self._variants.get(key) if literals else None)
             if hit is not None:
                 return hit
         shape = shape_of(query, dialect, pretty) if literals and key is not None else None
+        if shape is not None and sizes.small:
+            shape = replace(shape, key=f"small:{sizes.key}|{shape.key}")
         if shape is not None:
             template = self._literals.lookup(shape)
             if template is not None:
@@ -438,7 +448,7 @@ class Engine:
         try:
             self._check_metric_dimensions(query)
             compiled = compile_query(
-                self.model, self.graph, query, dialect, pretty, rollups, bounded=True
+                self.model, self.graph, query, dialect, pretty, rollups, bounded=True, sizes=sizes
             )
             if self.scope is not None:
                 aliases = {c.column: c.metric for c in compiled.columns}  # D-PARAM columns
@@ -612,11 +622,13 @@ class Engine:
         timeout = self._timeout(timeout_secs)
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
+        sizes = self._scan_sizes(profile)
+        run_dialect = execution_dialect(dialect, profile.sql_dialect)
         for attempt in range(4):
             # the last attempt reads no rollup: a store swapped under every try is no reason
             # to fail a query the fact table answers
             avail = self._available(profile) if attempt < 3 else None
-            c = self._compiled(query, execution_dialect(dialect, profile.sql_dialect), False, avail)
+            c = self._compiled(query, run_dialect, False, avail, sizes=sizes)
             if dialect is not None:
                 check_dialect(c.dialect.key, connection, profile.type)
             store = avail.store_stamp if avail is not None and c.rollups_served else None
@@ -1093,8 +1105,30 @@ class Engine:
             runner = self._cons[conkey] = open_recovering(profile, self.options)
             runner.connect()  # opened (its files attached) before the stamps below are taken
             self._opened[conkey] = stamp
+            self._table_rows[conkey] = table_rows_of(runner)
             self._opened_store[conkey] = files_version(self._extra_files)
         return runner
+
+    def _scan_sizes(self, profile: Profile) -> ScanSizes:
+        """The fact tables of this model the connection knows to be small (its table
+        statistics, read once when it opened: dosi.plan.scan_sizes); nothing for a
+        connection that is not a local file or memory database."""
+        conkey = _con_key(profile)
+        rows = self._table_rows.get(conkey)
+        if rows is None:
+            if not local_data(profile):
+                return UNKNOWN_SIZES
+            with self._con_lock:
+                self._open(profile, conkey)
+            rows = self._table_rows.get(conkey)
+            if rows is None:
+                return UNKNOWN_SIZES
+        seen = self._sizes.get(conkey)
+        if seen is not None and seen[0] is rows:
+            return seen[1]
+        sizes = scan_sizes(self.model, rows)
+        self._sizes[conkey] = (rows, sizes)
+        return sizes
 
     def runner(self, connection: str | None = None) -> Runner:
         """The open runner of a connection (to cancel a running query from another thread)."""
@@ -1302,6 +1336,7 @@ class Engine:
             self._cons.clear()
             self._opened.clear()
             self._opened_store.clear()
+            self._table_rows.clear()
 
 
 def _policy_set(access: Any) -> PolicySet | None:

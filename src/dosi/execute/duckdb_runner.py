@@ -19,6 +19,7 @@ from dosi.errors import ExecuteError
 from dosi.execute.options import ExecOptions
 from dosi.execute.rejections import value_rejected
 from dosi.execute.rows import arrow_rows
+from dosi.execute.runner import keyed_rows
 from dosi.execute.values import to_python
 from dosi.udf import error_from_engine, register_duckdb
 
@@ -29,6 +30,8 @@ _CONNECT_LOCKDOWN: dict[str, str] = {
 }
 #: rows per Arrow batch when a row limit stops the fetch early
 _BATCH_ROWS = 65_536
+#: the catalog's own row counts of the base tables (the pre-aggregation's cost rule)
+_TABLE_ROWS = "SELECT database_name, schema_name, table_name, estimated_size FROM duckdb_tables()"
 #: Set once the database file is attached: no file or network access beyond it.
 _RUNTIME_LOCKDOWN = ("SET enable_external_access = false",)
 
@@ -216,6 +219,14 @@ class DuckDBRunner:
     def run_capped(self, sql: str, timeout_secs: float | None, max_rows: int | None) -> pa.Table:
         """`run`, producing at most `max_rows` rows (a request's row limit + 1)."""
         return run_sql(self.connection, sql, timeout_secs, max_rows)
+
+    def table_rows(self) -> dict[str, int]:
+        """Each base table's row count from DuckDB's catalog statistics (no table is read)."""
+        try:
+            found = self.connection.execute(_TABLE_ROWS).fetchall()
+        except duckdb.Error:
+            return {}
+        return keyed_rows([(c, s, t, n) for c, s, t, n in found if n is not None])
 
     def cancel(self) -> None:
         self.connection.interrupt()

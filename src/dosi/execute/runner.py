@@ -35,6 +35,31 @@ class Runner(Protocol):
     def close(self) -> None: ...
 
 
+def table_rows_of(runner: Runner) -> dict[str, int]:
+    """The row counts the connection knows of its tables at connect time (`table_rows`,
+    where the runner has statistics: DuckDB), keyed `table`, `schema.table` and
+    `catalog.schema.table` in lower case; empty where it has none or they cannot be read
+    (the plan then assumes large tables)."""
+    probe = getattr(runner, "table_rows", None)
+    if not callable(probe):
+        return {}
+    try:
+        return dict(probe())
+    except ExecuteError:
+        return {}
+
+
+def keyed_rows(tables: Sequence[tuple[str, str, str, int]]) -> dict[str, int]:
+    """(catalog, schema, table, rows) -> rows under each spelling of each table; a short
+    spelling two tables share holds the larger count (the cautious answer)."""
+    out: dict[str, int] = {}
+    for catalog, schema, table, rows in tables:
+        for key in (table, f"{schema}.{table}", f"{catalog}.{schema}.{table}"):
+            key = key.lower()
+            out[key] = max(int(rows), out.get(key, 0))
+    return out
+
+
 def require(module: str, extra: str, engine: str) -> ModuleType:
     """Import an engine's Python client, or say which extra installs it."""
     try:
