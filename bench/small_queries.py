@@ -13,8 +13,9 @@ timing its own calls, and the benchmark alternates them query by query and round
 - **end to end**: `Engine.execute(query, db_path=..., cache=False)` per call (the result
   cache off: a real run each time) against the reference engine's `Engine.execute(query,
   db_path=...)`; also dosi with its result cache on (`cached`);
-- **SQL alone**: dosi's compiled SQL and the reference engine's, both on one plain DuckDB
-  connection to dosi's database, alternating;
+- **SQL alone**: the SQL dosi's `execute` ran (planned for this database's table sizes) and
+  the reference engine's compiled SQL, both on one plain DuckDB connection to dosi's
+  database, alternating;
 - the rows of both engines are compared (`ROWS DIFFER` flags a mismatch).
 
 The reference engine's database is built by the worker from the same Parquet files with its own
@@ -53,31 +54,46 @@ T = "metric_time"
 #: dashboard-sized queries on the shop model: 4 to 34 rows at scale 1, in the query form both
 #: engines accept (group_by entries as `{"field", "grain"}` objects)
 QUERIES: list[tuple[str, dict[str, Any]]] = [
-    ("revenue_by_channel", {"metrics": ["revenue", "order_count"], "group_by": [_f("orders.channel")]}),
+    (
+        "revenue_by_channel",
+        {"metrics": ["revenue", "order_count"], "group_by": [_f("orders.channel")]},
+    ),
     ("revenue_by_month", {"metrics": ["revenue"], "group_by": [_f(T, "month")]}),
-    ("revenue_by_quarter_2024", {
-        "metrics": ["revenue", "order_count"],
-        "group_by": [_f(T, "quarter")],
-        "time_range": {"start": "2024-01-01", "end": "2025-01-01"},
-    }),
+    (
+        "revenue_by_quarter_2024",
+        {
+            "metrics": ["revenue", "order_count"],
+            "group_by": [_f(T, "quarter")],
+            "time_range": {"start": "2024-01-01", "end": "2025-01-01"},
+        },
+    ),
     ("aov_by_segment", {"metrics": ["avg_order_value"], "group_by": [_f("customers.segment")]}),
     ("revenue_by_region", {"metrics": ["revenue"], "group_by": [_f("regions.region_name")]}),
-    ("completed_by_status", {
-        "metrics": ["completed_revenue", "revenue"],
-        "group_by": [_f("orders.status")],
-        "where_sql": "orders.channel IN ('web', 'mobile')",
-    }),
+    (
+        "completed_by_status",
+        {
+            "metrics": ["completed_revenue", "revenue"],
+            "group_by": [_f("orders.status")],
+            "where_sql": "orders.channel IN ('web', 'mobile')",
+        },
+    ),
     ("items_by_category", {"metrics": ["items_sold"], "group_by": [_f("products.category")]}),
     ("customers_by_year", {"metrics": ["customer_count"], "group_by": [_f(T, "year")]}),
-    ("revenue_channel_year", {
-        "metrics": ["revenue"],
-        "group_by": [_f("orders.channel"), _f(T, "year")],
-    }),
-    ("refunds_by_month_2025", {
-        "metrics": ["refund_total"],
-        "group_by": [_f(T, "month")],
-        "time_range": {"start": "2025-01-01", "end": "2026-01-01"},
-    }),
+    (
+        "revenue_channel_year",
+        {
+            "metrics": ["revenue"],
+            "group_by": [_f("orders.channel"), _f(T, "year")],
+        },
+    ),
+    (
+        "refunds_by_month_2025",
+        {
+            "metrics": ["refund_total"],
+            "group_by": [_f(T, "month")],
+            "time_range": {"start": "2025-01-01", "end": "2026-01-01"},
+        },
+    ),
 ]
 
 
@@ -105,7 +121,12 @@ def worker() -> None:
                     t0 = time.perf_counter()
                     res = engine.execute(msg["query"], db_path=db, cache=cache)
                     times.append(time.perf_counter() - t0)
-                out = {"times": times, "rows": res["rows"], "columns": res["columns"]}
+                out = {
+                    "times": times,
+                    "rows": res["rows"],
+                    "columns": res["columns"],
+                    "sql": res["sql"],  # what ran: planned for this connection's tables
+                }
             elif op == "compile":
                 out = {"sql": engine.compile(msg["query"])["sql"]}
             else:
@@ -167,7 +188,9 @@ def same_rows(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
 
 # -- running -----------------------------------------------------------------------------------
 def build_data(workdir: Path, scale: float) -> tuple[Path, Path]:
-    spec = importlib.util.spec_from_file_location("shop_generate", ROOT / "examples/shop/generate.py")
+    spec = importlib.util.spec_from_file_location(
+        "shop_generate", ROOT / "examples/shop/generate.py"
+    )
     assert spec is not None and spec.loader is not None
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
@@ -211,8 +234,10 @@ def run_bench(args: argparse.Namespace) -> None:
         target = workdir / f"reference-{args.scale:g}.duckdb" if child is ref else db
         child.ask(op="build", parquet=str(parquet), db=str(target))
         child.ask(op="load", model=str(MODEL))
-    print(f"load average {os.getloadavg()[0]:.2f}; {len(QUERIES)} queries, {args.rounds} rounds "
-          f"x {args.runs} calls per engine per query, alternating")
+    print(
+        f"load average {os.getloadavg()[0]:.2f}; {len(QUERIES)} queries, {args.rounds} rounds "
+        f"x {args.runs} calls per engine per query, alternating"
+    )
 
     e2e: dict[str, dict[str, list[float]]] = {n: {} for n, _ in QUERIES}
     rows: dict[str, dict[str, Any]] = {n: {} for n, _ in QUERIES}
@@ -253,15 +278,26 @@ def run_bench(args: argparse.Namespace) -> None:
         gm = [f"{geomean(ratios['dosi']):.2f}"] + (
             [f"{geomean(ratios['before']):.2f}"] if args.before else []
         )
-        print(f"| **geometric mean** |" + " |" * (len(head) - 2 - len(gm)) + " " + " | ".join(gm) + " |")
+        print(
+            "| **geometric mean** |"
+            + " |" * (len(head) - 2 - len(gm))
+            + " "
+            + " | ".join(gm)
+            + " |"
+        )
         print(f"worst dosi / ref: {max(ratios['dosi']):.2f}")
 
     if ref is None:
         return
     print("\nSQL alone on one DuckDB connection (dosi's database, plain connection), median ms\n")
     con = duckdb.connect(str(db), read_only=True)
-    sqls = {n: (children[0].ask(op="compile", query=q)["sql"], ref.ask(op="compile", query=q)["sql"])
-            for n, q in QUERIES}
+    sqls = {
+        n: (
+            children[0].ask(op="execute", query=q, runs=1)["sql"],
+            ref.ask(op="compile", query=q)["sql"],
+        )
+        for n, q in QUERIES
+    }
     sql_t: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n, _ in QUERIES}
     for rnd in range(args.rounds):
         for name, _ in QUERIES:
@@ -300,8 +336,9 @@ def profile(args: argparse.Namespace, out: Path) -> None:
             engine.execute(q, db_path=str(db), cache=False)
     prof.disable()
     with out.open("w") as fh:
-        fh.write(f"# engine.execute, {len(QUERIES)} small queries x {args.runs}, cache off, "
-                 f"{started}\n")
+        fh.write(
+            f"# engine.execute, {len(QUERIES)} small queries x {args.runs}, cache off, {started}\n"
+        )
         for order in ("tottime", "cumulative"):
             fh.write(f"\n## by {order}\n")
             pstats.Stats(prof, stream=fh).strip_dirs().sort_stats(order).print_stats(40)

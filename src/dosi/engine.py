@@ -91,7 +91,7 @@ from dosi.pipeline import CompiledQuery, compile_query, metric_dimension_model
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.plan.rollup_match import AvailableRollups, aligned
-from dosi.plan.scan_sizes import UNKNOWN_SIZES, ScanSizes, scan_sizes
+from dosi.plan.scan_sizes import PRE_AGGREGATE_MIN_ROWS, UNKNOWN_SIZES, ScanSizes, scan_sizes
 from dosi.query.bounds import check_query_bounds
 from dosi.query.cache_option import cache_option
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
@@ -178,6 +178,10 @@ class QueryResult(dict):  # type: ignore[type-arg]
 
 class Engine:
     """A compiled semantic model, ready to answer metric queries."""
+
+    #: the day pre-aggregation's cost rule (docs/performance.md): a fact table the connection
+    #: knows to hold fewer rows is read in one GROUP BY (the same rows); 0 pre-aggregates always
+    pre_aggregate_min_rows: int = PRE_AGGREGATE_MIN_ROWS
 
     def __init__(
         self,
@@ -277,7 +281,7 @@ class Engine:
         self._opened: dict[str, Any] = {}  # connection key -> its files' version when opened
         self._opened_store: dict[str, Any] = {}  # ... and the rollup store's version
         self._table_rows: dict[str, dict[str, int]] = {}  # ... and its tables' row counts
-        self._sizes: dict[str, tuple[dict[str, int], ScanSizes]] = {}  # this model's view
+        self._sizes: dict[str, tuple[dict[str, int], int, ScanSizes]] = {}  # this model's
         self._refreshed: dict[str, tuple[float, str]] = {}  # refresh key: (checked at, value)
         self.policies = _policy_set(access)
         self.scope: AccessScope | None = None
@@ -1123,11 +1127,12 @@ class Engine:
             rows = self._table_rows.get(conkey)
             if rows is None:
                 return UNKNOWN_SIZES
+        least = self.pre_aggregate_min_rows
         seen = self._sizes.get(conkey)
-        if seen is not None and seen[0] is rows:
-            return seen[1]
-        sizes = scan_sizes(self.model, rows)
-        self._sizes[conkey] = (rows, sizes)
+        if seen is not None and seen[0] is rows and seen[1] == least:
+            return seen[2]
+        sizes = scan_sizes(self.model, rows, least)
+        self._sizes[conkey] = (rows, least, sizes)
         return sizes
 
     def runner(self, connection: str | None = None) -> Runner:

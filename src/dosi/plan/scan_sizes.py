@@ -64,4 +64,3 @@ def scan_sizes(
         if rows is not None and rows < min_rows:
             small.add(name)
     return ScanSizes(frozenset(small)) if small else UNKNOWN_SIZES
-
