@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import pyarrow as pa
 
 from dosi.errors import ExecuteError
+from dosi.execute.alarms import Alarm, after
 from dosi.execute.connection_loss import connection_lost, is_lost
 from dosi.execute.rejections import is_data_error, value_rejected
 
@@ -79,7 +80,7 @@ class Deadline:
 
     def __init__(self, timeout_secs: float | None, cancel: Callable[[], None]) -> None:
         self.expired = threading.Event()
-        self._timer: threading.Timer | None = None
+        self._alarm: Alarm | None = None
         if timeout_secs is not None and timeout_secs > 0:
 
             def fire() -> None:
@@ -87,16 +88,14 @@ class Deadline:
                 with contextlib.suppress(Exception):  # the engine may have finished meanwhile
                     cancel()
 
-            self._timer = threading.Timer(timeout_secs, fire)
-            self._timer.daemon = True
-            self._timer.start()
+            self._alarm = after(timeout_secs, fire)
 
     def __enter__(self) -> Deadline:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        if self._alarm is not None:
+            self._alarm.cancel()
 
 
 def failure(
