@@ -49,13 +49,19 @@ def main() -> None:
                 engine = Engine(model_path=msg["model"])
                 out = {"ok": True}
             elif op == "execute":
-                times = []
+                times, cpu = [], []
                 res: dict[str, Any] = {}
                 for _ in range(int(msg["runs"])):
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     res = engine.execute(msg["query"], db_path=db)
                     times.append(time.perf_counter() - t0)
-                out = {"times": times, "rows": res.get("rows", []), "columns": res["columns"]}
+                    cpu.append(time.process_time() - c0)
+                out = {
+                    "times": times,
+                    "cpu": cpu,
+                    "rows": res.get("rows", []),
+                    "columns": res["columns"],
+                }
             elif op == "compile":
                 out = {"sql": engine.compile(msg["query"])["sql"]}
             else:

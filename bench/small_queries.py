@@ -115,14 +115,16 @@ def worker() -> None:
                 engine = Engine(msg["model"])
                 out = {"ok": True}
             elif op == "execute":
-                times, res = [], None
+                times, cpu, res = [], [], None
                 cache = bool(msg.get("cache", False))
                 for _ in range(int(msg["runs"])):
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     res = engine.execute(msg["query"], db_path=db, cache=cache)
                     times.append(time.perf_counter() - t0)
+                    cpu.append(time.process_time() - c0)
                 out = {
                     "times": times,
+                    "cpu": cpu,
                     "rows": res["rows"],
                     "columns": res["columns"],
                     "sql": res["sql"],  # what ran: planned for this connection's tables
@@ -219,6 +221,46 @@ def time_sql(con: duckdb.DuckDBPyConnection, sql: str, runs: int) -> list[float]
     return times
 
 
+def _report(
+    clock: str,
+    suffix: str,
+    names: list[str],
+    e2e: dict[str, dict[str, list[float]]],
+    rows: dict[str, dict[str, Any]],
+    with_ref: bool,
+    with_before: bool,
+) -> None:
+    """One end-to-end table: medians per call by `clock` and the ratios to the reference."""
+    head = ["query", "rows", *[f"{n} ms" for n in names], "dosi cached ms"]
+    compared = ("dosi", "before") if with_before else ("dosi",)
+    if with_ref:
+        head += [f"{n} / ref" for n in compared]
+    print(f"\nEnd to end, median per call, {clock} (result cache off; `dosi cached`: on)\n")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    ratios: dict[str, list[float]] = {n: [] for n in compared}
+    for name, _ in QUERIES:
+        t = {
+            k[: -len(suffix)] if suffix else k: v
+            for k, v in e2e[name].items()
+            if k.endswith(suffix) and (suffix or ":" not in k)
+        }
+        line = [name, str(len(rows[name]["dosi"]))]
+        line += [f"{med_ms(t[n]):.2f}" for n in names] + [f"{med_ms(t['cached']):.3f}"]
+        if with_ref:
+            for n in compared:
+                r = med_ms(t[n]) / med_ms(t["reference"])
+                ratios[n].append(r)
+                line.append(f"{r:.2f}")
+            if not same_rows(rows[name]["dosi"], rows[name]["reference"]):
+                line[0] += " ROWS DIFFER"
+        print("| " + " | ".join(line) + " |")
+    if with_ref:
+        gm = " | ".join(f"**{geomean(ratios[n]):.2f}**" for n in compared)
+        print("| **geometric mean** |" + " |" * (len(head) - 1 - len(compared)) + f" {gm} |")
+        print(f"worst dosi / ref: {max(ratios['dosi']):.2f}")
+
+
 def run_bench(args: argparse.Namespace) -> None:
     workdir = Path(args.workdir)
     db, parquet = build_data(workdir, args.scale)
@@ -247,45 +289,17 @@ def run_bench(args: argparse.Namespace) -> None:
             for child in order:
                 out = child.ask(op="execute", query=q, runs=args.runs)
                 e2e[name].setdefault(child.name, []).extend(out["times"])
+                e2e[name].setdefault(f"{child.name}:cpu", []).extend(out["cpu"])
                 rows[name][child.name] = out["rows"]
             if rnd == 0:  # dosi with its result cache on (reported, not the target)
                 children[0].ask(op="execute", query=q, runs=1, cache=True)
                 out = children[0].ask(op="execute", query=q, runs=args.runs, cache=True)
                 e2e[name].setdefault("cached", []).extend(out["times"])
+                e2e[name].setdefault("cached:cpu", []).extend(out["cpu"])
     print(f"load average {os.getloadavg()[0]:.2f} after the end-to-end rounds")
-
     names = [c.name for c in children]
-    head = ["query", "rows", *[f"{n} ms" for n in names], "dosi cached ms"]
-    if ref is not None:
-        head += ["dosi / ref"] + (["before / ref"] if args.before else [])
-    print("\nEnd to end, median per call (result cache off; `dosi cached`: on)\n")
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    ratios: dict[str, list[float]] = {"dosi": [], "before": []}
-    for name, _ in QUERIES:
-        t = e2e[name]
-        line = [name, str(len(rows[name]["dosi"]))]
-        line += [f"{med_ms(t[n]):.2f}" for n in names] + [f"{med_ms(t['cached']):.3f}"]
-        if ref is not None:
-            for n in ("dosi", "before") if args.before else ("dosi",):
-                r = med_ms(t[n]) / med_ms(t["reference"])
-                ratios[n].append(r)
-                line.append(f"{r:.2f}")
-            if not same_rows(rows[name]["dosi"], rows[name]["reference"]):
-                line[0] += " ROWS DIFFER"
-        print("| " + " | ".join(line) + " |")
-    if ref is not None:
-        gm = [f"{geomean(ratios['dosi']):.2f}"] + (
-            [f"{geomean(ratios['before']):.2f}"] if args.before else []
-        )
-        print(
-            "| **geometric mean** |"
-            + " |" * (len(head) - 2 - len(gm))
-            + " "
-            + " | ".join(gm)
-            + " |"
-        )
-        print(f"worst dosi / ref: {max(ratios['dosi']):.2f}")
+    for clock, suffix in (("wall clock", ""), ("process CPU time", ":cpu")):
+        _report(clock, suffix, names, e2e, rows, ref is not None, bool(args.before))
 
     if ref is None:
         return

@@ -50,6 +50,7 @@ from dosi.errors import (
     AccessError,
     ArgumentError,
     Diagnostic,
+    ExecuteError,
     ModelError,
     OsiError,
     QueryError,
@@ -1122,8 +1123,11 @@ class Engine:
         if rows is None:
             if not local_data(profile):
                 return UNKNOWN_SIZES
-            with self._con_lock:
-                self._open(profile, conkey)
+            try:
+                with self._con_lock:
+                    self._open(profile, conkey)
+            except ExecuteError:  # the run reports it, after the query's own checks
+                return UNKNOWN_SIZES
             rows = self._table_rows.get(conkey)
             if rows is None:
                 return UNKNOWN_SIZES

@@ -163,18 +163,18 @@ def run_sql(
     timeout_secs: float | None = None,
     max_rows: int | None = None,
 ) -> pa.Table:
-    """Run one statement; past `timeout_secs` a timer interrupts it (`timeout`); with
+    """Run one statement; past `timeout_secs` an alarm interrupts it (`timeout`); with
     `max_rows`, at most that many rows are fetched."""
     alarm: Alarm | None = None
-    timed_out = threading.Event()
-    state = threading.Lock()  # the timer never interrupts after the query has finished
+    fired: list[bool] = []  # the alarm interrupted the statement
+    state = threading.Lock()  # the alarm never interrupts after the query has finished
     finished = False
     if timeout_secs is not None and timeout_secs > 0:
 
         def _interrupt() -> None:
             with state:
                 if not finished:
-                    timed_out.set()
+                    fired.append(True)
                     con.interrupt()
 
         alarm = after(timeout_secs, _interrupt)
@@ -187,7 +187,7 @@ def run_sql(
         structured = error_from_engine(exc)
         if structured is not None:  # a bad streaming-window argument, named by the UDF
             raise structured from None
-        if timed_out.is_set():
+        if fired:
             raise ExecuteError(
                 "timeout",
                 f"the query ran longer than {timeout_secs}s and was cancelled",
