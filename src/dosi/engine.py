@@ -491,12 +491,24 @@ class Engine:
 
     @_audited("compile")
     def compile(
-        self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
+        self,
+        query: Any,
+        dialect: str | None = "duckdb",
+        pretty: bool = False,
+        *,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
     ) -> dict[str, Any]:
+        """The SQL of `query`. With `connection` / `db_path` it is planned for that
+        connection's tables, as `execute` plans it there (the pre-aggregation's cost rule
+        reads their sizes: docs/performance.md); without, every table is taken as large."""
         query = cache_option(query)[0]
         if is_dimension_only(query):
             return self._dimensions(query, dialect, pretty)[0]
-        c = self._compiled(query, dialect, pretty)
+        sizes = UNKNOWN_SIZES
+        if connection is not None or db_path is not None:
+            sizes = self._scan_sizes(self._profile(connection, db_path))
+        c = self._compiled(query, dialect, pretty, sizes=sizes)
         return {
             "dialect": c.dialect.name,
             "sql": c.sql,
@@ -533,7 +545,12 @@ class Engine:
             rd, _, model, graph = self._dimension_detail(query, None)
             return explain_detail(model, graph, rd)
         profile = self._profile(connection, db_path)
-        c = self._compiled(query, None, False, self._available(profile), literals=False)
+        sizes = UNKNOWN_SIZES
+        if connection is not None or db_path is not None:
+            sizes = self._scan_sizes(profile)
+        c = self._compiled(
+            query, None, False, self._available(profile), literals=False, sizes=sizes
+        )
         text = explain_text(c.dag)
         if c.rollup_notes:
             text = text.rstrip("\n") + "\nRollups\n" + "".join(f"  {n}\n" for n in c.rollup_notes)

@@ -367,7 +367,7 @@ def create_app(
         cached = not no_cache(request)
         return await handle(
             request,
-            lambda e, c, b: enrich(request, e, b, run_query(e, c, b, cached)),
+            lambda e, c, b: enrich(request, e, b, run_query(e, c, b, cached), holder.db_path),
             result=True,
             retry="query",
         )
