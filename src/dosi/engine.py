@@ -92,7 +92,13 @@ from dosi.pipeline import CompiledQuery, compile_query, metric_dimension_model
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.plan.rollup_match import AvailableRollups, aligned
-from dosi.plan.scan_sizes import PRE_AGGREGATE_MIN_ROWS, UNKNOWN_SIZES, ScanSizes, scan_sizes
+from dosi.plan.scan_sizes import (
+    PRE_AGGREGATE_MIN_ROWS,
+    UNKNOWN_SIZES,
+    ScanSizes,
+    scan_sizes,
+    table_name,
+)
 from dosi.query.bounds import check_query_bounds
 from dosi.query.cache_option import cache_option
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
@@ -264,6 +270,9 @@ class Engine:
             trust_sql=self.trust_sql,
             target=default.dialect if default is not None else "duckdb",
         )
+        # a model reading only tables may run on one DuckDB thread when they are all small
+        sources = [table_name(ds.source) for ds in self.model.datasets.values()]
+        self.options = replace(self.options, tables_only=bool(sources) and all(sources))
         self.rollups = parse_rollups(declared, self.model) if declared is not None else ()
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
