@@ -50,6 +50,7 @@ from dosi.errors import (
     AccessError,
     ArgumentError,
     Diagnostic,
+    ExecuteError,
     ModelError,
     OsiError,
     QueryError,
@@ -80,7 +81,7 @@ from dosi.execute.options import (
 from dosi.execute.result_cache import ResultCache, check_ttl
 from dosi.execute.rollup_store import STORE_ALIAS, RollupBuild, RollupStore
 from dosi.execute.rows import arrow_rows
-from dosi.execute.runner import Runner
+from dosi.execute.runner import Runner, table_rows_of
 from dosi.execute.shape import conform, output_types
 from dosi.execute.values import json_ready
 from dosi.execute.warehouse_columns import table_columns
@@ -91,6 +92,13 @@ from dosi.pipeline import CompiledQuery, compile_query, metric_dimension_model
 from dosi.plan.joins import JoinGraph
 from dosi.plan.node import explain_text
 from dosi.plan.rollup_match import AvailableRollups, aligned
+from dosi.plan.scan_sizes import (
+    PRE_AGGREGATE_MIN_ROWS,
+    UNKNOWN_SIZES,
+    ScanSizes,
+    scan_sizes,
+    table_name,
+)
 from dosi.query.bounds import check_query_bounds
 from dosi.query.cache_option import cache_option
 from dosi.query.detail import DEFAULT_DETAIL_LIMIT, ResolvedDetail, parse_detail, resolve_detail
@@ -178,6 +186,10 @@ class QueryResult(dict):  # type: ignore[type-arg]
 class Engine:
     """A compiled semantic model, ready to answer metric queries."""
 
+    #: the day pre-aggregation's cost rule (docs/performance.md): a fact table the connection
+    #: knows to hold fewer rows is read in one GROUP BY (the same rows); 0 pre-aggregates always
+    pre_aggregate_min_rows: int = PRE_AGGREGATE_MIN_ROWS
+
     def __init__(
         self,
         model_path: str | Path | None = None,
@@ -258,6 +270,9 @@ class Engine:
             trust_sql=self.trust_sql,
             target=default.dialect if default is not None else "duckdb",
         )
+        # a model reading only tables may run on one DuckDB thread when they are all small
+        sources = [table_name(ds.source) for ds in self.model.datasets.values()]
+        self.options = replace(self.options, tables_only=bool(sources) and all(sources))
         self.rollups = parse_rollups(declared, self.model) if declared is not None else ()
         self.graph = JoinGraph(self.model)
         self.catalog = Catalog(self.model, self.graph)
@@ -275,6 +290,8 @@ class Engine:
         self._extra_files = (str(store_path),) if store_path is not None else ()
         self._opened: dict[str, Any] = {}  # connection key -> its files' version when opened
         self._opened_store: dict[str, Any] = {}  # ... and the rollup store's version
+        self._table_rows: dict[str, dict[str, int]] = {}  # ... and its tables' row counts
+        self._sizes: dict[str, tuple[dict[str, int], int, ScanSizes]] = {}  # this model's
         self._refreshed: dict[str, tuple[float, str]] = {}  # refresh key: (checked at, value)
         self.policies = _policy_set(access)
         self.scope: AccessScope | None = None
@@ -338,6 +355,7 @@ class Engine:
         self._scopes = OrderedDict()
         self._sql_table = None
         self._sql_types = None
+        self._sizes = {}  # the small datasets of the row-filtered model (none: subqueries)
         # rollups hold every row of the fact table: a policed user reads the filtered
         # sources, never a rollup (docs/access-policies.md)
         self.rollups = ()
@@ -409,12 +427,14 @@ class Engine:
         pretty: bool,
         rollups: AvailableRollups | None = None,
         literals: bool = True,
+        sizes: ScanSizes = UNKNOWN_SIZES,
     ) -> CompiledQuery:
         """The compiled query: from the exact-text cache, else (`literals`: the caller reads
         only the SQL and the answer's facts, not the plan) from a template of a query that
         differed only in literals (dosi.query.literal_cache), else compiled in full. With
         `rollups` (aggregate awareness) no template is used: whether a rollup serves can
-        turn on a literal."""
+        turn on a literal. `sizes`: the connection's small fact tables (the pre-aggregation's
+        cost rule); plans for other sizes are cached apart."""
         literals = literals and rollups is None
         check_query_bounds(query)
         if dialect is not None and not isinstance(dialect, str):
@@ -422,11 +442,15 @@ class Engine:
         key = _cache_key(query, dialect, pretty)
         if key is not None and rollups is not None:
             key = f"{rollups.key}|{key}"
+        if key is not None and sizes.small:
+            key = f"small:{sizes.key}|{key}"
         if key is not None:
             hit = self._cache.get(key) or (self._variants.get(key) if literals else None)
             if hit is not None:
                 return hit
         shape = shape_of(query, dialect, pretty) if literals and key is not None else None
+        if shape is not None and sizes.small:
+            shape = replace(shape, key=f"small:{sizes.key}|{shape.key}")
         if shape is not None:
             template = self._literals.lookup(shape)
             if template is not None:
@@ -438,7 +462,7 @@ class Engine:
         try:
             self._check_metric_dimensions(query)
             compiled = compile_query(
-                self.model, self.graph, query, dialect, pretty, rollups, bounded=True
+                self.model, self.graph, query, dialect, pretty, rollups, bounded=True, sizes=sizes
             )
             if self.scope is not None:
                 aliases = {c.column: c.metric for c in compiled.columns}  # D-PARAM columns
@@ -476,12 +500,24 @@ class Engine:
 
     @_audited("compile")
     def compile(
-        self, query: Any, dialect: str | None = "duckdb", pretty: bool = False
+        self,
+        query: Any,
+        dialect: str | None = "duckdb",
+        pretty: bool = False,
+        *,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
     ) -> dict[str, Any]:
+        """The SQL of `query`. With `connection` / `db_path` it is planned for that
+        connection's tables, as `execute` plans it there (the pre-aggregation's cost rule
+        reads their sizes: docs/performance.md); without, every table is taken as large."""
         query = cache_option(query)[0]
         if is_dimension_only(query):
             return self._dimensions(query, dialect, pretty)[0]
-        c = self._compiled(query, dialect, pretty)
+        sizes = UNKNOWN_SIZES
+        if connection is not None or db_path is not None:
+            sizes = self._scan_sizes(self._profile(connection, db_path))
+        c = self._compiled(query, dialect, pretty, sizes=sizes)
         return {
             "dialect": c.dialect.name,
             "sql": c.sql,
@@ -518,7 +554,12 @@ class Engine:
             rd, _, model, graph = self._dimension_detail(query, None)
             return explain_detail(model, graph, rd)
         profile = self._profile(connection, db_path)
-        c = self._compiled(query, None, False, self._available(profile), literals=False)
+        sizes = UNKNOWN_SIZES
+        if connection is not None or db_path is not None:
+            sizes = self._scan_sizes(profile)
+        c = self._compiled(
+            query, None, False, self._available(profile), literals=False, sizes=sizes
+        )
         text = explain_text(c.dag)
         if c.rollup_notes:
             text = text.rstrip("\n") + "\nRollups\n" + "".join(f"  {n}\n" for n in c.rollup_notes)
@@ -612,11 +653,13 @@ class Engine:
         timeout = self._timeout(timeout_secs)
         profile = self._profile(connection, db_path)
         engine_dialect = profile.dialect
+        sizes = self._scan_sizes(profile)
+        run_dialect = execution_dialect(dialect, profile.sql_dialect)
         for attempt in range(4):
             # the last attempt reads no rollup: a store swapped under every try is no reason
             # to fail a query the fact table answers
             avail = self._available(profile) if attempt < 3 else None
-            c = self._compiled(query, execution_dialect(dialect, profile.sql_dialect), False, avail)
+            c = self._compiled(query, run_dialect, False, avail, sizes=sizes)
             if dialect is not None:
                 check_dialect(c.dialect.key, connection, profile.type)
             store = avail.store_stamp if avail is not None and c.rollups_served else None
@@ -1093,8 +1136,34 @@ class Engine:
             runner = self._cons[conkey] = open_recovering(profile, self.options)
             runner.connect()  # opened (its files attached) before the stamps below are taken
             self._opened[conkey] = stamp
+            self._table_rows[conkey] = table_rows_of(runner)
             self._opened_store[conkey] = files_version(self._extra_files)
         return runner
+
+    def _scan_sizes(self, profile: Profile) -> ScanSizes:
+        """The fact tables of this model the connection knows to be small (its table
+        statistics, read once when it opened: dosi.plan.scan_sizes); nothing for a
+        connection that is not a local file or memory database."""
+        conkey = _con_key(profile)
+        rows = self._table_rows.get(conkey)
+        if rows is None:
+            if not local_data(profile):
+                return UNKNOWN_SIZES
+            try:
+                with self._con_lock:
+                    self._open(profile, conkey)
+            except ExecuteError:  # the run reports it, after the query's own checks
+                return UNKNOWN_SIZES
+            rows = self._table_rows.get(conkey)
+            if rows is None:
+                return UNKNOWN_SIZES
+        least = self.pre_aggregate_min_rows
+        seen = self._sizes.get(conkey)
+        if seen is not None and seen[0] is rows and seen[1] == least:
+            return seen[2]
+        sizes = scan_sizes(self.model, rows, least)
+        self._sizes[conkey] = (rows, least, sizes)
+        return sizes
 
     def runner(self, connection: str | None = None) -> Runner:
         """The open runner of a connection (to cancel a running query from another thread)."""
@@ -1302,6 +1371,7 @@ class Engine:
             self._cons.clear()
             self._opened.clear()
             self._opened_store.clear()
+            self._table_rows.clear()
 
 
 def _policy_set(access: Any) -> PolicySet | None:

@@ -22,6 +22,7 @@ from dosi.plan.nodes import OrderLimit
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan
 from dosi.plan.rollup_match import AvailableRollups, RollupMatch, match_rollups
+from dosi.plan.scan_sizes import UNKNOWN_SIZES, ScanSizes
 from dosi.plan.window import plan_windows
 from dosi.plan.window_gates import check_window_gates
 from dosi.query.calendar import with_week_start
@@ -84,12 +85,16 @@ def compile_query(
     rollups: AvailableRollups | None = None,
     *,
     bounded: bool = False,
+    sizes: ScanSizes = UNKNOWN_SIZES,
 ) -> CompiledQuery:
     """`rollups`: the built, fresh rollups branches may read (aggregate awareness, issue 28
     item 2); a branch none can serve reads the fact table. `bounded`: the caller has checked
-    `raw` against the query bounds already."""
+    `raw` against the query bounds already. `sizes`: the fact tables the connection knows to
+    be small (no day pre-aggregation on them: dosi.plan.scan_sizes; the rows are the same)."""
     dia = get_dialect(dialect)
-    query, rq, plan, dag, tree, outputs, match = _compile(model, graph, raw, dia, rollups, bounded)
+    query, rq, plan, dag, tree, outputs, match = _compile(
+        model, graph, raw, dia, rollups, bounded, sizes
+    )
     tree = dia.finalize(tree)
     try:
         sql = dia.render(tree, pretty)
@@ -120,6 +125,7 @@ def _compile(
     dia: Dialect,
     rollups: AvailableRollups | None = None,
     bounded: bool = False,
+    sizes: ScanSizes = UNKNOWN_SIZES,
 ) -> tuple[
     Query,
     ResolvedQuery,
@@ -143,7 +149,7 @@ def _compile(
     query = canonical_spellings(model, query)  # `metric_time__month` (dosi.query.spellings)
     expanded, scan = expand_time_ranges(expand_params(model, query), _range_predicates(dia))
     model, query = expanded.model, expanded.query
-    rq, plan, dag = plan_dag(model, graph, query, dia, scan)
+    rq, plan, dag = plan_dag(model, graph, query, dia, scan, sizes)
     aware = rollups is not None and not reads_lod(rq)
     match = match_rollups(model, rq, plan, rollups) if aware and rollups is not None else None
     if match is not None and match.model is not None:
@@ -187,7 +193,12 @@ def plan_tree(
 
 
 def plan_dag(
-    model: ModelIr, graph: JoinGraph, query: Query, dia: Dialect, scan: RangeScan | None = None
+    model: ModelIr,
+    graph: JoinGraph,
+    query: Query,
+    dia: Dialect,
+    scan: RangeScan | None = None,
+    sizes: ScanSizes = UNKNOWN_SIZES,
 ) -> tuple[ResolvedQuery, QueryPlan, OrderLimit]:
     """Resolve and plan one parsed query: the plan records and the node tree built on them."""
     model = with_week_start(model, query.week_start)
@@ -203,7 +214,7 @@ def plan_dag(
         return rq, plan, root
     dense = resolve_densify(model, rq)  # the query key `densify` (dosi.query.densify)
     plan = plan_windows(model, graph, rq, Planner(model, graph), dia, dense)
-    return rq, plan, build_dag(model, plan, dia)
+    return rq, plan, build_dag(model, plan, dia, sizes)
 
 
 def _range_predicates(dia: Dialect) -> RangePredicates:

@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from dosi.errors import ExecuteError
+from dosi.execute.alarms import Alarm, after
 from dosi.execute.cancel import CancellationToken
 
 
@@ -53,11 +54,9 @@ class ResultBudget(CancellationToken):
         self.timeout_secs = timeout_secs
         self.started = time.monotonic()
         self.timed_out = threading.Event()
-        self._timer: threading.Timer | None = None
+        self._alarm: Alarm | None = None
         if timeout_secs is not None and timeout_secs > 0:
-            self._timer = threading.Timer(timeout_secs, self._expire)
-            self._timer.daemon = True
-            self._timer.start()
+            self._alarm = after(timeout_secs, self._expire)
 
     def _expire(self) -> None:
         self.timed_out.set()
@@ -108,8 +107,8 @@ class ResultBudget(CancellationToken):
 
     def close(self) -> None:
         """Stop the deadline timer (the request is over)."""
-        if self._timer is not None:
-            self._timer.cancel()
+        if self._alarm is not None:
+            self._alarm.cancel()
 
 
 def budget_of(token: CancellationToken | None) -> ResultBudget | None:

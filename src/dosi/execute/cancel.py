@@ -8,23 +8,48 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 
 import pyarrow as pa
 
 from dosi.errors import ExecuteError
+from dosi.execute.alarms import after
 from dosi.execute.runner import Runner
 
 
 class CancellationToken:
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._on_cancel: list[Callable[[], None]] = []
 
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
 
     def cancel(self) -> None:
-        self._event.set()
+        with self._lock:
+            self._event.set()
+            calls, self._on_cancel = self._on_cancel, []
+        for call in calls:
+            with contextlib.suppress(Exception):  # a statement that is finishing
+                call()
+
+    def on_cancel(self, call: Callable[[], None]) -> Callable[[], None]:
+        """Call `call` when the token is cancelled (now, if it already is); returns the
+        function that withdraws it."""
+        with self._lock:
+            now = self._event.is_set()
+            if not now:
+                self._on_cancel.append(call)
+        if now:
+            call()
+
+        def withdraw() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._on_cancel.remove(call)
+
+        return withdraw
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until cancelled (True) or `timeout` passes (False)."""
@@ -41,12 +66,17 @@ class CancellationToken:
         )
 
 
+#: seconds between two interrupts of a cancelled statement that has not stopped yet
+_REPEAT = 0.05
+
+
 def run_cancellable(
     runner: Runner, sql: str, timeout_secs: float | None, token: CancellationToken | None
 ) -> pa.Table:
-    """`runner.run(sql)`, stopped by `token` on any engine: a watcher calls the runner's own
-    `cancel()` (interrupt, cancel request, job-tag cancel) until the statement ends, so a
-    cancel that lands just before the statement starts still counts."""
+    """`runner.run(sql)`, stopped by `token` on any engine: once the token is cancelled the
+    runner's own `cancel()` (interrupt, cancel request, job-tag cancel) is called every 50 ms
+    on the alarm thread until the statement ends, so a cancel that lands just before the
+    statement starts still counts. No thread is started per statement (dosi.execute.alarms)."""
     if token is None:
         return runner.run(sql, timeout_secs)
     cap = token.row_cap()
@@ -65,15 +95,13 @@ def run_cancellable(
         raise token.stopped_error()
     finished = threading.Event()
 
-    def _watch() -> None:
-        while not finished.is_set():
-            if token.wait(0.1):
-                while not finished.wait(0.05):
-                    with contextlib.suppress(Exception):  # the engine may be finishing
-                        runner.cancel()
-                return
+    def interrupt() -> None:
+        if not finished.is_set():
+            with contextlib.suppress(Exception):  # the engine may be finishing
+                runner.cancel()
+            after(_REPEAT, interrupt)
 
-    threading.Thread(target=_watch, daemon=True).start()
+    withdraw = token.on_cancel(interrupt)
     try:
         return run()
     except ExecuteError:
@@ -82,3 +110,4 @@ def run_cancellable(
         raise
     finally:
         finished.set()
+        withdraw()

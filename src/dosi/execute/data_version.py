@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ def path_stamps(path: str) -> tuple[FileStamp, ...]:
     except OSError:
         return ((path, None, None, None),)
     stamp: FileStamp = (path, st.st_size, st.st_mtime_ns, st.st_ino)
-    if not Path(path).is_dir():
+    if not stat.S_ISDIR(st.st_mode):  # the stat above says it (no second stat per call)
         return (stamp,)
     below = sorted(str(p) for p in Path(path).rglob("*") if p.is_file())
     return (stamp, *(s for f in below[:MAX_FILES] for s in path_stamps(f)))

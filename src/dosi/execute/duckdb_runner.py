@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +17,34 @@ import pyarrow as pa
 from sqlglot import exp
 
 from dosi.errors import ExecuteError
+from dosi.execute.alarms import Alarm, after
 from dosi.execute.options import ExecOptions
 from dosi.execute.rejections import value_rejected
 from dosi.execute.rows import arrow_rows
+from dosi.execute.runner import keyed_rows
 from dosi.execute.values import to_python
 from dosi.udf import error_from_engine, register_duckdb
+
+try:  # DuckDB 2's Python layer (see `_fetch`)
+    from duckdb import _seam as _duckdb_seam
+except ImportError:  # DuckDB 1.x
+    _duckdb_seam = None
 
 #: Set at connect time: no extension is installed or loaded behind the query's back.
 _CONNECT_LOCKDOWN: dict[str, str] = {
     "autoinstall_known_extensions": "false",
     "autoload_known_extensions": "false",
 }
+#: DuckDB 2's one-step statement submit (its Python layer's seam), None before DuckDB 2
+_SUBMIT: Callable[..., Any] | None = getattr(_duckdb_seam, "submit", None)
 #: rows per Arrow batch when a row limit stops the fetch early
 _BATCH_ROWS = 65_536
+#: DuckDB's row group: a scan of fewer rows is one task, so a second thread has nothing to
+#: scan; it only waits to be scheduled, which on a loaded machine costs more than the query
+#: (a 1 ms statement took a 16-25 ms median with two threads, 2.3 ms with one, at load 12)
+SMALL_TABLE_ROWS = 122_880
+#: the catalog's own row counts of the base tables (the pre-aggregation's cost rule)
+_TABLE_ROWS = "SELECT database_name, schema_name, table_name, estimated_size FROM duckdb_tables()"
 #: Set once the database file is attached: no file or network access beyond it.
 _RUNTIME_LOCKDOWN = ("SET enable_external_access = false",)
 
@@ -73,6 +89,8 @@ def open_duckdb(
             for statement in _RUNTIME_LOCKDOWN:
                 con.execute(statement)
         register_duckdb(con)
+        if opts.tables_only and _all_small(con):
+            con.execute("SET threads = 1")
         if opts.memory_limit is not None:
             con.execute(f"SET memory_limit = '{opts.memory_limit}'")  # validated digits + unit
         # progress for `Engine.progress` (the command line's progress line), never printed
@@ -88,6 +106,13 @@ def open_duckdb(
             "config", f"cannot open DuckDB database `{str(path)[:200]}`: {_first(exc)}"
         ) from None
     return con
+
+
+def _all_small(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the database has tables and each holds fewer than `SMALL_TABLE_ROWS` rows
+    (its catalog statistics: no table is read)."""
+    sizes = [n for *_, n in con.execute(_TABLE_ROWS).fetchall()]
+    return bool(sizes) and all(n is not None and n < SMALL_TABLE_ROWS for n in sizes)
 
 
 def _attach(con: duckdb.DuckDBPyConnection, path: str, read_only: bool) -> None:
@@ -118,12 +143,21 @@ def _first(exc: BaseException) -> str:
 
 def _fetch(con: duckdb.DuckDBPyConnection, sql: str, max_rows: int | None) -> pa.Table:
     """The statement's Arrow answer, or its first batches up to `max_rows` rows (the rest is
-    never produced: a request's row limit + 1 is enough to refuse the answer)."""
-    rel = con.sql(sql)
-    if max_rows is None or rel is None:
-        return rel.to_arrow_table() if rel is not None else pa.table({})
-    to_reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch
-    reader = to_reader(_BATCH_ROWS)
+    never produced: a request's row limit + 1 is enough to refuse the answer).
+
+    On DuckDB 2 the statement goes straight to the connection's one-step submit (parse, bind
+    and run once, Arrow out); a relation (`con.sql`) parses and binds it once more before it
+    runs, a third of a small query's time. Older DuckDB versions take the relation."""
+    if _SUBMIT is not None:
+        if max_rows is None:
+            return _SUBMIT(con, sql, None, "arrow", _BATCH_ROWS).arrow_table()
+        reader = _SUBMIT(con, sql, None, "stream", _BATCH_ROWS).arrow_reader()
+    else:
+        rel = con.sql(sql)
+        if max_rows is None or rel is None:
+            return rel.to_arrow_table() if rel is not None else pa.table({})
+        to_reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch
+        reader = to_reader(_BATCH_ROWS)
     batches = []
     seen = 0
     for batch in reader:
@@ -142,23 +176,21 @@ def run_sql(
     timeout_secs: float | None = None,
     max_rows: int | None = None,
 ) -> pa.Table:
-    """Run one statement; past `timeout_secs` a timer interrupts it (`timeout`); with
+    """Run one statement; past `timeout_secs` an alarm interrupts it (`timeout`); with
     `max_rows`, at most that many rows are fetched."""
-    timer: threading.Timer | None = None
-    timed_out = threading.Event()
-    state = threading.Lock()  # the timer never interrupts after the query has finished
+    alarm: Alarm | None = None
+    fired: list[bool] = []  # the alarm interrupted the statement
+    state = threading.Lock()  # the alarm never interrupts after the query has finished
     finished = False
     if timeout_secs is not None and timeout_secs > 0:
 
         def _interrupt() -> None:
             with state:
                 if not finished:
-                    timed_out.set()
+                    fired.append(True)
                     con.interrupt()
 
-        timer = threading.Timer(timeout_secs, _interrupt)
-        timer.daemon = True
-        timer.start()
+        alarm = after(timeout_secs, _interrupt)
     try:
         table = _fetch(con, sql, max_rows)
         with state:
@@ -168,7 +200,7 @@ def run_sql(
         structured = error_from_engine(exc)
         if structured is not None:  # a bad streaming-window argument, named by the UDF
             raise structured from None
-        if timed_out.is_set():
+        if fired:
             raise ExecuteError(
                 "timeout",
                 f"the query ran longer than {timeout_secs}s and was cancelled",
@@ -191,8 +223,8 @@ def run_sql(
     finally:
         with state:
             finished = True
-        if timer is not None:
-            timer.cancel()
+        if alarm is not None:
+            alarm.cancel()
 
 
 class DuckDBRunner:
@@ -216,6 +248,14 @@ class DuckDBRunner:
     def run_capped(self, sql: str, timeout_secs: float | None, max_rows: int | None) -> pa.Table:
         """`run`, producing at most `max_rows` rows (a request's row limit + 1)."""
         return run_sql(self.connection, sql, timeout_secs, max_rows)
+
+    def table_rows(self) -> dict[str, int]:
+        """Each base table's row count from DuckDB's catalog statistics (no table is read)."""
+        try:
+            found = self.connection.execute(_TABLE_ROWS).fetchall()
+        except duckdb.Error:
+            return {}
+        return keyed_rows([(c, s, t, n) for c, s, t, n in found if n is not None])
 
     def cancel(self) -> None:
         self.connection.interrupt()

@@ -23,6 +23,10 @@ class ExecOptions:
     # DuckDB files attached read-only beside the database, as (catalog name, path): the
     # rollup store (dosi.execute.rollup_store); a missing file is not attached
     attach: tuple[tuple[str, str], ...] = ()
+    # every dataset of the model reads a table of the database (no file, no SQL source): a
+    # database whose tables are all smaller than one DuckDB row group then runs each
+    # statement on one thread (dosi.execute.duckdb_runner.SMALL_TABLE_ROWS)
+    tables_only: bool = False
 
 
 def check_timeout(value: Any, name: str = "query_timeout") -> float | None:

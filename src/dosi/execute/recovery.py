@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from dosi.errors import ExecuteError
 from dosi.execute.connection_loss import is_unreachable, warehouse_unavailable
-from dosi.execute.runner import Runner
+from dosi.execute.runner import Runner, table_rows_of
 
 #: seconds slept before each connection attempt: four attempts within two seconds
 BACKOFF = (0.0, 0.2, 0.5, 1.0)
@@ -140,6 +140,11 @@ class Reconnecting:
             self.state, self.last_error = "ok", None
             return True
         return False
+
+    def table_rows(self) -> dict[str, int]:
+        """The open connection's table row counts (dosi.execute.runner.table_rows_of)."""
+        inner = self.inner
+        return table_rows_of(inner) if inner is not None else {}
 
     def cancel(self) -> None:
         inner = self.inner

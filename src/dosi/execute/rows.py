@@ -10,6 +10,7 @@ column whose type the vectorised casts cannot reproduce exactly falls back to it
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -58,8 +59,12 @@ def _python_column(col: pa.ChunkedArray) -> list[Any]:
     if pa.types.is_decimal(t):
         if t.scale <= 0 and t.precision - t.scale <= _INT64_DIGITS:
             return pc.cast(col, pa.int64()).to_pylist()
-        if t.scale > 0:
-            return col.to_pylist()  # decimal.Decimal, exact, at the column's scale
+        if t.scale > 0:  # decimal.Decimal, exact, at the column's scale
+            # from Arrow's text (its digits at the column's scale): twice as fast as
+            # pyarrow's own Decimal values, which cost more than a small query's SQL
+            return [
+                None if v is None else Decimal(v) for v in pc.cast(col, pa.string()).to_pylist()
+            ]
     if _needs_python(t):
         return [to_python(v) for v in col.to_pylist()]
     return col.to_pylist()

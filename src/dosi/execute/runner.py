@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import pyarrow as pa
 
 from dosi.errors import ExecuteError
+from dosi.execute.alarms import Alarm, after
 from dosi.execute.connection_loss import connection_lost, is_lost
 from dosi.execute.rejections import is_data_error, value_rejected
 
@@ -33,6 +34,31 @@ class Runner(Protocol):
     def cancel(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+def table_rows_of(runner: Runner) -> dict[str, int]:
+    """The row counts the connection knows of its tables at connect time (`table_rows`,
+    where the runner has statistics: DuckDB), keyed `table`, `schema.table` and
+    `catalog.schema.table` in lower case; empty where it has none or they cannot be read
+    (the plan then assumes large tables)."""
+    probe = getattr(runner, "table_rows", None)
+    if not callable(probe):
+        return {}
+    try:
+        return dict(probe())
+    except ExecuteError:
+        return {}
+
+
+def keyed_rows(tables: Sequence[tuple[str, str, str, int]]) -> dict[str, int]:
+    """(catalog, schema, table, rows) -> rows under each spelling of each table; a short
+    spelling two tables share holds the larger count (the cautious answer)."""
+    out: dict[str, int] = {}
+    for catalog, schema, table, rows in tables:
+        for key in (table, f"{schema}.{table}", f"{catalog}.{schema}.{table}"):
+            key = key.lower()
+            out[key] = max(int(rows), out.get(key, 0))
+    return out
 
 
 def require(module: str, extra: str, engine: str) -> ModuleType:
@@ -54,7 +80,7 @@ class Deadline:
 
     def __init__(self, timeout_secs: float | None, cancel: Callable[[], None]) -> None:
         self.expired = threading.Event()
-        self._timer: threading.Timer | None = None
+        self._alarm: Alarm | None = None
         if timeout_secs is not None and timeout_secs > 0:
 
             def fire() -> None:
@@ -62,16 +88,14 @@ class Deadline:
                 with contextlib.suppress(Exception):  # the engine may have finished meanwhile
                     cancel()
 
-            self._timer = threading.Timer(timeout_secs, fire)
-            self._timer.daemon = True
-            self._timer.start()
+            self._alarm = after(timeout_secs, fire)
 
     def __enter__(self) -> Deadline:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        if self._alarm is not None:
+            self._alarm.cancel()
 
 
 def failure(

@@ -65,15 +65,19 @@ def test_chart_errors_are_structured(server: Server) -> None:
     assert unknown.json()["suggested_retry"] == {"metrics": ["revenue"]}
 
 
-def test_query_with_chart_formats_and_pretty_sql(server: Server, engine: Engine) -> None:
+def test_query_with_chart_formats_and_pretty_sql(
+    server: Server, engine: Engine, shop_db: Path
+) -> None:
     q = {**Q, "metrics": ["revenue", "order_count", "close_rate"]}
     body = _post(server, "/v1/query?chart=true&pretty=true", q).json()
     assert body["formats"] == {"revenue": ",.2f", "order_count": ",d", "close_rate": ",.6~r"}
     assert body["chart"]["usermeta"]["dosi"]["metrics"] == q["metrics"]
-    assert body["sql"] == engine.compile(q, "duckdb", pretty=True)["sql"]
+    # the SQL that ran: planned for the server's database (issue 27 item 3's cost rule)
+    assert body["sql"] == engine.compile(q, "duckdb", pretty=True, db_path=shop_db)["sql"]
     assert "\n" in body["sql"]
     plain = _post(server, "/v1/query", q).json()
-    assert "chart" not in plain and plain["sql"] == engine.compile(q, "duckdb")["sql"]
+    assert "chart" not in plain
+    assert plain["sql"] == engine.compile(q, "duckdb", db_path=shop_db)["sql"]
     values = _post(server, "/v1/query?chart=true", {"group_by": ["orders.channel"]}).json()
     assert values["chart"] is None  # dimension values: nothing to draw, rows still there
     assert values["row_count"] == 4

@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from dosi.access.audit import request_metrics
 from dosi.access.policy import AccessSource
 from dosi.engine import Engine
-from dosi.errors import AccessError, OsiError
+from dosi.errors import AccessError, ArgumentError, OsiError
 from dosi.execute.budget import ResultBudget
 from dosi.execute.cancel import CancellationToken
 from dosi.frontends.contract import (
@@ -68,6 +68,9 @@ WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 WEB_SCRIPTS = frozenset(p.name for p in WEB_DIR.glob("*.js"))
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_TIMEOUT = 30.0
+#: worker threads that run requests' compile, execution and encoding (`dosi serve --workers`;
+#: anyio's own default): the event loop only reads bodies and writes answers
+DEFAULT_WORKERS = 40
 DEFAULT_BODY_TIMEOUT = 30.0
 
 
@@ -125,6 +128,7 @@ def create_app(
     max_rows: int | None = DEFAULT_MAX_ROWS,
     max_result_bytes: int | None = DEFAULT_MAX_BYTES,
     memory_budget: int | None = None,
+    workers: int = DEFAULT_WORKERS,
 ) -> FastAPI:
     """The application; `hosts` is the Host allow-list (None: any, see `guard.allowed_hosts`).
     The token is checked here (`guard.usable_token`): a bad one fails before serving. With
@@ -132,7 +136,11 @@ def create_app(
     user and, when the file has policies, is answered as that user. `max_rows` /
     `max_result_bytes` bound every answer (None: no limit), `timeout` the whole request,
     `memory_budget` (bytes; default half the machine's memory) the pool's DuckDB engines
-    together."""
+    together. `workers`: the worker threads requests run in (docs/serving/rest.md, "Worker
+    model")."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 4096:
+        raise ArgumentError(f"workers must be a whole number from 1 to 4096, got {workers!r}")
+    threads: list[anyio.CapacityLimiter] = []  # made on the event loop, at the first request
     token = usable_token(token)
     source = access if isinstance(access, AccessSource) or access is None else AccessSource(access)
     limits = ServeLimits(max_rows, max_result_bytes, timeout)
@@ -223,7 +231,9 @@ def create_app(
             with holder.lease() as engine:
                 return fn(as_user(engine), budget)
 
-        task = asyncio.ensure_future(anyio.to_thread.run_sync(work))
+        if not threads:
+            threads.append(anyio.CapacityLimiter(workers))
+        task = asyncio.ensure_future(anyio.to_thread.run_sync(work, limiter=threads[0]))
         while True:
             done, _ = await asyncio.wait({task}, timeout=0.05)
             if done:
@@ -357,7 +367,7 @@ def create_app(
         cached = not no_cache(request)
         return await handle(
             request,
-            lambda e, c, b: enrich(request, e, b, run_query(e, c, b, cached)),
+            lambda e, c, b: enrich(request, e, b, run_query(e, c, b, cached), holder.db_path),
             result=True,
             retry="query",
         )

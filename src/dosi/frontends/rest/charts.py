@@ -37,11 +37,18 @@ def descriptions(engine: Engine, result: QueryResult) -> dict[str, str]:
     }
 
 
-def enrich(request: Request, engine: Engine, query: Any, result: QueryResult) -> QueryResult:
-    """`?pretty=true`: the SQL as the engine renders it pretty; `?chart=true`: the chart spec
-    (null when there is nothing to draw) and each metric column's number format."""
+def enrich(
+    request: Request,
+    engine: Engine,
+    query: Any,
+    result: QueryResult,
+    db_path: str | None = None,
+) -> QueryResult:
+    """`?pretty=true`: the SQL as the engine renders it pretty (planned for the database the
+    query ran on, `db_path`); `?chart=true`: the chart spec (null when there is nothing to
+    draw) and each metric column's number format."""
     if _flag(request, "pretty") and "dialect" in result:
-        result["sql"] = engine.compile(query, result["dialect"], True)["sql"]
+        result["sql"] = engine.compile(query, result["dialect"], True, db_path=db_path)["sql"]
     if _flag(request, "chart"):
         result["formats"] = columns_of(result).formats
         try:

@@ -19,6 +19,7 @@ from dosi.frontends.rest.app import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY,
     DEFAULT_TIMEOUT,
+    DEFAULT_WORKERS,
     create_app,
 )
 from dosi.frontends.rest.guard import access_log, allowed_hosts, usable_token
@@ -49,6 +50,7 @@ def serve(
     max_rows: int | None = DEFAULT_MAX_ROWS,
     max_result_bytes: int | None = DEFAULT_MAX_BYTES,
     memory_budget: int | None = None,
+    workers: int = DEFAULT_WORKERS,
 ) -> None:
     """Run the REST API and the explorer with uvicorn until interrupted; `allow_hosts` adds
     Host names to the allow-list (loopback names when bound to loopback). A connection gets
@@ -76,6 +78,7 @@ def serve(
         max_rows=max_rows,
         max_result_bytes=max_result_bytes,
         memory_budget=memory_budget,
+        workers=workers,
     )
     print(f"dosi: serving {model_path} on http://{host}:{port}/ (API at /v1)", file=sys.stderr)
     default = app.state.holder.connections.profile(None)

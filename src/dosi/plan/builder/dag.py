@@ -32,17 +32,21 @@ from dosi.plan.nodes import (
     Window,
 )
 from dosi.plan.records import Branch, DensePlan, MetricColumn, QueryPlan, TimeBounds, WindowStage
+from dosi.plan.scan_sizes import UNKNOWN_SIZES, ScanSizes
 
 # measures whose per-day partial aggregates roll up exactly (COUNT DISTINCT / AVG do not)
 ROLLUP_AGGS = frozenset({"sum", "count", "count_star", "min", "max"})
 
 
-def pre_aggregable(model: ModelIr, b: Branch) -> bool:
-    """A DATE bucket coarser than a day over measures that roll up (docs/performance.md, rule 1).
+def pre_aggregable(model: ModelIr, b: Branch, sizes: ScanSizes = UNKNOWN_SIZES) -> bool:
+    """A DATE bucket coarser than a day over measures that roll up (docs/performance.md, rule 1),
+    on a fact table not known to be small (the cost rule: dosi.plan.scan_sizes).
     A semi-additive branch pre-aggregates its snapshot rows (the SemiAdditiveJoin is below:
     never a day's partial sum across snapshots); a conversion branch groups attributed events
     of its own shape."""
     if any(d.window is not None for d in b.dims) or b.conversion is not None:
+        return False
+    if b.dataset in sizes.small:
         return False
     if not any(d.grain not in (None, "day") and d.datatype == "Date" for d in b.dims):
         return False
@@ -56,7 +60,7 @@ def merge_strategy(dims: tuple[str, ...], dialect: PlanDialect) -> MergeStrategy
     return "full_outer" if dialect.null_safe_full_join else "union_keys"
 
 
-def aggregate_node(model: ModelIr, b: Branch) -> Aggregate:
+def aggregate_node(model: ModelIr, b: Branch, sizes: ScanSizes = UNKNOWN_SIZES) -> Aggregate:
     """Scan -> joins -> (stream bucket | pre-aggregation) -> the branch's GROUP BY."""
     if b.lod is not None:  # D-LOD: a rollup read alone, or a broadcast (plan/builder/lod_field.py)
         return Aggregate(lod_input(b), b.id, b.dataset, b.axis, b.dims, b.measures)
@@ -73,7 +77,7 @@ def aggregate_node(model: ModelIr, b: Branch) -> Aggregate:
     if stream is not None:
         assert stream.window is not None
         node = StreamBucket(node, stream.output, stream.window)
-    elif pre_aggregable(model, b):
+    elif pre_aggregable(model, b, sizes):
         by = tuple(d.output for d in b.dims if d.grain is not None)
         node = PreAggregate(node, by, b.measures)
     return Aggregate(node, b.id, b.dataset, b.axis, b.dims, b.measures)
@@ -85,9 +89,12 @@ def decoded(agg: Aggregate) -> PlanNode:
     return DecodeTime(agg, dims) if dims else agg
 
 
-def build_dag(model: ModelIr, plan: QueryPlan, dialect: PlanDialect) -> OrderLimit:
-    """The plan as a DAG whose root is the result (OrderLimit)."""
-    aggs = [aggregate_node(model, b) for b in plan.branches]
+def build_dag(
+    model: ModelIr, plan: QueryPlan, dialect: PlanDialect, sizes: ScanSizes = UNKNOWN_SIZES
+) -> OrderLimit:
+    """The plan as a DAG whose root is the result (OrderLimit); `sizes`: the connection's small
+    fact tables, read without the day pre-aggregation."""
+    aggs = [aggregate_node(model, b, sizes) for b in plan.branches]
     series = [decoded(a) for a in aggs]
     having = plan.result_filter
     top: PlanNode

@@ -123,6 +123,16 @@ def limit_options(fn: F) -> F:
     metavar="SECONDS",
     help="Per-request timeout: compile, run, conversion and encoding together.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 4096),
+    default=40,
+    show_default=True,
+    envvar="DOSI_WORKERS",
+    metavar="N",
+    help="Worker threads that compile, run and encode requests ($DOSI_WORKERS); raise it "
+    "above the number of concurrent clients you expect.",
+)
 @limit_options
 @access_option
 @db_options
@@ -138,6 +148,7 @@ def serve(
     max_connections: int,
     pg_port: int | None,
     timeout: float,
+    workers: int,
     access_file: str | None,
     max_rows: int | None,
     max_result_bytes: str | None,
@@ -205,6 +216,7 @@ def serve(
         max_rows=limits.max_rows,
         max_result_bytes=limits.max_bytes,
         memory_budget=budget,
+        workers=workers,
     )
 
 
