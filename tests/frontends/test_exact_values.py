@@ -300,3 +300,36 @@ def test_random_decimal38_and_bigint_round_trip_every_format(
 ) -> None:
     """Property: random DECIMAL(38, s) and BIGINT values survive every output format."""
     _all_surfaces(engine, model_path, rows)
+
+
+def test_unsigned_and_hugeint_with_nulls_stay_exact(tmp_path: Path) -> None:
+    """A UBIGINT above 2**63 in a group beside a NULL one is pandas' nullable `UInt64` (it
+    failed to convert as `Int64`); a SUM of BIGINTs beyond 2**63 (DuckDB's HUGEINT) keeps every
+    digit in rows, JSON and CSV. Expected values are the ones written into DuckDB."""
+    fields = [field("id", datatype="Integer"), field("g", datatype="String")]
+    fields += [field("b", datatype="Integer"), field("u", datatype="Integer")]
+    doc = model_doc(
+        [dataset("t", fields, primary_key=["id"])],
+        metrics=[metric("sum_b", "SUM(t.b)"), metric("max_u", "MAX(t.u)")],
+    )
+    top = 2**64 - 1
+    db = make_db(
+        tmp_path / "u.duckdb",
+        [
+            "CREATE TABLE t (id BIGINT, g VARCHAR, b BIGINT, u UBIGINT)",
+            f"INSERT INTO t VALUES (1, 'a', {2**63 - 1}, {top}), (2, 'a', {2**63 - 1}, 1), "
+            "(3, 'b', NULL, NULL)",
+        ],
+    )
+    e = Engine(model_text=to_yaml(doc))
+    res = e.execute(
+        {"metrics": ["sum_b", "max_u"], "group_by": ["t.g"], "order_by": ["g"]}, db_path=db
+    )
+    want = [("a", 2**64 - 2, top), ("b", None, None)]
+    assert [(r["g"], r["sum_b"], r["max_u"]) for r in res["rows"]] == want
+    assert [(r["g"], r["sum_b"], r["max_u"]) for r in json.loads(res.to_json())["rows"]] == want
+    frame = res.to_pandas()
+    assert str(frame["max_u"].dtype) == "UInt64"
+    assert frame["max_u"][0] == top and frame["max_u"].isna().tolist() == [False, True]
+    assert res.to_pandas(exact=True)["sum_b"][0] == 2**64 - 2
+    e.close()

@@ -8,8 +8,9 @@ pandas (`pandas_frame`):
   takes it);
 * a DECIMAL without fraction digits (DuckDB answers `SUM` of integers as HUGEINT) is `int64`
   when its values fit, else `float64` (`exact=True`: Arrow-backed decimal);
-* an integer column with NULLs is the nullable `Int64` (pandas would otherwise turn it into
-  float64 and round integers beyond 2**53);
+* an integer column with NULLs is pandas' nullable integer of the same width and sign
+  (`Int64`, `UInt64`, ...; pandas would otherwise turn it into float64 and round integers
+  beyond 2**53);
 * DATE columns (time buckets over a Date axis) are `datetime64[ms]`, timestamps
   `datetime64[us]`, so time-series methods apply.
 
@@ -48,6 +49,13 @@ def _whole_decimal_as_int(column: pa.ChunkedArray) -> pa.ChunkedArray | None:
         return None
 
 
+def _nullable_int(pd: Any, t: pa.DataType) -> Any:
+    """pandas' nullable integer dtype of `t`'s width and sign (a UBIGINT above 2**63 fits
+    `UInt64`, not `Int64`)."""
+    sign = "UInt" if pa.types.is_unsigned_integer(t) else "Int"
+    return getattr(pd, f"{sign}{t.bit_width}Dtype")()
+
+
 def pandas_frame(table: pa.Table, *, exact: bool = False) -> Any:
     """The table as a pandas DataFrame (see the module docstring for the dtypes)."""
     pd = _library("pandas", "pandas")
@@ -64,7 +72,7 @@ def pandas_frame(table: pa.Table, *, exact: bool = False) -> Any:
             else:
                 column, t = pc.cast(column, pa.float64()), pa.float64()
         if pa.types.is_integer(t) and column.null_count:
-            series[name] = column.to_pandas(types_mapper={t: pd.Int64Dtype()}.get)
+            series[name] = column.to_pandas(types_mapper={t: _nullable_int(pd, t)}.get)
             continue
         series[name] = column.to_pandas(date_as_object=False)
     return pd.DataFrame(series, columns=table.column_names)

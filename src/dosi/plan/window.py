@@ -739,13 +739,16 @@ class _WindowPlanner:
 
 
 def _totals_without_axis(m: MetricIr) -> bool:
-    """A running sum / min / max / count (time-ordered, unbounded, never reset): without its
-    time axis grouped it is its base's total per partition (a period_value has no coarser
-    bucket to sample then)."""
+    """A running sum / min / max / count over the whole history (time-ordered, unbounded,
+    never reset, `history: "all"`, MetricFlow's all-time metric): without its time axis
+    grouped it is its base's total per partition (a period_value has no coarser bucket to
+    sample then). Any other running frame keeps the rule that the axis is grouped
+    (`time_axis_not_grouped`, as the window spec and the reference engine have it)."""
     w = m.window
     return (
         w is not None
         and w.is_running
+        and w.reads_history
         and w.window_function in ("sum", "min", "max", "count")
         and not getattr(w, "require_full_window", False)
     )

@@ -30,18 +30,25 @@ BOUND: Final = "dosi_metric_time_axis"
 
 
 def spell_grains(text: str) -> str:
-    """`metric_time:month` (not SQL) as `metric_time__month`, by tokens, so a string literal
-    holding the same characters is left alone."""
+    """`metric_time:month` and `orders.order_date:month` (not SQL) as `metric_time__month` /
+    `orders.order_date__month` (issue 21 item 3), by tokens, so a string literal holding the
+    same characters, a `::` cast and an array slice `x[a:b]` are left alone."""
     try:
         tokens = Tokenizer().tokenize(text)
     except Exception:  # the parser reports what it cannot read, with its own code
         return text
     out: list[str] = []
     last = 0
+    depth = 0
     for a, colon, b in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        if a.token_type is TokenType.L_BRACKET:
+            depth += 1
+        elif a.token_type is TokenType.R_BRACKET:
+            depth -= 1
         if (
-            a.token_type is TokenType.VAR
-            and a.text.lower() == METRIC_TIME
+            depth == 0
+            and a.token_type is TokenType.VAR
+            and text[a.start : a.end + 1] == a.text  # unquoted
             and colon.token_type is TokenType.COLON
             and b.token_type in (TokenType.VAR, *Tokenizer.KEYWORDS.values())
             and colon.start == a.end + 1
@@ -49,7 +56,7 @@ def spell_grains(text: str) -> str:
             and a.start >= last
         ):
             out.append(text[last : a.start])
-            out.append(f"{METRIC_TIME}__{b.text.lower()}")
+            out.append(f"{a.text}__{b.text.lower()}")
             last = b.end + 1
     out.append(text[last:])
     return "".join(out)
@@ -85,11 +92,11 @@ def uses_metric_time(expr: exp.Expression | None) -> bool:
     return expr is not None and any(MARK in n.meta for n in expr.find_all(exp.Column))
 
 
-def not_a_predicate() -> QueryError:
+def not_a_predicate(name: str = METRIC_TIME) -> QueryError:
     return QueryError(
         "unsupported_filter",
-        f"`{METRIC_TIME}` alone is not a predicate: it is a time value",
-        hint=f"compare it, e.g. {METRIC_TIME}:month >= '2024-03-01'",
+        f"`{name}` alone is not a predicate: it is a time value",
+        hint=f"compare it, e.g. {name.split('__')[0]}:month >= '2024-03-01'",
     )
 
 

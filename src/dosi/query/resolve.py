@@ -23,6 +23,7 @@ from dosi.ir.model import FieldIr, MetricIr, ModelIr
 from dosi.query.calendar import check_grain, check_known
 from dosi.query.conform import check_not_conformed_path
 from dosi.query.context_filter import names_only_outputs, resolve_context
+from dosi.query.field_grain_filter import bucketed_reference, field_grain, unknown_grained
 from dosi.query.filters import (
     ResultFilter,
     column_name,
@@ -213,7 +214,9 @@ def _unknown(model: ModelIr, query: Query | None, name: str, role: str) -> None:
         check_known(model, wrong[1], name)  # raises unknown_grain with the grains offered
     near = near_miss_grain(model, name) if role == "dimension" else None
     if near is not None:  # `orders.order_dat__month`: the retry keeps the grain (issue 21)
-        times = [f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time]
+        times = [
+            f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time
+        ]
         cands = [f"{c}__{near[1]}" for c in closest(near[0], [*times, METRIC_TIME])]
     else:
         cands = closest(name, options)
@@ -342,7 +345,7 @@ def _parse_where(text: str) -> exp.Expression:
         raise QueryError(
             "filter_too_complex",
             f"where_sql: {err}",
-            hint='simplify the filter (see docs/limits.md); use IN for many values',
+            hint="simplify the filter (see docs/limits.md); use IN for many values",
             detail={"limit": err.limit, "maximum": err.maximum},
         ) from None
     except SqlSnippetError as err:
@@ -403,8 +406,8 @@ def _check_bare_booleans(model: ModelIr, tree: exp.Expression) -> None:
     field (or one without a datatype) would be a number or a string the database refuses or
     reads by its own casting rules."""
     for col in _bare_columns(tree):
-        if metric_time_grain(model, col)[0]:
-            raise not_a_predicate()
+        if metric_time_grain(model, col)[0] or field_grain(model, column_name(col)):
+            raise not_a_predicate(column_name(col))
         f = _where_field(model, column_name(col))
         if DATATYPE_FAMILY.get(f.datatype or "") != BOOL:
             kind = f"a {f.datatype} field" if f.datatype else "a field without a datatype"
@@ -450,7 +453,14 @@ def _where(
             named_time.append(True)
             families[id(col)] = TEMPORAL
             return placeholder(grain)
-        f = _where_field(model, column_name(col))
+        name = column_name(col)
+        split = field_grain(model, name)  # `orders.order_date__month` (issue 21 item 3)
+        if split is not None:
+            f = _where_field(model, split[0])
+            fields.append(f)
+            families[id(col)] = TEMPORAL
+            return bucketed_reference(model, f, split[1], name)
+        f = _grained_or_field(model, name)
         fields.append(f)
         families[id(col)] = DATATYPE_FAMILY.get(f.datatype or "", ANY)
         return field_reference(f.qualified, f.expr)
@@ -462,6 +472,18 @@ def _where(
         column_type=lambda col: families.get(id(col), ANY),
     )
     return ResolvedWhere(tree, tuple(dict.fromkeys(fields)), bool(named_time))
+
+
+def _grained_or_field(model: ModelIr, name: str) -> FieldIr:
+    """The field `name` names; an unknown name spelt `<field>__<grain>` is reported with
+    candidates that keep the grain."""
+    try:
+        return _where_field(model, name)
+    except QueryError as err:
+        better = unknown_grained(model, name) if err.code == "unknown_field" else None
+        if better is not None:
+            raise better from None
+        raise
 
 
 def _metric_time_needs_metric(model: ModelIr, where: str) -> QueryError:

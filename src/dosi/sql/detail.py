@@ -20,6 +20,7 @@ from dosi.query.detail import ResolvedDetail
 from dosi.query.time_format import check_bounds
 from dosi.sql.dialects import Dialect
 from dosi.sql.lod_field import join_rollups, values_rewrite
+from dosi.sql.metric_time_filter import render_metric_time
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, col
 
@@ -86,7 +87,8 @@ def render_detail(
         )
     if shape is not None:
         sel = join_rollups(r, sel, shape)
-    preds = [rw(w.expr.copy()) for w in rd.where]
+    # a grained field in the filter (`orders.order_date:month`) compares the bucket
+    preds = [render_metric_time(rw(w.expr.copy()), dialect, r.bucket) for w in rd.where]
     if rd.time_field is not None and rd.query.time_range is not None:
         tr = rd.query.time_range
         check_bounds(rd.time_field, tr)  # D-FORMAT: aligned dates on an encoded field
