@@ -22,6 +22,7 @@ from dosi.ext.window.functions import frame_function
 from dosi.ext.window.modifiers import parse_order, parse_partition
 from dosi.ext.window.period_value import PeriodValue, parse_period_value
 from dosi.ext.window.reader import WindowReader, present
+from dosi.ext.window.span import Span, check_span, parse_span
 from dosi.ext.window.spec import (
     Grain,
     OrderSpec,
@@ -44,6 +45,7 @@ FRAME_KEYS: tuple[str, ...] = (
     "fraction",
     "period_value",
     "history",
+    "span",
 )
 UNITS: tuple[str, ...] = ("rows", "range", "groups")
 #: SQL:2011 frame exclusion (1.14); `no_others` is the default and renders no clause
@@ -66,6 +68,8 @@ class FrameWindow(WindowSpec):
     accumulates at its grain, and a coarser query bucket reports the first, last or average of
     those running values (`dosi.ext.window.period_value`). `history` (1.15): a running frame
     also counts every row before a time_range start (MetricFlow's cumulative metrics).
+    `span` (1.15): the frame is the trailing calendar interval, a RANGE over the time key
+    (`dosi.ext.window.span`); `preceding` is then None and means nothing.
     """
 
     function: str
@@ -84,6 +88,7 @@ class FrameWindow(WindowSpec):
     fraction: float | None = None
     period_value: PeriodValue | None = None
     history: bool = False
+    span: Span | None = None
     family: ClassVar[str] = "frame"
     default_partition: ClassVar[PartitionSpec | None] = FRAME_DEFAULT_PARTITION
 
@@ -105,8 +110,9 @@ class FrameWindow(WindowSpec):
 
     @property
     def window_features(self) -> tuple[str, ...]:
-        """Frame clauses a dialect may lack (1.14): GROUPS units, an EXCLUDE clause."""
-        out: list[str] = []
+        """Frame clauses a dialect may lack (1.14): GROUPS units, an EXCLUDE clause; (1.15)
+        a RANGE frame over time with an INTERVAL bound (`span`)."""
+        out: list[str] = ["range_interval"] if self.span is not None else []
         if self.units == "groups" and self.scope is None:
             out.append("groups")
         if self.exclusion not in (None, "no_others"):
@@ -128,8 +134,9 @@ class FrameWindow(WindowSpec):
 
     @property
     def wants_total_order(self) -> bool:
-        """A ROWS frame over several rows per bucket would read the warehouse's peer order."""
-        return self.scope is None and self.units == "rows"
+        """A ROWS frame over several rows per bucket would read the warehouse's peer order (a
+        span is a RANGE over the time key alone: peers share the frame)."""
+        return self.scope is None and self.units == "rows" and self.span is None
 
     @property
     def time_ordered(self) -> bool:
@@ -148,7 +155,9 @@ class FrameWindow(WindowSpec):
     @property
     def is_running(self) -> bool:
         """Time-ordered, unbounded, never reset (WIN-RES-04)."""
-        return self.time_ordered and self.preceding is None and self.reset is None
+        return (
+            self.time_ordered and self.preceding is None and self.reset is None and not self.span
+        )
 
     @property
     def reads_history(self) -> bool:
@@ -170,9 +179,14 @@ class FrameWindow(WindowSpec):
 
     @property
     def bucket_lookback(self) -> int | None:
-        if not self.time_ordered or self.units == "range":
+        if not self.time_ordered or self.units == "range" or self.span is not None:
             return None
         return self.preceding
+
+    @property
+    def lookback_span(self) -> Span | None:
+        """The calendar interval a `span` frame reads back from each bucket (1.15)."""
+        return self.span
 
     @property
     def listed_function(self) -> str:
@@ -185,6 +199,12 @@ class FrameWindow(WindowSpec):
     def describe(self) -> str:
         if self.scope == "partition":
             return f"frame {self.function} over the whole partition"
+        if self.span is not None:
+            text = f"frame {self.function} span {self.span.describe()}"
+            text += f" reset={self.reset}" if self.reset else ""
+            if self.period_value is not None:
+                text += f" {self.period_value.describe()}"
+            return text
         start = "unbounded" if self.preceding is None else self.preceding
         order = f"order={self.order.by} {self.order.direction}"
         fn = self.function if self.fraction is None else f"{self.function}({self.fraction:g})"
@@ -224,9 +244,13 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         r.feature("window.frame.scope")
         scope = r.enum(f"{kp}.scope", raw["scope"], ("partition",))
     preceding: int | str | None = None
+    span: Span | None = None
+    if present(raw, "span"):
+        span = parse_span(r, f"{kp}.span", raw["span"])
+        check_span(r, kp, raw)
     if present(raw, "preceding"):
         preceding = bound(r, f"{kp}.preceding", raw["preceding"], "preceding")
-    elif not present(raw, "scope"):
+    elif not present(raw, "scope") and not present(raw, "span"):
         r.err(
             f"{kp}.preceding",
             'is required: an integer >= 0 or "unbounded" (or set scope: "partition")',
@@ -294,4 +318,5 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         fraction=fraction,
         period_value=period,
         history=history,
+        span=span,
     )

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 from dosi.ext.grains import CALENDAR_GRAINS, DAY_GRAINS, FISCAL_GRAINS, SUB_DAY_GRAINS
 from dosi.ext.window.period_value import PeriodValue
+from dosi.ext.window.span import Span
 
 Grain = str  # a grain of the vocabulary (dosi.ext.grains)
 Direction = Literal["back", "forward"]
@@ -147,6 +148,12 @@ class WindowSpec:
     @property
     def shift(self) -> Shift | None:
         """The calendar shift of an offset; None for the other families."""
+        return None
+
+    @property
+    def lookback_span(self) -> Span | None:
+        """The calendar interval a frame reads back from each bucket (1.15 `span`); None for
+        frames counted in buckets and the other families."""
         return None
 
     @property
