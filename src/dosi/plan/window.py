@@ -11,10 +11,10 @@ import datetime as dt
 from dataclasses import replace
 
 from dosi.errors import QueryError
-from dosi.ext.window import WindowSpec
-from dosi.ext.window.span import Span
 from dosi.ext.grains import DAY_GRAINS, FIXED_SECONDS, MONTHS, RETAIL_GRAINS, grain_rank
 from dosi.ext.grains import is_date_part as _is_part
+from dosi.ext.window import WindowSpec
+from dosi.ext.window.span import Span
 from dosi.ir.calendar import DEFAULT_CALENDAR, CalendarIr
 from dosi.ir.conform import same_dimension
 from dosi.ir.model import MetricIr, ModelIr

@@ -155,9 +155,7 @@ class FrameWindow(WindowSpec):
     @property
     def is_running(self) -> bool:
         """Time-ordered, unbounded, never reset (WIN-RES-04)."""
-        return (
-            self.time_ordered and self.preceding is None and self.reset is None and not self.span
-        )
+        return self.time_ordered and self.preceding is None and self.reset is None and not self.span
 
     @property
     def reads_history(self) -> bool:

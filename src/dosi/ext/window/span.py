@@ -21,7 +21,16 @@ from dosi.ext.grains import FIXED_SECONDS, MONTHS
 from dosi.ext.window.reader import WindowReader, alternatives, is_int, present, show
 
 #: the calendar units a span counts (a week is 7 days, a quarter 3 months)
-SPAN_GRAINS: tuple[str, ...] = ("second", "minute", "hour", "day", "week", "month", "quarter", "year")
+SPAN_GRAINS: tuple[str, ...] = (
+    "second",
+    "minute",
+    "hour",
+    "day",
+    "week",
+    "month",
+    "quarter",
+    "year",
+)
 SPAN_KEYS: tuple[str, ...] = ("count", "granularity")
 #: a span reaches back at most 10,000 years (its scan bound must stay a calendar date)
 _MAX_YEARS = 10_000
@@ -82,9 +91,7 @@ def _checked(r: WindowReader, key: str, count_s: str, unit: str, hint: str) -> S
     if count < 1:
         r.err(key, f"count must be an integer >= 1 (got {count_s[:20]})", hint)
         return None
-    years = count * (
-        MONTHS[unit] / 12 if unit in MONTHS else FIXED_SECONDS[unit] / (366 * 86_400)
-    )
+    years = count * (MONTHS[unit] / 12 if unit in MONTHS else FIXED_SECONDS[unit] / (366 * 86_400))
     if years > _MAX_YEARS:
         r.err(key, f"spans more than {_MAX_YEARS:,} years ({count} {unit}s)", hint)
         return None
