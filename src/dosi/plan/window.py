@@ -79,7 +79,12 @@ def plan_windows(
     sampled = sampled_query(model, rq)
     if sampled is not None:  # D-WINDOW period_value: planned at the accumulation grain
         inner = resolve_densify(model, sampled.rq) if dense is not None else None
-        if inner is not None and inner.mode == "time":
+        if any(pick == "sum" for _, pick in sampled.sample.picks):
+            # an offset by date part sums every day its shifted value reaches (the covered
+            # series), not only the days with data of their own
+            covered = replace(sampled.rq, query=replace(sampled.rq.query, densify="covered"))
+            inner = resolve_densify(model, covered)
+        elif inner is not None and inner.mode == "time":
             # every finer bucket of every combination: a running value carries through a
             # coarser bucket where a combination has no rows (docs/densify.md)
             inner = replace(inner, mode="all")
