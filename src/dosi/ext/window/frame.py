@@ -15,6 +15,7 @@ from dosi.ext.window.frame_rules import (
     bound,
     check_combinations,
     parse_fraction,
+    parse_frame_keys,
     parse_history,
     parse_reset,
 )
@@ -47,9 +48,6 @@ FRAME_KEYS: tuple[str, ...] = (
     "history",
     "span",
 )
-UNITS: tuple[str, ...] = ("rows", "range", "groups")
-#: SQL:2011 frame exclusion (1.14); `no_others` is the default and renders no clause
-EXCLUSIONS: tuple[str, ...] = ("current_row", "group", "ties", "no_others")
 #: Top-level payload keys of the general frame form.
 TOP_KEYS: tuple[str, ...] = ("frame",)
 
@@ -266,29 +264,7 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
     if present(raw, "partition"):
         r.feature("window.frame.partition")
         partition = parse_partition(r, f"{kp}.partition", raw["partition"])
-    units = "rows"
-    if present(raw, "units"):
-        r.feature("window.frame.units")
-        units = r.enum(f"{kp}.units", raw["units"], UNITS) or "rows"
-    second: str | None = None
-    if present(raw, "second"):
-        r.feature("window.frame.second")
-        second = r.metric_name(f"{kp}.second", raw["second"])
-    following: int | str | None = 0
-    if present(raw, "following"):
-        r.feature("window.frame.following")
-        following = bound(r, f"{kp}.following", raw["following"], "following")
-    if units == "groups":
-        r.feature("window.frame.units (groups)")
-    exclusion: str | None = None
-    if present(raw, "exclusion"):
-        r.feature("window.frame.exclusion")
-        exclusion = r.enum(
-            f"{kp}.exclusion",
-            raw["exclusion"],
-            EXCLUSIONS,
-            hint='e.g. "exclusion": "current_row" for the neighbours without the bucket itself',
-        )
+    units, second, following, exclusion = parse_frame_keys(r, kp, raw)
     fraction = parse_fraction(r, kp, raw, fn)
     check_combinations(r, kp, raw, fn, preceding, following, order, units, rfw)
     period = None
