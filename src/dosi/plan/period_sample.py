@@ -56,6 +56,7 @@ def sampled_query(model: ModelIr, rq: ResolvedQuery) -> SampledQuery | None:
     samplings = {m.name: _sampling(model, m, frozenset()) for m in rq.planned_metrics}
     declared = [m for m in rq.planned_metrics if samplings[m.name] is not None]
     if not declared:
+        _check_unsampled(model, rq)
         return _part_rollup(model, rq)
     axis = _axis(model, declared[0])
     items = [d for d in rq.dims if _on_axis(model, d, axis)]
@@ -119,6 +120,37 @@ def _sampling(model: ModelIr, m: MetricIr, seen: frozenset[str]) -> PeriodValue 
     if pick.value == "average" and _affine(d.expr, inputs) is None:
         return None
     return pick
+
+
+def _check_unsampled(model: ModelIr, rq: ResolvedQuery) -> None:
+    """A compose over sampled frames that cannot be sampled with them (an average of a
+    product, different picks), grouped coarser than their grain, is refused: composing the
+    month's own running values would silently ignore `period_value`."""
+    for m in rq.planned_metrics:
+        if m.derive is None or not m.derive.is_stage_compose:
+            continue
+        under = [
+            (n, p)
+            for n in _inputs(model, m)
+            if (p := _sampling(model, model.metrics[n], frozenset())) is not None
+        ]
+        axis = _axis(model, m)
+        items = [d for d in rq.dims if _on_axis(model, d, axis)]
+        if not under or not items:
+            continue
+        finest = min(grain_rank(d.grain or "") for d in items)
+        if all(grain_rank(p.grain) >= finest for _, p in under):
+            continue
+        names = ", ".join(f"`{n}`" for n, _ in under)
+        raise QueryError(
+            "not_implemented",
+            f"compose `{m.name}` reads {names}, which report a value per coarser bucket "
+            "(period_value); the compose of those values is not a value of the compose's "
+            "own finer series (an average of a product, or inputs picked differently)",
+            metrics=[m.name],
+            hint="query the inputs and compose them yourself, give the inputs the same "
+            "first / last pick, or make the compose affine for an average",
+        )
 
 
 def _inputs(model: ModelIr, m: MetricIr) -> tuple[str, ...]:
