@@ -197,6 +197,23 @@ def test_a_dense_day_series_is_read_on_every_day(engine: Engine, db: Path) -> No
     assert [r[1] for r in got] == [None, None, Decimal(5), Decimal(5), Decimal(5), None, None]
 
 
+def test_a_covered_series_runs_a_span_past_the_last_sale(engine: Engine, db: Path) -> None:
+    """densify covered: every day on which the 3-day span has a value, the empty days after
+    2024-04-30 that still reach its sale included (MetricFlow's cumulative window on its
+    spine)."""
+    q = {"metrics": ["rev_3d"], "group_by": ["metric_time:day"], "densify": "covered"}
+    got = result_rows(engine.execute(q, db_path=db))
+    first, last = min(d for _, d, _, _ in SALES), max(d for _, d, _, _ in SALES)
+    days = [first + dt.timedelta(days=i) for i in range((last - first).days + 10)]
+    want = [
+        (t.isoformat(), v)
+        for t in days
+        if (v := _framed(t, t - dt.timedelta(days=3))) is not None
+    ]
+    assert got == want
+    assert got[-1] == ("2024-05-02", Decimal(1))
+
+
 def test_explain_names_the_span(engine: Engine) -> None:
     plan = engine.explain({"metrics": ["rev_2m"], "group_by": ["metric_time:day"]})
     assert "span 2 month" in plan

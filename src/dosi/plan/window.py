@@ -202,6 +202,12 @@ class _WindowPlanner:
                 and (s := m.window.shift) is not None
                 and s.direction == "back"
             )
+            # a calendar span (1.15) has values until a span after the data's last bucket
+            beyond += tuple(
+                (sp.count, sp.granularity)
+                for m in self.all_windows
+                if (sp := _span(m.window)) is not None
+            )
             spine = dense_plan(
                 self.model,
                 rq,
