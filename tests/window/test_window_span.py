@@ -206,12 +206,33 @@ def test_a_covered_series_runs_a_span_past_the_last_sale(engine: Engine, db: Pat
     first, last = min(d for _, d, _, _ in SALES), max(d for _, d, _, _ in SALES)
     days = [first + dt.timedelta(days=i) for i in range((last - first).days + 10)]
     want = [
-        (t.isoformat(), v)
-        for t in days
-        if (v := _framed(t, t - dt.timedelta(days=3))) is not None
+        (t.isoformat(), v) for t in days if (v := _framed(t, t - dt.timedelta(days=3))) is not None
     ]
     assert got == want
     assert got[-1] == ("2024-05-02", Decimal(1))
+
+
+def test_a_covered_series_crosses_the_values_of_the_widened_scan(engine: Engine, db: Path) -> None:
+    """west sells on 2024-01-31 and 2024-03-31 only: from 2024-03-01 to 2024-03-30 its 2-month
+    span still holds January 31's 5, so it has a row on each of those days although it has no
+    sale in the range (the values crossed are those of the widened scan)."""
+    q = {
+        "metrics": ["rev_2m"],
+        "group_by": ["metric_time:day", "sales.region"],
+        "time_range": {"start": "2024-03-01", "end": "2024-03-31"},
+        "densify": "covered",
+    }
+    got = result_rows(engine.execute(q, db_path=db))
+    days = [D(2024, 3, 1) + dt.timedelta(days=i) for i in range(30)]
+    want = sorted(
+        (t.isoformat(), r, v)
+        for t in days
+        for r in ("east", "west")
+        if (v := _framed(t, _minus_months(t, 2), region=r)) is not None
+    )
+    assert sorted(got) == want
+    west = [row for row in got if row[1] == "west"]
+    assert len(west) == 30 and west[0] == ("2024-03-01", "west", Decimal(5))
 
 
 def test_explain_names_the_span(engine: Engine) -> None:
