@@ -11,7 +11,14 @@ from typing import Any
 from dosi.ext.envelope import json_type
 from dosi.ext.window.functions import FRACTION_FUNCTIONS, TWO_ARG_FUNCTIONS
 from dosi.ext.window.reader import WindowReader, alternatives, is_int, present, show
-from dosi.ext.window.spec import RESET_GRAINS, OrderSpec, WindowSlot, WindowSpec, key_in_object
+from dosi.ext.window.spec import (
+    RESET_GRAINS,
+    SUB_DAY_RESETS,
+    OrderSpec,
+    WindowSlot,
+    WindowSpec,
+    key_in_object,
+)
 
 UNBOUNDED = "unbounded"
 UNITS: tuple[str, ...] = ("rows", "range", "groups")
@@ -208,6 +215,8 @@ def parse_reset(r: WindowReader, key: str, value: Any) -> str | None:
             hint=f"use {alternatives(RESET_GRAINS)}, or drop the reset",
         )
         return None
+    if value in SUB_DAY_RESETS:
+        r.feature("window.frame.reset (sub-day)")
     return r.enum(key, value, RESET_GRAINS)
 
 

@@ -619,7 +619,7 @@ class MetricConverter:
             spec = {"type": "rolling", "function": func, "span": f"{int(window.count)} {grain}"}
         elif to_date is not None:
             g = str(to_date).lower()
-            if g not in GRAINS[1:]:
+            if g not in (*GRAINS[1:], "hour", "minute"):  # sub-day resets: DATUS 1.15
                 raise Skip("grain_to_date_not_supported", f"grain_to_date `{g}`")
             spec = {"type": "cumulative", "function": func, "reset": g}
         else:  # MetricFlow accumulates from the beginning of time (DATUS 1.15 history)
