@@ -265,7 +265,14 @@ def test_metric_kinds_map_to_datus_payloads(simple: Any) -> None:
         # MetricFlow's period_agg (default first) over the day running values (issue 22)
         "period_value": {"value": "first", "grain": "day"},
     }
-    assert _datus(m["trailing_7_days_bookings"])["window"]["periods"] == 7
+    # a cumulative `window` is calendar time: a 1.15 span, not 7 buckets (issue 22)
+    assert _datus(m["trailing_7_days_bookings"])["window"]["span"] == "7 day"
+    assert _datus(m["trailing_2_months_revenue"])["window"] == {
+        "type": "rolling",
+        "function": "sum",
+        "span": "2 month",
+        "period_value": {"value": "average", "grain": "day"},
+    }
     assert m["median_booking_value"]["expression"]["dialects"][0]["expression"] == (
         "MEDIAN(bookings_source.median_booking_value)"
     )
@@ -293,7 +300,6 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
         "every_two_days_bookers": "cumulative_not_additive",
         "every_2_days_bookers_2_days_ago": "input_not_imported",
         "bookings_join_to_time_spine": "time_spine_not_carried",
-        "trailing_2_months_revenue": "cumulative_window_in_buckets",
     }
     metrics = {m["name"] for m in simple.plain()["semantic_model"][0]["metrics"]}
     for metric, code in expected.items():
@@ -349,7 +355,8 @@ def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["datasets"] == 3 and report["metrics"] == 13
-    assert {w["code"] for w in report["warnings"]} == {"cumulative_window_in_buckets"}
+    # a cumulative `window` is a 1.15 span now, no approximation to warn about (issue 22)
+    assert {w["code"] for w in report["warnings"]} == set()
     v = runner.invoke(cli, ["validate", "-m", str(out)])
     assert v.exit_code == 0, v.output
     assert sorted(p.name for p in queries.iterdir()) == [

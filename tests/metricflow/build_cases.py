@@ -28,33 +28,6 @@ _SPINE = ["time_spine"]
 #: case id -> (needs, why): the value differences, read case by case
 CLASSIFIED: dict[str, tuple[list[str], str]] = {
     **{
-        f"itest_cumulative_metric/{n}": (
-            _SPINE,
-            "a trailing 2-month window on every time-spine day: dosi's rolling frame spans 2 "
-            "buckets of the queried grain (cumulative_window_in_buckets), not 2 calendar "
-            "months of days",
-        )
-        for n in (
-            "windowed_cumulative_metric",
-            "windowed_cumulative_metric_with_joined_dim",
-            "multiple_cumulative_metrics",
-            "windowed_cumulative_metric_by_time_dimension_with_granularity",
-            "cumulative_metric_with_agg_time_dimension",
-        )
-    },
-    **{
-        f"itest_cumulative_metric/{n}": (
-            ["time_spine", "period_agg"],
-            "cumulative values at week / month grains over the time spine, reported by "
-            "period_agg (first / last / average of the days)",
-        )
-        for n in (
-            "all_time_metric_with_non_default_grains",
-            "window_metric_with_non_default_grains",
-            "derived_cumulative_metric_with_non_default_grains",
-        )
-    },
-    **{
         f"itest_metrics/{n}": (
             _SPINE,
             "the offset / filled metric has a row for every "

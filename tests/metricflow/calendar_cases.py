@@ -15,17 +15,11 @@ CALENDAR_CLASSIFIED: dict[str, tuple[list[str], str]] = {
         for n in (
             "itest_constraints/test_subdaily_time_constraint_with_metric",
             "itest_constraints/test_subdaily_time_constraint_adjusted",
-            "itest_cumulative_metric/subdaily_cumulative_window_metric",
             "itest_metrics/subdaily_offset_window_metric",
             "itest_metrics/subdaily_join_to_time_spine_metric",
             "itest_granularity/test_join_to_time_spine_metric_grouped_by_custom_grain",
         )
     },
-    "itest_granularity/cumulative_metric_with_custom_granularity": (
-        ["time_spine", "period_agg"],
-        "a trailing 2-month sum on every time-spine day, averaged over each alien_day "
-        "(period_agg over the spine); dosi rolls over alien_day buckets",
-    ),
     **{
         n: (
             ["partition_join"],

@@ -19,8 +19,7 @@ from dosi.ext.params import DECL_KEYS, PARAM_TYPES
 from dosi.ext.registry import DATUS_EXT_VERSION, REGISTRY
 from dosi.ext.semi_additive import SNAPSHOTS
 from dosi.ext.time_format import NATIVE_FORMATS, STORAGES, TIME_KEYS
-from dosi.ext.window.frame import EXCLUSIONS, UNITS
-from dosi.ext.window.frame_rules import HISTORIES
+from dosi.ext.window.frame_rules import EXCLUSIONS, HISTORIES, UNITS
 from dosi.ext.window.functions import (
     FRAME_FUNCTIONS,
     FRAME_W1,
@@ -31,6 +30,7 @@ from dosi.ext.window.functions import (
 from dosi.ext.window.offset import CALCULATIONS, DIRECTIONS, OFFSET_KEYS
 from dosi.ext.window.period_value import PERIOD_GRAINS, PICKS
 from dosi.ext.window.share import SHARE_KEYS
+from dosi.ext.window.span import SPAN_GRAINS
 from dosi.ext.window.spec import (
     GRAINS,
     NULLS,
@@ -128,6 +128,22 @@ def window_defs() -> dict[str, Any]:
         "all: a running total counts the rows before a time_range start (1.15); range (the "
         "default): it starts at the range start.",
     )
+    span = {
+        "description": "A trailing frame of calendar time (1.15): the buckets that start after "
+        "`t - span`, up to the current one.",
+        "oneOf": [
+            {"type": "string", "pattern": "^[0-9]+ [a-z]+$"},
+            {
+                "type": "object",
+                "properties": {
+                    "count": {"type": "integer", "minimum": 1},
+                    "granularity": enum(SPAN_GRAINS, "The calendar unit."),
+                },
+                "required": ["count", "granularity"],
+                "additionalProperties": False,
+            },
+        ],
+    }
     period_value = {
         "description": "Accumulate per `grain` (day by default); a coarser query bucket "
         "reports the first, last or average of those running values.",
@@ -180,9 +196,10 @@ def window_defs() -> dict[str, Any]:
             },
             "period_value": period_value,
             "history": history,
+            "span": span,
         },
         "required": ["function"],
-        "anyOf": [{"required": ["preceding"]}, {"required": ["scope"]}],
+        "anyOf": [{"required": ["preceding"]}, {"required": ["scope"]}, {"required": ["span"]}],
         "additionalProperties": False,
     }
 
@@ -207,7 +224,7 @@ def window_defs() -> dict[str, Any]:
     common = {"base": {"type": "string", "description": "Window another metric (D-DERIVE)."}}
     forbid = dict.fromkeys(
         ("offset", "calculation", "frame", "rank", "value", "function", "periods", "reset",
-         "require_full_window", "period_value", "history"),
+         "require_full_window", "period_value", "history", "span"),
         False,
     )  # fmt: skip
 
@@ -256,16 +273,20 @@ def window_defs() -> dict[str, Any]:
                 {"offset": ref("WindowOffset"), "calculation": enum(CALCULATIONS, "")},
                 ["type", "offset"],
             ),
-            shape(
-                "rolling",
-                {
-                    "function": enum(sugar_fns, "How the buckets combine."),
-                    "periods": _slot(1, "Buckets in the window, the current one included."),
-                    "require_full_window": {"type": "boolean"},
-                    "period_value": period_value,
-                },
-                ["type", "function", "periods"],
-            ),
+            {
+                **shape(
+                    "rolling",
+                    {
+                        "function": enum(sugar_fns, "How the buckets combine."),
+                        "periods": _slot(1, "Buckets in the window, the current one included."),
+                        "require_full_window": {"type": "boolean"},
+                        "period_value": period_value,
+                        "span": span,
+                    },
+                    ["type", "function"],
+                ),
+                "anyOf": [{"required": ["periods"]}, {"required": ["span"]}],
+            },
             shape(
                 "cumulative",
                 {

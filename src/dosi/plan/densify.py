@@ -71,6 +71,10 @@ def dense_plan(
     if dense.mode == "time" and dense.others:
         output = spine_for(model, branches, dense, bounds, dia)
     within = bounds if bounds is not None and (bounds.start or bounds.end) else None
+    if dense.mode == "covered":
+        # a value observed only in the widened scan still has window values in the range (a
+        # state whose last sale is in the trailing months before it): its rows are covered
+        within = None
     return DensePlan(
         dense.others,
         series,

@@ -13,6 +13,8 @@ from dataclasses import replace
 from dosi.errors import QueryError
 from dosi.ext.grains import DAY_GRAINS, FIXED_SECONDS, MONTHS, RETAIL_GRAINS, grain_rank
 from dosi.ext.grains import is_date_part as _is_part
+from dosi.ext.window import WindowSpec
+from dosi.ext.window.span import Span
 from dosi.ir.calendar import DEFAULT_CALENDAR, CalendarIr
 from dosi.ir.conform import same_dimension
 from dosi.ir.model import MetricIr, ModelIr
@@ -77,7 +79,12 @@ def plan_windows(
     sampled = sampled_query(model, rq)
     if sampled is not None:  # D-WINDOW period_value: planned at the accumulation grain
         inner = resolve_densify(model, sampled.rq) if dense is not None else None
-        if inner is not None and inner.mode == "time":
+        if any(pick == "sum" for _, pick in sampled.sample.picks):
+            # an offset by date part sums every day its shifted value reaches (the covered
+            # series), not only the days with data of their own
+            covered = replace(sampled.rq, query=replace(sampled.rq.query, densify="covered"))
+            inner = resolve_densify(model, covered)
+        elif inner is not None and inner.mode == "time":
             # every finer bucket of every combination: a running value carries through a
             # coarser bucket where a combination has no rows (docs/densify.md)
             inner = replace(inner, mode="all")
@@ -194,6 +201,12 @@ class _WindowPlanner:
                 if m.window is not None
                 and (s := m.window.shift) is not None
                 and s.direction == "back"
+            )
+            # a calendar span (1.15) has values until a span after the data's last bucket
+            beyond += tuple(
+                (sp.count, sp.granularity)
+                for m in self.all_windows
+                if (sp := _span(m.window)) is not None
             )
             spine = dense_plan(
                 self.model,
@@ -498,7 +511,8 @@ class _WindowPlanner:
             if shift is not None:
                 (start if shift.direction == "back" else end).append(m.name)
             elif (
-                w is not None and (w.reset_grain is not None or w.reads_history)
+                w is not None
+                and (w.reset_grain is not None or w.reads_history or _span(w) is not None)
             ) or self._dense_lookback(m):
                 start.append(m.name)
             if w is not None and w.reads_ahead:  # frame.following (1.14): the end widens
@@ -569,6 +583,7 @@ class _WindowPlanner:
         own = (
             w.reset_grain is not None
             or w.reads_history
+            or _span(w) is not None
             or (w.bucket_lookback is not None and self.dense is not None)
         )
         # a following frame reads the rows after the range for itself (1.14)
@@ -656,6 +671,9 @@ class _WindowPlanner:
             lows.append(shift_when(start, -shift.count, shift.granularity))
         if reset is not None:  # the reset period's start on the model's calendar
             lows.append(trunc_when(start, reset, cal))
+        span = _span(m.window)
+        if span is not None:  # a calendar span (1.15) reads that far back, dense or not
+            lows.append(shift_when(start, -span.count, span.granularity))
         back = self._dense_lookback(m)
         if back and self.grain is not None:  # densified: n calendar buckets back
             low = shift_when(start, -back, self.grain)
@@ -758,3 +776,8 @@ def _sort_key(v: dt.date | dt.datetime) -> dt.datetime:
     if isinstance(v, dt.datetime):
         return v.replace(tzinfo=None)
     return dt.datetime(v.year, v.month, v.day)
+
+
+def _span(w: WindowSpec | None) -> Span | None:
+    """The calendar span a frame reads back (1.15 `span`), else None."""
+    return w.lookback_span if w is not None else None

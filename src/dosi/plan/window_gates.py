@@ -14,6 +14,7 @@ _CLAUSES: dict[str, str] = {
     "groups": "GROUPS frame units",
     "exclude": "frame exclusion (EXCLUDE ...)",
     "ignore_nulls": "IGNORE NULLS",
+    "range_interval": "a RANGE frame with an INTERVAL bound (window `span`)",
 }
 
 

@@ -5,6 +5,7 @@ group-by values, holding the first, last or average running value of the bucket.
     SELECT b, dims, MAX(CASE WHEN __period_first = 1 THEN m END),   -- first
                     MAX(CASE WHEN __period_last = 1 THEN m END),    -- last
                     AVG(m)                                          -- average
+                    SUM(m)                                -- an offset by date part
     FROM (SELECT bucket(key) AS b, dims, m,
                  ROW_NUMBER() OVER (PARTITION BY bucket(key), dims ORDER BY key) AS __period_first,
                  ROW_NUMBER() OVER (... ORDER BY key DESC) AS __period_last
@@ -65,6 +66,8 @@ def period_sample_sql(r: Renderer, spec: PeriodSample, rows: exp.Select) -> exp.
 def _pick(value: exp.Expression, pick: str) -> exp.Expression:
     if pick == "average":
         return exp.Avg(this=value)
+    if pick == "sum":  # an offset rolled up to a date part (plan/period_sample.py)
+        return exp.Sum(this=value)
     row = FIRST if pick == "first" else LAST
     hit = exp.EQ(this=col(row), expression=exp.Literal.number(1))
     return exp.Max(this=exp.Case(ifs=[exp.If(this=hit, true=value)]))

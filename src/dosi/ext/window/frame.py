@@ -15,6 +15,7 @@ from dosi.ext.window.frame_rules import (
     bound,
     check_combinations,
     parse_fraction,
+    parse_frame_keys,
     parse_history,
     parse_reset,
 )
@@ -22,6 +23,7 @@ from dosi.ext.window.functions import frame_function
 from dosi.ext.window.modifiers import parse_order, parse_partition
 from dosi.ext.window.period_value import PeriodValue, parse_period_value
 from dosi.ext.window.reader import WindowReader, present
+from dosi.ext.window.span import Span, check_span, parse_span
 from dosi.ext.window.spec import (
     Grain,
     OrderSpec,
@@ -44,10 +46,8 @@ FRAME_KEYS: tuple[str, ...] = (
     "fraction",
     "period_value",
     "history",
+    "span",
 )
-UNITS: tuple[str, ...] = ("rows", "range", "groups")
-#: SQL:2011 frame exclusion (1.14); `no_others` is the default and renders no clause
-EXCLUSIONS: tuple[str, ...] = ("current_row", "group", "ties", "no_others")
 #: Top-level payload keys of the general frame form.
 TOP_KEYS: tuple[str, ...] = ("frame",)
 
@@ -66,6 +66,8 @@ class FrameWindow(WindowSpec):
     accumulates at its grain, and a coarser query bucket reports the first, last or average of
     those running values (`dosi.ext.window.period_value`). `history` (1.15): a running frame
     also counts every row before a time_range start (MetricFlow's cumulative metrics).
+    `span` (1.15): the frame is the trailing calendar interval, a RANGE over the time key
+    (`dosi.ext.window.span`); `preceding` is then None and means nothing.
     """
 
     function: str
@@ -84,6 +86,7 @@ class FrameWindow(WindowSpec):
     fraction: float | None = None
     period_value: PeriodValue | None = None
     history: bool = False
+    span: Span | None = None
     family: ClassVar[str] = "frame"
     default_partition: ClassVar[PartitionSpec | None] = FRAME_DEFAULT_PARTITION
 
@@ -105,8 +108,9 @@ class FrameWindow(WindowSpec):
 
     @property
     def window_features(self) -> tuple[str, ...]:
-        """Frame clauses a dialect may lack (1.14): GROUPS units, an EXCLUDE clause."""
-        out: list[str] = []
+        """Frame clauses a dialect may lack (1.14): GROUPS units, an EXCLUDE clause; (1.15)
+        a RANGE frame over time with an INTERVAL bound (`span`)."""
+        out: list[str] = ["range_interval"] if self.span is not None else []
         if self.units == "groups" and self.scope is None:
             out.append("groups")
         if self.exclusion not in (None, "no_others"):
@@ -128,8 +132,9 @@ class FrameWindow(WindowSpec):
 
     @property
     def wants_total_order(self) -> bool:
-        """A ROWS frame over several rows per bucket would read the warehouse's peer order."""
-        return self.scope is None and self.units == "rows"
+        """A ROWS frame over several rows per bucket would read the warehouse's peer order (a
+        span is a RANGE over the time key alone: peers share the frame)."""
+        return self.scope is None and self.units == "rows" and self.span is None
 
     @property
     def time_ordered(self) -> bool:
@@ -148,7 +153,7 @@ class FrameWindow(WindowSpec):
     @property
     def is_running(self) -> bool:
         """Time-ordered, unbounded, never reset (WIN-RES-04)."""
-        return self.time_ordered and self.preceding is None and self.reset is None
+        return self.time_ordered and self.preceding is None and self.reset is None and not self.span
 
     @property
     def reads_history(self) -> bool:
@@ -170,9 +175,14 @@ class FrameWindow(WindowSpec):
 
     @property
     def bucket_lookback(self) -> int | None:
-        if not self.time_ordered or self.units == "range":
+        if not self.time_ordered or self.units == "range" or self.span is not None:
             return None
         return self.preceding
+
+    @property
+    def lookback_span(self) -> Span | None:
+        """The calendar interval a `span` frame reads back from each bucket (1.15)."""
+        return self.span
 
     @property
     def listed_function(self) -> str:
@@ -185,6 +195,12 @@ class FrameWindow(WindowSpec):
     def describe(self) -> str:
         if self.scope == "partition":
             return f"frame {self.function} over the whole partition"
+        if self.span is not None:
+            text = f"frame {self.function} span {self.span.describe()}"
+            text += f" reset={self.reset}" if self.reset else ""
+            if self.period_value is not None:
+                text += f" {self.period_value.describe()}"
+            return text
         start = "unbounded" if self.preceding is None else self.preceding
         order = f"order={self.order.by} {self.order.direction}"
         fn = self.function if self.fraction is None else f"{self.function}({self.fraction:g})"
@@ -224,9 +240,13 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         r.feature("window.frame.scope")
         scope = r.enum(f"{kp}.scope", raw["scope"], ("partition",))
     preceding: int | str | None = None
+    span: Span | None = None
+    if present(raw, "span"):
+        span = parse_span(r, f"{kp}.span", raw["span"])
+        check_span(r, kp, raw)
     if present(raw, "preceding"):
         preceding = bound(r, f"{kp}.preceding", raw["preceding"], "preceding")
-    elif not present(raw, "scope"):
+    elif not present(raw, "scope") and not present(raw, "span"):
         r.err(
             f"{kp}.preceding",
             'is required: an integer >= 0 or "unbounded" (or set scope: "partition")',
@@ -244,29 +264,7 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
     if present(raw, "partition"):
         r.feature("window.frame.partition")
         partition = parse_partition(r, f"{kp}.partition", raw["partition"])
-    units = "rows"
-    if present(raw, "units"):
-        r.feature("window.frame.units")
-        units = r.enum(f"{kp}.units", raw["units"], UNITS) or "rows"
-    second: str | None = None
-    if present(raw, "second"):
-        r.feature("window.frame.second")
-        second = r.metric_name(f"{kp}.second", raw["second"])
-    following: int | str | None = 0
-    if present(raw, "following"):
-        r.feature("window.frame.following")
-        following = bound(r, f"{kp}.following", raw["following"], "following")
-    if units == "groups":
-        r.feature("window.frame.units (groups)")
-    exclusion: str | None = None
-    if present(raw, "exclusion"):
-        r.feature("window.frame.exclusion")
-        exclusion = r.enum(
-            f"{kp}.exclusion",
-            raw["exclusion"],
-            EXCLUSIONS,
-            hint='e.g. "exclusion": "current_row" for the neighbours without the bucket itself',
-        )
+    units, second, following, exclusion = parse_frame_keys(r, kp, raw)
     fraction = parse_fraction(r, kp, raw, fn)
     check_combinations(r, kp, raw, fn, preceding, following, order, units, rfw)
     period = None
@@ -294,4 +292,5 @@ def parse_frame_object(r: WindowReader, value: Any) -> FrameWindow | None:
         fraction=fraction,
         period_value=period,
         history=history,
+        span=span,
     )

@@ -11,9 +11,19 @@ from typing import Any
 from dosi.ext.envelope import json_type
 from dosi.ext.window.functions import FRACTION_FUNCTIONS, TWO_ARG_FUNCTIONS
 from dosi.ext.window.reader import WindowReader, alternatives, is_int, present, show
-from dosi.ext.window.spec import RESET_GRAINS, OrderSpec, WindowSlot, WindowSpec, key_in_object
+from dosi.ext.window.spec import (
+    RESET_GRAINS,
+    SUB_DAY_RESETS,
+    OrderSpec,
+    WindowSlot,
+    WindowSpec,
+    key_in_object,
+)
 
 UNBOUNDED = "unbounded"
+UNITS: tuple[str, ...] = ("rows", "range", "groups")
+#: SQL:2011 frame exclusion (1.14); `no_others` is the default and renders no clause
+EXCLUSIONS: tuple[str, ...] = ("current_row", "group", "ties", "no_others")
 #: `history` (1.15): where an unbounded running frame starts under a time_range start
 HISTORIES: tuple[str, ...] = ("range", "all")
 
@@ -205,6 +215,8 @@ def parse_reset(r: WindowReader, key: str, value: Any) -> str | None:
             hint=f"use {alternatives(RESET_GRAINS)}, or drop the reset",
         )
         return None
+    if value in SUB_DAY_RESETS:
+        r.feature("window.frame.reset (sub-day)")
     return r.enum(key, value, RESET_GRAINS)
 
 
@@ -256,3 +268,33 @@ def _bind_preceding(spec: WindowSpec, value: int) -> WindowSpec:
 SLOTS: tuple[WindowSlot, ...] = (
     WindowSlot("frame.preceding", 0, key_in_object("frame", "preceding"), _bind_preceding),
 )
+
+
+def parse_frame_keys(
+    r: WindowReader, kp: str, raw: dict[str, Any]
+) -> tuple[str, str | None, int | str | None, str | None]:
+    """`units`, `second` (1.3), `following` and `exclusion` (1.14) of a frame object."""
+    units = "rows"
+    if present(raw, "units"):
+        r.feature("window.frame.units")
+        units = r.enum(f"{kp}.units", raw["units"], UNITS) or "rows"
+    second: str | None = None
+    if present(raw, "second"):
+        r.feature("window.frame.second")
+        second = r.metric_name(f"{kp}.second", raw["second"])
+    following: int | str | None = 0
+    if present(raw, "following"):
+        r.feature("window.frame.following")
+        following = bound(r, f"{kp}.following", raw["following"], "following")
+    if units == "groups":
+        r.feature("window.frame.units (groups)")
+    exclusion: str | None = None
+    if present(raw, "exclusion"):
+        r.feature("window.frame.exclusion")
+        exclusion = r.enum(
+            f"{kp}.exclusion",
+            raw["exclusion"],
+            EXCLUSIONS,
+            hint='e.g. "exclusion": "current_row" for the neighbours without the bucket itself',
+        )
+    return units, second, following, exclusion

@@ -31,7 +31,7 @@ DEFAULT_GRAIN = "day"
 class PeriodValue:
     """Accumulate at `grain`; a coarser bucket reports the `value` of its `grain` states."""
 
-    value: Literal["first", "last", "average"]
+    value: Literal["first", "last", "average", "sum"]  # "sum": the date-part roll-up only
     grain: str = DEFAULT_GRAIN
 
     def describe(self) -> str:

@@ -1,5 +1,6 @@
 """The `rolling` sugar: a trailing frame of `periods` buckets, desugared to the `frame` family
-with `preceding = periods - 1` (WM "Sugar — rolling", WIN-ROL-01..04)."""
+with `preceding = periods - 1` (WM "Sugar — rolling", WIN-ROL-01..04), or (1.15) of a calendar
+`span` (`dosi.ext.window.span`)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,17 @@ from dosi.ext.window.frame import FrameWindow
 from dosi.ext.window.functions import frame_function
 from dosi.ext.window.period_value import parse_period_value
 from dosi.ext.window.reader import WindowReader, present
+from dosi.ext.window.span import Span, parse_span
 from dosi.ext.window.spec import WindowSlot, WindowSpec
 
 #: Top-level payload keys this sugar takes (besides `type`).
-TOP_KEYS: tuple[str, ...] = ("function", "periods", "require_full_window", "period_value")
+TOP_KEYS: tuple[str, ...] = (
+    "function",
+    "periods",
+    "require_full_window",
+    "period_value",
+    "span",
+)
 #: Hints for its keys written in the general form (where they belong there).
 GENERAL_HINTS: dict[str, str] = {
     "function": "put it inside the family object (window.frame.function), or use "
@@ -22,6 +30,7 @@ GENERAL_HINTS: dict[str, str] = {
     '"rolling"',
     "require_full_window": "put it at window.frame.require_full_window",
     "period_value": "put it at window.frame.period_value",
+    "span": "put it at window.frame.span",
 }
 
 
@@ -30,20 +39,37 @@ def parse(r: WindowReader, raw: dict[str, Any]) -> FrameWindow | None:
     start = r.errors
     fn = frame_function(r, "window.function", raw.get("function"), allow_two_arg=False)
     periods: int | None = None
-    if present(raw, "periods"):
+    span: Span | None = None
+    if present(raw, "span"):  # 1.15: the trailing calendar interval instead of n buckets
+        span = parse_span(r, "window.span", raw["span"])
+        for k in ("periods", "require_full_window"):
+            if present(raw, k):
+                r.err(
+                    f"window.{k}",
+                    "cannot be combined with `window.span`: a span frames the trailing "
+                    "calendar interval, not a count of buckets",
+                    hint=f"remove `window.{k}`, or remove span",
+                )
+    elif present(raw, "periods"):
         periods = r.int_min(
             "window.periods", raw["periods"], 1, "periods counts buckets, current included"
         )
     else:
-        r.err("window.periods", 'is required with "type": "rolling" (an integer >= 1)')
+        r.err(
+            "window.periods",
+            'is required with "type": "rolling" (an integer >= 1), unless a `span` is given',
+        )
     rfw = False
     if present(raw, "require_full_window"):
         rfw = bool(r.boolean("window.require_full_window", raw["require_full_window"]))
     period = None
     if present(raw, "period_value"):
         period = parse_period_value(r, "window.period_value", raw["period_value"])
-    if r.errors != start or fn is None or periods is None:
+    if r.errors != start or fn is None or (periods is None and span is None):
         return None
+    if span is not None:
+        return FrameWindow(fn, None, sugar="rolling", period_value=period, span=span)
+    assert periods is not None
     return FrameWindow(fn, periods - 1, None, rfw, sugar="rolling", period_value=period)
 
 

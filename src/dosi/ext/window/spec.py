@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 
 from dosi.ext.grains import CALENDAR_GRAINS, DAY_GRAINS, FISCAL_GRAINS, SUB_DAY_GRAINS
 from dosi.ext.window.period_value import PeriodValue
+from dosi.ext.window.span import Span
 
 Grain = str  # a grain of the vocabulary (dosi.ext.grains)
 Direction = Literal["back", "forward"]
@@ -22,8 +23,18 @@ Direction = Literal["back", "forward"]
 #: Offset units: the 1.x enum, then (issue 22) the sub-day grains, the fiscal periods and the
 #: retail year (a retail month or quarter has no fixed place a count of them moves to)
 GRAINS: tuple[str, ...] = (*DAY_GRAINS, *SUB_DAY_GRAINS, *FISCAL_GRAINS, "retail_year")
-#: Reset grains: the 1.x ones (WIN-FRM-04: never day), then (issue 22) the calendar grains
-RESET_GRAINS: tuple[str, ...] = ("week", "month", "quarter", "year", *CALENDAR_GRAINS)
+#: Resets finer than a day (1.15): an hour-to-date on a timestamp axis queried by minute or hour
+SUB_DAY_RESETS: tuple[str, ...] = ("minute", "hour")
+#: Reset grains: the 1.x ones (WIN-FRM-04: never day), then (issue 22) the calendar grains and
+#: (1.15) the sub-day ones
+RESET_GRAINS: tuple[str, ...] = (
+    "week",
+    "month",
+    "quarter",
+    "year",
+    *CALENDAR_GRAINS,
+    *SUB_DAY_RESETS,
+)
 
 ORDER_BY: tuple[str, ...] = ("time", "value")
 ORDER_DIRECTIONS: tuple[str, ...] = ("asc", "desc")
@@ -147,6 +158,12 @@ class WindowSpec:
     @property
     def shift(self) -> Shift | None:
         """The calendar shift of an offset; None for the other families."""
+        return None
+
+    @property
+    def lookback_span(self) -> Span | None:
+        """The calendar interval a frame reads back from each bucket (1.15 `span`); None for
+        frames counted in buckets and the other families."""
         return None
 
     @property

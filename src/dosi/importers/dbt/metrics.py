@@ -614,17 +614,12 @@ class MetricConverter:
                     "custom_granularity_not_supported",
                     f"its window is {window.count} {window.granularity}, a custom granularity",
                 )
-            spec = {"type": "rolling", "function": func, "periods": int(window.count)}
-            self.notes.warn(
-                "cumulative_window_in_buckets",
-                f"metric `{name}` sums a trailing {window.count} {grain} window; D-WINDOW's "
-                f"rolling frame spans {window.count} buckets of the queried grain, which equals "
-                f"it when queried by {grain} over a series without gaps",
-                path=f"metric:{name}",
-            )
+            # MetricFlow's window is calendar time (rows after `t - window`, up to `t`): the
+            # 1.15 `span` of a rolling frame, read on the running values of each day
+            spec = {"type": "rolling", "function": func, "span": f"{int(window.count)} {grain}"}
         elif to_date is not None:
             g = str(to_date).lower()
-            if g not in GRAINS[1:]:
+            if g not in (*GRAINS[1:], "hour", "minute"):  # sub-day resets: DATUS 1.15
                 raise Skip("grain_to_date_not_supported", f"grain_to_date `{g}`")
             spec = {"type": "cumulative", "function": func, "reset": g}
         else:  # MetricFlow accumulates from the beginning of time (DATUS 1.15 history)

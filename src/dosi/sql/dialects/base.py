@@ -259,8 +259,11 @@ class Dialect:
                 expressions=[seq],
                 alias=exp.TableAlias(this=exp.to_identifier("s"), columns=[exp.to_identifier("t")]),
             )
-            return exp.Select().select(exp.column("t", "s"), hi.copy()).from_(bounds).join(
-                unnest, join_type="CROSS"
+            return (
+                exp.Select()
+                .select(exp.column("t", "s"), hi.copy())
+                .from_(bounds)
+                .join(unnest, join_type="CROSS")
             )
         step = _SERIES[form](self, lo, hi, grain)
         out = exp.Select().select(exp.alias_(step, "t"), hi.copy()).from_(bounds)
@@ -287,7 +290,11 @@ class Dialect:
 
     def step_interval(self, grain: str) -> exp.Interval:
         """One step of `grain` as an INTERVAL (a week is 7 days, a quarter 3 months)."""
-        unit, n = self.shift_units(1, grain)
+        return self.interval(1, grain)
+
+    def interval(self, count: int, grain: str) -> exp.Interval:
+        """`count` units of `grain` as an INTERVAL (a frame's 1.15 `span`, a spine step)."""
+        unit, n = self.shift_units(count, grain)
         return exp.Interval(this=exp.Literal.string(str(n)), unit=exp.var(unit))
 
     # -- epoch arithmetic (streaming windows, window-udf.md) ---------------------------------

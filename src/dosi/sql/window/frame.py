@@ -10,6 +10,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dosi.ext.window import FrameWindow, WindowSpec
+from dosi.ext.window.span import SPAN_GRAINS
 from dosi.plan.records import WindowMetric
 from dosi.sql.util import clone
 from dosi.sql.window.stage import WindowStageSql
@@ -103,6 +104,8 @@ def _framed(
     if w.reset is not None:
         partition.append(s.r.bucket(s.cur(s.stage.time_key), w.reset, None))  # type: ignore[arg-type]
     order = s.order_keys(wm, w.order.by, w.order.direction, w.order.nulls)
+    if w.span is not None:
+        return s.window(func, partition, order, _span_frame(s, w))
     start: str | exp.Expression = (
         "UNBOUNDED" if w.preceding is None else exp.Literal.number(w.preceding)
     )
@@ -130,3 +133,16 @@ def _framed(
         full = exp.GTE(this=count, expression=exp.Literal.number(width))
         out = exp.Case(ifs=[exp.If(this=full, true=out)])
     return out
+
+
+def _span_frame(s: WindowStageSql, w: FrameWindow) -> exp.WindowSpec:
+    """1.15 `span`: RANGE BETWEEN (span - one bucket) PRECEDING AND CURRENT ROW over the time
+    key, so a bucket is in the frame when it starts after `t - span` (the bucket exactly a
+    span back is out: a 2-month span on March 31 starts on February 1). Calendar units are
+    applied months first, then days and time, on every engine that has INTERVAL frames."""
+    assert w.span is not None
+    grain = s.stage.grain or "day"
+    span = s.dialect.interval(w.span.count, w.span.granularity)
+    one = s.dialect.interval(1, grain if grain in SPAN_GRAINS else "day")
+    start = exp.Paren(this=exp.Sub(this=span, expression=one))
+    return exp.WindowSpec(kind="RANGE", start=start, start_side="PRECEDING", end="CURRENT ROW")
