@@ -13,9 +13,12 @@ is a DOSI file, not a DATUS payload, so no DATUS reader is involved:
         dimensions: [channel, status] # fields of the dataset itself
         measures: [revenue, order_count]  # metrics (their measures) or measure names
         staleness_budget: 3600        # optional: seconds a stale build may still serve
+        refresh: {every: 1h, partitions: 2, key: "SELECT max(id) FROM orders"}
 
-Every measure must be additive (SUM, COUNT, MIN, MAX) and read only the rollup's dataset;
-anything else is a structured `invalid_rollup` error naming the fix.
+`storage` may instead be `{schema: NAME}`: the rollup tables live in the warehouse. A file-level
+`refresh` is every rollup's default. Every measure must be additive (SUM, COUNT, MIN, MAX), or
+COUNT DISTINCT (its key is stored), and read only the rollup's dataset; anything else is a
+structured `invalid_rollup` error naming the fix.
 """
 
 from __future__ import annotations
@@ -23,19 +26,25 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from dosi.errors import OsiError, bounded, closest
-from dosi.ir.model import ModelIr
-from dosi.ir.rollup import ADDITIVE_AGGS, DERIVABLE_GRAINS, RollupIr
+from sqlglot import exp
 
+from dosi.compiler.rollup_rules import RollupError, bad, parse_refresh, parse_storage
+from dosi.errors import bounded, closest
+from dosi.ir.model import MeasureIr, ModelIr
+from dosi.ir.rollup import ADDITIVE_AGGS, DERIVABLE_GRAINS, KEY_AGGS, RefreshRule, RollupIr
 
-class RollupError(OsiError, ValueError):
-    """A rollup declaration the model cannot back (code `invalid_rollup`)."""
-
-    kind = "usage_error"
-
-
-ROLLUP_FILE_KEYS = ("version", "storage", "rollups")
-ROLLUP_KEYS = ("name", "dataset", "time", "grain", "dimensions", "measures", "staleness_budget")
+ROLLUP_FILE_KEYS = ("version", "storage", "refresh", "rollups")
+ROLLUP_KEYS = (
+    "name",
+    "dataset",
+    "time",
+    "grain",
+    "dimensions",
+    "measures",
+    "staleness_budget",
+    "refresh",
+)
+__all__ = ["RollupError", "distinct_key", "parse_rollups"]
 
 
 def parse_rollups(data: Any, model: ModelIr) -> tuple[RollupIr, ...]:
@@ -45,19 +54,21 @@ def parse_rollups(data: Any, model: ModelIr) -> tuple[RollupIr, ...]:
     for key in data:
         if key not in ROLLUP_FILE_KEYS:
             raise _bad(f"unknown rollup file key `{bounded(key, 40)}`", list(ROLLUP_FILE_KEYS))
+    parse_storage(data.get("storage"))
+    default = parse_refresh(data.get("refresh"), RefreshRule(), "the rollup file")
     items = data.get("rollups") or []
     if not isinstance(items, list):
         raise _bad("`rollups` is a list of rollup declarations")
     out: list[RollupIr] = []
     for item in items:
-        r = _rollup(item, model)
+        r = _rollup(item, model, default)
         if any(o.name == r.name for o in out):
             raise _bad(f"rollup `{r.name}` is declared twice")
         out.append(r)
     return tuple(out)
 
 
-def _rollup(item: Any, model: ModelIr) -> RollupIr:
+def _rollup(item: Any, model: ModelIr, default: RefreshRule) -> RollupIr:
     if not isinstance(item, dict):
         raise _bad("each rollup is a mapping {name, dataset, dimensions, measures, ...}")
     for key in item:
@@ -101,7 +112,8 @@ def _rollup(item: Any, model: ModelIr) -> RollupIr:
     measures = _measures(
         name, ds_name, _names(item.get("measures"), f"rollup `{name}` measures"), model
     )
-    clash = set(measures) & {*dims, time}
+    keys = tuple((m, f"{m}__key") for m in measures if model.measures[m].agg in KEY_AGGS)
+    clash = {*measures, *(c for _, c in keys)} & {*dims, time}
     if clash:
         raise _bad(f"rollup `{name}`: measure and field names clash ({sorted(clash)[0]})")
     signature = _signature(model, ds_name, dims, time, grain, measures)
@@ -119,6 +131,8 @@ def _rollup(item: Any, model: ModelIr) -> RollupIr:
         grain,
         signature,
         float(budget) if budget is not None else None,
+        keys,
+        parse_refresh(item.get("refresh"), default, f"rollup `{name}`"),
     )
 
 
@@ -139,15 +153,33 @@ def _measures(name: str, ds: str, wanted: tuple[str, ...], model: ModelIr) -> tu
             meas = model.measures[m]
             if meas.dataset != ds or meas.datasets - {ds}:
                 raise _bad(f"rollup `{name}`: `{w}` reads another dataset than {ds}")
-            if meas.agg not in ADDITIVE_AGGS or meas.semi_additive or meas.conversion:
+            keyed = meas.agg in KEY_AGGS and distinct_key(meas) is not None
+            if (
+                (meas.agg not in ADDITIVE_AGGS and not keyed)
+                or meas.semi_additive
+                or (meas.conversion)
+            ):
                 raise _bad(
                     f"rollup `{name}`: `{w}` aggregates with {meas.agg}, which does not roll "
-                    "up; a rollup holds SUM, COUNT, MIN and MAX measures",
+                    "up; a rollup holds SUM, COUNT, MIN, MAX and COUNT DISTINCT of one "
+                    "expression (its key is stored)",
                 )
             out.setdefault(m, None)
     if not out:
         raise _bad(f"rollup `{name}` needs at least one measure")
     return tuple(out)
+
+
+def distinct_key(m: MeasureIr) -> exp.Expression | None:
+    """The one expression a COUNT DISTINCT (or APPROX_COUNT_DISTINCT) measure counts; None
+    for any other shape (several arguments, a FILTER, arithmetic around the aggregate)."""
+    e = m.expr
+    if isinstance(e, exp.Count) and isinstance(e.this, exp.Distinct):
+        args = e.this.expressions
+        return args[0] if len(args) == 1 else None
+    if isinstance(e, exp.ApproxDistinct) and e.this is not None and not e.args.get("accuracy"):
+        return e.this
+    return None
 
 
 def _names(value: Any, what: str) -> tuple[str, ...]:
@@ -176,9 +208,4 @@ def _signature(
 
 
 def _bad(message: str, candidates: list[str] | None = None) -> RollupError:
-    return RollupError(
-        "invalid_rollup",
-        message,
-        candidates=candidates or [],
-        hint="see docs/rollups-and-cache.md for the rollup file's shape",
-    )
+    return bad(message, candidates)

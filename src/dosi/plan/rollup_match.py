@@ -211,8 +211,9 @@ def _served_model(
     measures = dict(model.measures)
     for ds, r in served.items():
         datasets[ds] = _served_dataset(model.datasets[ds], r, tables[r.name])
+        keys = dict(r.keys)
         for m in r.measures:
-            measures[m] = _served_measure(model.measures[m], ds)
+            measures[m] = _served_measure(model.measures[m], ds, keys.get(m))
     return replace(model, datasets=datasets, measures=measures)
 
 
@@ -227,11 +228,16 @@ def _served_dataset(ds: DatasetIr, r: RollupIr, table: exp.Table) -> DatasetIr:
     return replace(ds, source=table.copy(), fields=fields)
 
 
-def _served_measure(m: MeasureIr, dataset: str) -> MeasureIr:
-    """The measure re-aggregated from its stored partials."""
-    stored = _stored(dataset, m.name)
+def _served_measure(m: MeasureIr, dataset: str, key: str | None) -> MeasureIr:
+    """The measure re-aggregated from its stored partials; a COUNT DISTINCT one counts the
+    distinct stored keys (every key of every group is kept, so the count is exact)."""
+    stored = _stored(dataset, key or m.name)
     expr: exp.Expression
-    if m.agg in ("count", "count_star"):  # a count stays an integer, 0 over no rows
+    if key is not None and m.agg == "approx_count_distinct":
+        expr = exp.ApproxDistinct(this=stored)
+    elif key is not None:
+        expr = exp.Count(this=exp.Distinct(expressions=[stored]))
+    elif m.agg in ("count", "count_star"):  # a count stays an integer, 0 over no rows
         total = exp.Coalesce(this=exp.Sum(this=stored), expressions=[exp.Literal.number(0)])
         expr = exp.Cast(this=total, to=_BIGINT.copy())
     elif m.agg == "min":

@@ -1,6 +1,7 @@
 """The statement that fills a rollup (issue 28 item 1): the fact dataset grouped by the
-rollup's dimensions and its time field's bucket, each measure's own aggregate per group.
-The stored values are the partials `dosi.plan.rollup_match` rolls up again."""
+rollup's dimensions, the keys of its COUNT DISTINCT measures and its time field's bucket,
+each other measure's own aggregate per group. The stored values are the partials
+`dosi.plan.rollup_match` rolls up again."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
+from dosi.compiler.rollup import distinct_key
 from dosi.ir.model import ModelIr
 from dosi.ir.rollup import RollupIr
 from dosi.sql.calendar import grain_bucket
@@ -53,13 +55,18 @@ def rollup_select(
         e = clone(ds.fields[name].expr)
         sel = sel.select(aliased(e, name), copy=False)
         groups.append(clone(ds.fields[name].expr))
+    for m, col in r.keys:
+        key = distinct_key(model.measures[m])
+        assert key is not None  # checked by dosi.compiler.rollup
+        sel = sel.select(aliased(clone(key), col), copy=False)
+        groups.append(clone(key))
     if r.time is not None:
         assert r.grain is not None
         f = ds.fields[r.time]
         bucket = grain_bucket(dialect, clone(f.expr), r.grain, f.datatype, model.calendar)
         groups.append(bucket.copy())
         sel = sel.select(aliased(bucket, r.time), copy=False)
-    for m in r.measures:
+    for m in r.stored_measures:
         sel = sel.select(aliased(clone(model.measures[m].expr), m), copy=False)
     sel = sel.from_(table_aliased(clone(ds.source), ds.name), copy=False)
     if since is not None and r.time is not None:
