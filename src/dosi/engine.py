@@ -46,10 +46,12 @@ from dosi.catalog.views import Catalog
 from dosi.compiler.collector import engine_gone, freeze_model
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.compiler.rollup import parse_rollups
+from dosi.compiler.rollup_rules import parse_storage
 from dosi.errors import (
     AccessError,
     ArgumentError,
     Diagnostic,
+    ExecuteError,
     ModelError,
     OsiError,
     QueryError,
@@ -78,12 +80,13 @@ from dosi.execute.options import (
     check_timeout,
 )
 from dosi.execute.result_cache import ResultCache, check_ttl
-from dosi.execute.rollup_store import STORE_ALIAS, RollupBuild, RollupStore
+from dosi.execute.rollup_store import STORE_ALIAS, BuiltRollup, RollupBuild, RollupStore
 from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
 from dosi.execute.shape import conform, output_types
 from dosi.execute.values import json_ready
 from dosi.execute.warehouse_columns import table_columns
+from dosi.execute.warehouse_rollups import WarehouseRollupStore
 from dosi.ir.model import ModelIr
 from dosi.ir.rollup import RollupIr
 from dosi.model.loader import parse_document, read_model_text
@@ -242,8 +245,14 @@ class Engine:
         self._fingerprint = hashlib.sha256(
             f"{mode}|{int(self.trust_sql)}|{text}".encode()
         ).hexdigest()[:24]
-        declared, store_path = _rollup_file(model_path, rollups, rollup_store)
-        self.rollup_store = RollupStore(store_path) if store_path is not None else None
+        declared, store_path, schema = _rollup_file(model_path, rollups, rollup_store)
+        self.rollup_store: RollupStore | WarehouseRollupStore | None = (
+            WarehouseRollupStore(schema)
+            if schema is not None
+            else RollupStore(store_path)
+            if store_path is not None
+            else None
+        )
         self.options = ExecOptions(
             query_timeout=check_timeout(query_timeout),
             memory_limit=check_memory_limit(memory_limit),
@@ -625,6 +634,17 @@ class Engine:
                 break
             except _StoreSwapped:
                 continue  # the plan chose rollups of a store version no longer there: replan
+            except ExecuteError as err:
+                # a warehouse rollup table dropped between planning and running: the fact
+                # table answers (when in doubt, the fact table)
+                served = c.rollups_served and self._in_warehouse(profile)
+                if not served or err.code != "sql_rejected":
+                    raise
+                c = self._compiled(
+                    query, execution_dialect(dialect, profile.sql_dialect), False, None
+                )
+                table = self._run(profile, c.sql, timeout, cancellation, cache, None)
+                break
         if not get_dialect(engine_dialect).canonical_result_types:
             table = conform(table, _temporal_types(c))
         return c, _with_metadata(table, c)
@@ -1122,35 +1142,97 @@ class Engine:
         return None if self.results is None else self.results.stats()
 
     # -- rollups (docs/rollups-and-cache.md) ---------------------------------------------------
-    def _source_version(self, profile: Profile) -> str:
-        return repr(files_version((*profile_files(profile), *self._model_files)))
+    def _rollup_version(self, profile: Profile, r: RollupIr, fresh: bool = False) -> str | None:
+        """The data version a rollup is built from and checked against: the connection's and
+        the model's files, and the rollup's refresh key (else the connection's
+        `cache_refresh_key`), read at most every `refresh.check_every` seconds (`fresh`: now).
+        None: nothing says whether a server's data changed (no refresh key)."""
+        files = files_version((*profile_files(profile), *self._model_files))
+        key = r.refresh.key or profile.options.get("cache_refresh_key")
+        if not isinstance(key, str):
+            known = local_data(profile) and not self._remote_sources
+            return repr(files) if known else None
+        conkey = _con_key(profile)
+        now = time.monotonic()
+        seen = self._refreshed.get(f"{conkey}|{key}")
+        if fresh or seen is None or now - seen[0] >= r.refresh.check_every:
+            sql = refresh_key_sql(key, get_dialect(profile.dialect).name)
+            table = self._run_now(profile, conkey, sql, None, None)
+            seen = self._refreshed[f"{conkey}|{key}"] = (now, repr(table.to_pylist()))
+        return repr((files, seen[1]))
+
+    def _in_warehouse(self, profile: Profile) -> bool:
+        """The rollups live in this connection's warehouse (a schema of it)."""
+        return isinstance(self.rollup_store, WarehouseRollupStore) and profile.executable
+
+    def _built(self, profile: Profile) -> tuple[Any, dict[str, BuiltRollup]]:
+        """(the store's version, the built rollups) of the store `profile` reads."""
+        store = self.rollup_store
+        if isinstance(store, WarehouseRollupStore):
+            conkey = _con_key(profile)
+            dialect = get_dialect(profile.dialect).name
+            built = store.status(
+                lambda sql: self._run_now(profile, conkey, sql, None, None), dialect
+            )
+            return None, built
+        assert store is not None
+        return store.versioned_status()
+
+    def _store_table(self, name: str) -> exp.Table:
+        if isinstance(self.rollup_store, WarehouseRollupStore):
+            return self.rollup_store.table(name)
+        return exp.Table(
+            this=exp.to_identifier(name, quoted=True),
+            db=exp.to_identifier("main"),
+            catalog=exp.to_identifier(STORE_ALIAS),
+        )
+
+    def _store_refusal(self, profile: Profile) -> str | None:
+        """Why rollups of this engine's store cannot serve queries on `profile`, or None."""
+        if isinstance(self.rollup_store, WarehouseRollupStore):
+            if not profile.executable or not get_dialect(profile.dialect).transactional_ddl:
+                return (
+                    f"rollups stored in the warehouse need transactional DDL (PostgreSQL); "
+                    f"connection {profile.name} is {profile.type}"
+                )
+            return None
+        if not profile.embedded_database:
+            return (
+                f"the embedded rollup store serves DuckDB connections; connection "
+                f"{profile.name} is {profile.type} (declare storage: {{schema: NAME}} to "
+                "store rollups in its warehouse)"
+            )
+        return None
 
     def _available(self, profile: Profile) -> AvailableRollups | None:
         """The rollups a query on `profile` may read: built from this declaration and from
         the data as it is now (a rollup whose source changed is stale: the fact table)."""
         if not self.rollups or self.rollup_store is None:
             return None
-        if not profile.embedded_database:
-            why = f"rollups are stored for DuckDB; connection {profile.name} is {profile.type}"
+        why = self._store_refusal(profile)
+        if why is not None:
             return AvailableRollups(unusable={r.name: (r.dataset, why) for r in self.rollups})
-        stamp, built = self.rollup_store.versioned_status()
-        version = self._source_version(profile)
+        stamp, built = self._built(profile)
         usable, tables, unusable = [], {}, {}
         for r in self.rollups:
             b = built.get(r.name)
+            version = self._rollup_version(profile, r) if b is not None else None
             if b is None:
                 unusable[r.name] = (r.dataset, "not built (dosi rollups build)")
             elif b.signature != r.signature:
                 unusable[r.name] = (r.dataset, "built from another declaration or model")
+            elif version is None and not _within_budget(r, b.built_at):
+                unusable[r.name] = (
+                    r.dataset,
+                    f"dosi cannot see whether connection {profile.name}'s data changed "
+                    "since the build: declare refresh: {key: SELECT ...} (or the "
+                    "connection's cache_refresh_key), or a staleness_budget",
+                )
             elif b.source_version != version and not _within_budget(r, b.built_at):
                 unusable[r.name] = (r.dataset, "stale: the data changed since it was built")
             else:
                 usable.append(r)
-                tables[r.name] = exp.Table(
-                    this=exp.to_identifier(r.name, quoted=True),
-                    db=exp.to_identifier("main"),
-                    catalog=exp.to_identifier(STORE_ALIAS),
-                )
+                tables[r.name] = self._store_table(r.name)
         return AvailableRollups(tuple(usable), tables, unusable, stamp)
 
     def _rollup_profile(self, connection: str | None, db_path: str | Path | None) -> Profile:
@@ -1161,11 +1243,10 @@ class Engine:
                 "model (docs/rollups-and-cache.md)",
             )
         profile = self._profile(connection, db_path)
-        if not profile.embedded_database:
+        why = self._store_refusal(profile)
+        if why is not None:
             raise ArgumentError(
-                f"rollups are built from a DuckDB database; connection {profile.name} is "
-                f"{profile.type}",
-                hint="pass db_path= the DuckDB file (or a duckdb connection profile)",
+                why, hint="pass db_path= the DuckDB file (or a duckdb connection profile)"
             )
         return profile
 
@@ -1187,11 +1268,12 @@ class Engine:
         only_stale: bool = False,
         since: str | dt.date | None = None,
     ) -> dict[str, Any]:
-        """Build (all, or `names`) from the warehouse into a new store file swapped in at
-        once; `only_stale=True` (refresh) rebuilds only those not fresh. `since` (a date on
-        a bucket boundary of each rollup's grain): an incremental refresh, recomputing only
-        the time buckets from `since` on and keeping the older stored rows as they are (you
-        assert the older data did not change). The status after."""
+        """Build (all, or `names`) from the warehouse and swap them in at once (a new store
+        file, or new warehouse tables renamed in one transaction); `only_stale=True`
+        (refresh) rebuilds only those not fresh. `since` (a date on a bucket boundary of
+        each rollup's grain): an incremental refresh, recomputing only the time buckets from
+        `since` on and keeping the older stored rows as they are (you assert the older data
+        did not change). The status after."""
         profile = self._rollup_profile(connection, db_path)
         assert self.rollup_store is not None
         dia = get_dialect(profile.dialect)
@@ -1205,31 +1287,50 @@ class Engine:
                     hint="pass the first day of a bucket (a month: YYYY-MM-01), or refresh "
                     "without since (a full rebuild)",
                 )
-        built = self.rollup_store.status()
+        built = self._built(profile)[1]
         if only_stale:
             states = {
                 s["name"]: s["state"] for s in self.rollups_status(connection, db_path)["rollups"]
             }
             picked = [r for r in picked if states.get(r.name) != "fresh"]
-        version = self._source_version(profile)
+        stored = dia.name if self._in_warehouse(profile) else "duckdb"
         builds = []
         for r in picked:
             b = built.get(r.name)
+            # taken before the rows are read: a change during the build leaves it stale
+            version = self._rollup_version(profile, r, fresh=True) or ""
             partial = start is not None and b is not None and b.signature == r.signature
             if partial and r.time is not None:
                 assert start is not None
                 fill = rollup_select(self.model, r, dia, start).sql(dialect=dia.name)
-                keep = kept_partitions(self.model, r, start).sql(dialect="duckdb")
-                builds.append(RollupBuild(r.name, fill, r.signature, keep))
+                keep = kept_partitions(self.model, r, start).sql(dialect=stored)
+                builds.append(RollupBuild(r.name, fill, r.signature, keep, version))
             else:
                 fill = rollup_select(self.model, r, dia).sql(dialect=dia.name)
-                builds.append(RollupBuild(r.name, fill, r.signature))
+                builds.append(RollupBuild(r.name, fill, r.signature, None, version))
         if builds:
-            keep = [r.name for r in self.rollups]
-            self.rollup_store.write(profile.uri, builds, version, keep)
+            self._write_store(profile, builds, ())
         out = self.rollups_status(connection, db_path)
         out["built"] = [b.name for b in builds]
         return out
+
+    def _write_store(self, profile: Profile, builds: list[RollupBuild], drop: list[str]) -> None:
+        store = self.rollup_store
+        if isinstance(store, RollupStore):
+            keep = [r.name for r in self.rollups if r.name not in drop]
+            store.write(profile.uri, builds, "", keep)
+            return
+        assert store is not None
+        dialect = get_dialect(profile.dialect).name
+        if profile.client is not None:  # the application's connection: queries wait meanwhile
+            with self._con_lock:
+                store.write(_dbapi(self._open(profile, _con_key(profile))), dialect, builds, drop)
+            return
+        runner = open_recovering(profile, self.options)  # a connection of its own: queries
+        try:  # keep running on theirs and read the old tables until the swap
+            store.write(_dbapi(runner), dialect, builds, drop)
+        finally:
+            runner.close()
 
     def rollups_refresh(
         self,
@@ -1250,16 +1351,16 @@ class Engine:
         profile = self._rollup_profile(connection, db_path)
         assert self.rollup_store is not None
         avail = self._available(profile)
-        built = self.rollup_store.status()
-        version = self._source_version(profile)
+        built = self._built(profile)[1]
         rows = []
         for r in self.rollups:
             b = built.get(r.name)
             why = avail.unusable.get(r.name) if avail is not None else None
             state = "missing"
             if b is not None:
+                version = self._rollup_version(profile, r)
                 current = b.signature == r.signature and b.source_version == version
-                state = "fresh" if current else "stale"
+                state = "fresh" if current and version is not None else "stale"
             reason = why[1] if why is not None else None
             if why is None and state == "stale":
                 reason = "the data changed; serving within its staleness budget"
@@ -1284,11 +1385,10 @@ class Engine:
         """Drop (all, or `names`) from the store; queries then read the fact table."""
         profile = self._rollup_profile(connection, db_path)
         assert self.rollup_store is not None
-        gone = {r.name for r in self._pick(names)}
-        keep = [r.name for r in self.rollups if r.name not in gone]
-        self.rollup_store.write(profile.uri, [], self._source_version(profile), keep)
+        gone = sorted({r.name for r in self._pick(names)})
+        self._write_store(profile, [], gone)
         out = self.rollups_status(connection, db_path)
-        out["dropped"] = sorted(gone)
+        out["dropped"] = gone
         return out
 
     def close(self) -> None:
@@ -1347,13 +1447,14 @@ def _rollup_file(
     model_path: str | Path | None,
     rollups: str | Path | dict[str, Any] | None,
     store: str | Path | None,
-) -> tuple[Any, Path | None]:
-    """The rollup declarations (parsed YAML) and the store path (docs/rollups-and-cache.md)."""
+) -> tuple[Any, Path | None, str | None]:
+    """The rollup declarations (parsed YAML), the embedded store's path, or the warehouse
+    schema the rollups are stored in (docs/rollups-and-cache.md)."""
     base: Path | None = None
     if rollups is None and model_path is not None:
         rollups = rollups_beside(model_path)
     if rollups is None:
-        return None, None
+        return None, None, None
     if isinstance(rollups, (str, Path)):
         path = Path(rollups)
         data = parse_document(read_model_text(path))
@@ -1364,17 +1465,21 @@ def _rollup_file(
         default_store = None
     else:
         raise ArgumentError(f"rollups must be a file path or a mapping, got {bounded(rollups)}")
-    declared = data.get("storage") if isinstance(data, dict) else None
-    if store is None and isinstance(declared, str):
+    storage = parse_storage(data.get("storage") if isinstance(data, dict) else None)
+    if store is None and storage.schema is not None:
+        return data, None, storage.schema
+    declared = storage.path
+    if store is None and declared is not None:
         found = Path(declared)
         store = found if found.is_absolute() or base is None else base / found
     if store is None:
         store = default_store
     if store is None:
         raise ArgumentError(
-            "rollups given as a mapping need a store: pass rollup_store= a DuckDB file path"
+            "rollups given as a mapping need a store: pass rollup_store= a DuckDB file path, "
+            "or declare storage: {schema: NAME} (tables in the warehouse)"
         )
-    return data, Path(store)
+    return data, Path(store), None
 
 
 def _since_date(value: str | dt.date | None) -> dt.date | None:
@@ -1397,6 +1502,19 @@ def _within_budget(r: RollupIr, built_at: str) -> bool:
     except ValueError:
         return False
     return (dt.datetime.now(dt.UTC) - built).total_seconds() < r.staleness_budget
+
+
+def _dbapi(runner: Any) -> Any:
+    """The DB-API connection under a runner (a warehouse store writes through it)."""
+    inner = runner.connect() if hasattr(runner, "connect") else runner
+    con = getattr(inner, "connection", None)
+    if con is None or not hasattr(con, "cursor"):
+        raise ExecuteError(
+            "config",
+            "storing rollups in the warehouse needs a DB-API connection (psycopg)",
+            hint="use a postgres connection profile or a psycopg connection",
+        )
+    return con
 
 
 class _StoreSwapped(Exception):

@@ -67,6 +67,8 @@ class RollupBuild:
     # incremental refresh: the predicate (DuckDB SQL over the stored columns) of the old
     # rows kept as they are; `sql` then fills only the rest (None: a full rebuild)
     keep_rows: str | None = None
+    # the data version it is built from (None: the version `write` is given for all)
+    source_version: str | None = None
 
 
 def _ident(name: str) -> str:
@@ -176,7 +178,7 @@ class RollupStore:
                             [
                                 b.name,
                                 b.signature,
-                                source_version,
+                                b.source_version or source_version,
                                 dt.datetime.now(dt.UTC).replace(tzinfo=None),
                                 count[0] if count else 0,
                             ],
