@@ -625,12 +625,23 @@ class Engine:
             # the last attempt reads no rollup: a store swapped under every try is no reason
             # to fail a query the fact table answers
             avail = self._available(profile) if attempt < 3 else None
-            c = self._compiled(query, execution_dialect(dialect, profile.sql_dialect), False, avail)
+            runs_on = self._store_profile(profile) if dialect is None else None
+            c = None
+            if runs_on is not None and avail is not None and avail.rollups:
+                # an embedded store beside another engine: a query its rollups answer whole
+                # runs on the store (DuckDB); any other reads the warehouse as it is
+                c = self._compiled(query, runs_on.dialect, False, avail)
+                c = c if c.rollups_whole else None
+            if c is None:
+                runs_on, avail = profile, avail if runs_on is None else None
+                c = self._compiled(
+                    query, execution_dialect(dialect, profile.sql_dialect), False, avail
+                )
             if dialect is not None:
                 check_dialect(c.dialect.key, connection, profile.type)
             store = avail.store_stamp if avail is not None and c.rollups_served else None
             try:
-                table = self._run(profile, c.sql, timeout, cancellation, cache, store)
+                table = self._run(runs_on, c.sql, timeout, cancellation, cache, store)
                 break
             except _StoreSwapped:
                 continue  # the plan chose rollups of a store version no longer there: replan
@@ -1161,6 +1172,13 @@ class Engine:
             seen = self._refreshed[f"{conkey}|{key}"] = (now, repr(table.to_pylist()))
         return repr((files, seen[1]))
 
+    def _store_profile(self, profile: Profile) -> Profile | None:
+        """The embedded store's own DuckDB connection, for queries on another engine's
+        connection that its rollups answer whole (None: the store is that connection's)."""
+        if not isinstance(self.rollup_store, RollupStore) or profile.embedded_database:
+            return None
+        return Profile("dosi_rollup_store", "duckdb", ":memory:")
+
     def _in_warehouse(self, profile: Profile) -> bool:
         """The rollups live in this connection's warehouse (a schema of it)."""
         return isinstance(self.rollup_store, WarehouseRollupStore) and profile.executable
@@ -1196,12 +1214,8 @@ class Engine:
                     f"connection {profile.name} is {profile.type}"
                 )
             return None
-        if not profile.embedded_database:
-            return (
-                f"the embedded rollup store serves DuckDB connections; connection "
-                f"{profile.name} is {profile.type} (declare storage: {{schema: NAME}} to "
-                "store rollups in its warehouse)"
-            )
+        if not profile.executable:
+            return f"connection {profile.name} ({profile.type}) does not run queries"
         return None
 
     def _available(self, profile: Profile) -> AvailableRollups | None:
@@ -1294,6 +1308,7 @@ class Engine:
             }
             picked = [r for r in picked if states.get(r.name) != "fresh"]
         stored = dia.name if self._in_warehouse(profile) else "duckdb"
+        fetch = not self._in_warehouse(profile) and not profile.embedded_database
         builds = []
         for r in picked:
             b = built.get(r.name)
@@ -1308,6 +1323,9 @@ class Engine:
             else:
                 fill = rollup_select(self.model, r, dia).sql(dialect=dia.name)
                 builds.append(RollupBuild(r.name, fill, r.signature, None, version))
+            if fetch:  # another engine's rows, computed there, copied into the embedded store
+                rows = self._run_now(profile, _con_key(profile), builds[-1].sql, None, None)
+                builds[-1] = replace(builds[-1], rows=rows)
         if builds:
             self._write_store(profile, builds, ())
         out = self.rollups_status(connection, db_path)
@@ -1318,7 +1336,7 @@ class Engine:
         store = self.rollup_store
         if isinstance(store, RollupStore):
             keep = [r.name for r in self.rollups if r.name not in drop]
-            store.write(profile.uri, builds, "", keep)
+            store.write(profile.uri if profile.embedded_database else None, builds, "", keep)
             return
         assert store is not None
         dialect = get_dialect(profile.dialect).name

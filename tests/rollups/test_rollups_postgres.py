@@ -1,7 +1,7 @@
 """Issue 28 item 5 on PostgreSQL (session 6, item 1): the cross-engine conformance queries
 (tests/kit/conformkit.py QUERIES) answer the same with rollups on and off, on DuckDB (the
 embedded store) and on PostgreSQL (rollup tables in a warehouse schema, swapped in one
-transaction), value by value against DuckDB's fact-table answer; a refresh on PostgreSQL
+transaction; and the default embedded store, filled from PostgreSQL), value by value against DuckDB's fact-table answer; a refresh on PostgreSQL
 racing queries never shows a half-written rollup (every answer is the old one or the new
 one); a rollup whose data version cannot be read (no refresh key) is not served. Runs with
 DOSI_TEST_POSTGRES (bash scripts/postgres.sh); its database is dropped afterwards."""
@@ -116,15 +116,26 @@ def engines(
             rollups={**DECL, "storage": {"schema": "dosi_rollups"}},
             result_cache=False,
         ),
+        # the default embedded store beside PostgreSQL: filled from PostgreSQL's answers; a
+        # query its rollups answer whole runs on the store
+        "pg_embedded": Engine(
+            model_text=text,
+            connections=pgcon,
+            rollups=DECL,
+            rollup_store=folder / "pg_store.duckdb",
+            result_cache=False,
+        ),
     }
     out["duck_served"].rollups_build(connection="duck")
     out["pg_served"].rollups_build(connection="pg")
+    out["pg_embedded"].rollups_build(connection="pg")
     yield out
     for e in out.values():
         e.close()
 
 
 _SERVED: dict[str, bool] = {}
+_WHOLE: dict[str, bool] = {}
 
 
 @pytest.mark.parametrize("name", list(QUERIES))
@@ -133,12 +144,15 @@ def test_issue28_5_conformance_with_rollups_on_and_off(
 ) -> None:
     want = engines["duck_fact"].execute(QUERIES[name], connection="duck")
     columns = list(want["columns"])
-    for label, con in (("duck_served", "duck"), ("pg_fact", "pg"), ("pg_served", "pg")):
+    runs = (("duck_served", "duck"), ("pg_fact", "pg"), ("pg_served", "pg"), ("pg_embedded", "pg"))
+    for label, con in runs:
         got = engines[label].execute(QUERIES[name], connection=con)
         assert got["columns"] == columns, label
         compare(got["rows"], want["rows"], columns, f"{label} {name}")
         if label == "pg_served":
             _SERVED[name] = '"dosi_rollups".' in got["sql"]
+        if label == "pg_embedded":
+            _WHOLE[name] = "dosi_rollups.main." in got["sql"]
 
 
 def test_issue28_5_postgres_serves_most_conformance_queries(engines: dict[str, Engine]) -> None:
@@ -148,7 +162,9 @@ def test_issue28_5_postgres_serves_most_conformance_queries(engines: dict[str, E
             got = engines["pg_served"].execute(q, connection="pg")
             _SERVED[name] = '"dosi_rollups".' in got["sql"]
     served = [n for n, s in _SERVED.items() if s]
-    assert len(served) >= 20, sorted(set(QUERIES) - set(served))
+    assert len(served) >= 90, sorted(set(QUERIES) - set(served))
+    whole = [n for n, s in _WHOLE.items() if s]
+    assert len(whole) >= 90, sorted(set(QUERIES) - set(whole))
     status = engines["pg_served"].rollups_status(connection="pg")
     assert {r["name"]: r["state"] for r in status["rollups"]} == {
         r["name"]: "fresh" for r in DECL["rollups"]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 from sqlglot import exp
 
 from dosi.errors import ExecuteError
@@ -69,6 +70,8 @@ class RollupBuild:
     keep_rows: str | None = None
     # the data version it is built from (None: the version `write` is given for all)
     source_version: str | None = None
+    # the rows, already computed by another engine (then `sql` is not run here)
+    rows: pa.Table | None = None
 
 
 def _ident(name: str) -> str:
@@ -164,12 +167,17 @@ class RollupStore:
                         con.execute(f"USE {stem}")
                     for b in builds:
                         fill = b.sql
+                        if b.rows is not None:
+                            con.register("dosi_fill", b.rows)
+                            fill = "SELECT * FROM dosi_fill"
                         if b.keep_rows is not None:
                             fill = (
                                 f"SELECT * FROM dosi_old.main.{_ident(b.name)} WHERE "
                                 f"{b.keep_rows} UNION ALL BY NAME {b.sql}"
                             )
                         con.execute(f"CREATE TABLE dosi_new.main.{_ident(b.name)} AS {fill}")
+                        if b.rows is not None:
+                            con.unregister("dosi_fill")
                         count = con.execute(
                             f"SELECT count(*) FROM dosi_new.main.{_ident(b.name)}"
                         ).fetchone()

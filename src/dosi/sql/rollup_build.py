@@ -28,6 +28,21 @@ def reads_only_stored(tree: exp.Expression, served: Mapping[str, RollupIr]) -> b
     return True
 
 
+def reads_only_rollups(tree: exp.Expression, tables: Mapping[str, exp.Table]) -> bool:
+    """The statement reads no warehouse table at all, only `tables` (rollups), its own CTEs
+    and table functions: it can run where the rollups are stored (an embedded store serving
+    a query of another engine)."""
+    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
+    stored = {(t.catalog, t.db, t.name) for t in tables.values()}
+    for t in tree.find_all(exp.Table):
+        if not isinstance(t.this, exp.Identifier):
+            continue  # a table function (a spine's series)
+        if (t.catalog, t.db, t.name) in stored or (not t.db and t.name in ctes):
+            continue
+        return False
+    return True
+
+
 def _since_literal(datatype: str | None, since: dt.date) -> exp.Expression:
     if datatype in ("Date", None):
         return exp.cast(exp.Literal.string(since.isoformat()), exp.DataType.build("DATE"))
