@@ -1247,7 +1247,8 @@ class Engine:
             else:
                 usable.append(r)
                 tables[r.name] = self._store_table(r.name)
-        return AvailableRollups(tuple(usable), tables, unusable, stamp)
+        sizes = {r.name: built[r.name].rows for r in usable}
+        return AvailableRollups(tuple(usable), tables, unusable, stamp, sizes)
 
     def _rollup_profile(self, connection: str | None, db_path: str | Path | None) -> Profile:
         if self.rollup_store is None or not self.rollups:

@@ -43,11 +43,13 @@ class AvailableRollups:
     unusable: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # name: (dataset, why)
     # the version of the store these were read from: a plan runs only on that version
     store_stamp: Any = None
+    # stored rows per rollup: of several that qualify, the one with the fewest rows serves
+    sizes: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
         """Part of the compiled-plan cache key: a plan depends on which rollups it may read."""
-        usable = ",".join(sorted(r.name for r in self.rollups))
+        usable = ",".join(sorted(f"{r.name}:{self.sizes.get(r.name, 0)}" for r in self.rollups))
         return f"{usable}|{','.join(sorted(self.unusable))}"
 
 
@@ -74,7 +76,8 @@ def match_rollups(
     for ds, branches in by_dataset.items():
         ids = ", ".join(b.id for b in branches)
         reasons: list[str] = []
-        for r in sorted((r for r in declared if r.dataset == ds), key=_size_rank):
+        rank = _size_rank(available.sizes)
+        for r in sorted((r for r in declared if r.dataset == ds), key=rank):
             why = blocker
             if why is None and ds in joined:
                 why = f"another branch joins {ds} (the rollup holds aggregates, not its rows)"
@@ -95,10 +98,16 @@ def match_rollups(
     return RollupMatch(_served_model(model, served, available.tables), served, tuple(notes))
 
 
-def _size_rank(r: RollupIr) -> tuple[int, int]:
-    """Smaller rollups first: fewer dimensions, coarser grain."""
+def _size_rank(sizes: Mapping[str, int]) -> Any:
+    """Smaller rollups first: fewer stored rows (each scanned row costs), then fewer
+    dimensions and keys, then the coarser grain."""
     fine = ["hour", "day", "week", "month", "quarter", "year"]
-    return (len(r.dimensions), -fine.index(r.grain) if r.grain in fine else 0)
+
+    def rank(r: RollupIr) -> tuple[int, int, int]:
+        grain = -fine.index(r.grain) if r.grain in fine else 0
+        return (sizes.get(r.name, 0), len(r.dimensions) + len(r.keys), grain)
+
+    return rank
 
 
 def _query_blocker(model: ModelIr, rq: ResolvedQuery) -> str | None:
