@@ -80,6 +80,7 @@ from dosi.execute.options import (
     check_timeout,
 )
 from dosi.execute.result_cache import ResultCache, check_ttl
+from dosi.execute.rollup_schedule import due, partition_start
 from dosi.execute.rollup_store import STORE_ALIAS, BuiltRollup, RollupBuild, RollupStore
 from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner
@@ -1350,6 +1351,33 @@ class Engine:
             store.write(_dbapi(runner), dialect, builds, drop)
         finally:
             runner.close()
+
+    def rollups_scheduled(
+        self,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+        now: dt.datetime | None = None,
+    ) -> list[str]:
+        """Refresh the rollups whose `refresh.every` is due (each whole, or its last
+        `refresh.partitions` time buckets); what `dosi serve`'s watcher thread calls. The
+        names refreshed."""
+        if not any(r.refresh.every is not None for r in self.rollups):
+            return []
+        profile = self._rollup_profile(connection, db_path)
+        now = now or dt.datetime.now(dt.UTC)
+        built = self._built(profile)[1]
+        states = {
+            s["name"]: s["state"] for s in self.rollups_status(connection, db_path)["rollups"]
+        }
+        by_start: dict[dt.date | None, list[str]] = {}
+        for r in self.rollups:
+            if due(r, built, states.get(r.name) == "fresh", now):
+                by_start.setdefault(partition_start(r, now), []).append(r.name)
+        done: list[str] = []
+        for start, names in by_start.items():
+            self.rollups_build(names, connection, db_path, since=start)
+            done += names
+        return done
 
     def rollups_refresh(
         self,
