@@ -19,6 +19,7 @@ from dosi.errors import ExecuteError
 from dosi.execute.options import ExecOptions
 from dosi.execute.rejections import value_rejected
 from dosi.execute.rows import arrow_rows
+from dosi.execute.timers import Scheduled, after
 from dosi.execute.values import to_python
 from dosi.udf import error_from_engine, register_duckdb
 
@@ -144,7 +145,7 @@ def run_sql(
 ) -> pa.Table:
     """Run one statement; past `timeout_secs` a timer interrupts it (`timeout`); with
     `max_rows`, at most that many rows are fetched."""
-    timer: threading.Timer | None = None
+    timer: Scheduled | None = None
     timed_out = threading.Event()
     state = threading.Lock()  # the timer never interrupts after the query has finished
     finished = False
@@ -156,9 +157,7 @@ def run_sql(
                     timed_out.set()
                     con.interrupt()
 
-        timer = threading.Timer(timeout_secs, _interrupt)
-        timer.daemon = True
-        timer.start()
+        timer = after(timeout_secs, _interrupt)
     try:
         table = _fetch(con, sql, max_rows)
         with state:

@@ -20,6 +20,7 @@ import pyarrow as pa
 from dosi.errors import ExecuteError
 from dosi.execute.connection_loss import connection_lost, is_lost
 from dosi.execute.rejections import is_data_error, value_rejected
+from dosi.execute.timers import Scheduled, after
 
 
 @runtime_checkable
@@ -54,7 +55,7 @@ class Deadline:
 
     def __init__(self, timeout_secs: float | None, cancel: Callable[[], None]) -> None:
         self.expired = threading.Event()
-        self._timer: threading.Timer | None = None
+        self._timer: Scheduled | None = None
         if timeout_secs is not None and timeout_secs > 0:
 
             def fire() -> None:
@@ -62,9 +63,7 @@ class Deadline:
                 with contextlib.suppress(Exception):  # the engine may have finished meanwhile
                     cancel()
 
-            self._timer = threading.Timer(timeout_secs, fire)
-            self._timer.daemon = True
-            self._timer.start()
+            self._timer = after(timeout_secs, fire)
 
     def __enter__(self) -> Deadline:
         return self
