@@ -528,10 +528,21 @@ class Engine:
             rd, _, model, graph = self._dimension_detail(query, None)
             return explain_detail(model, graph, rd)
         profile = self._profile(connection, db_path)
-        c = self._compiled(query, None, False, self._available(profile), literals=False)
+        avail = self._available(profile)
+        runs_on = self._store_profile(profile)
+        dialect = runs_on.dialect if runs_on is not None and avail is not None else None
+        c = self._compiled(query, dialect, False, avail, literals=False)
+        notes = list(c.rollup_notes)
+        if dialect is not None and c.rollups_served:
+            notes.append(
+                "the rollups answer it whole: it runs on the embedded rollup store"
+                if c.rollups_whole
+                else f"not every table read is a rollup: connection {profile.name} answers "
+                "from its own tables"
+            )
         text = explain_text(c.dag)
-        if c.rollup_notes:
-            text = text.rstrip("\n") + "\nRollups\n" + "".join(f"  {n}\n" for n in c.rollup_notes)
+        if notes:
+            text = text.rstrip("\n") + "\nRollups\n" + "".join(f"  {n}\n" for n in notes)
         return text
 
     def plan_tree(self, query: Any) -> dict[str, Any]:
@@ -1154,23 +1165,34 @@ class Engine:
         return None if self.results is None else self.results.stats()
 
     # -- rollups (docs/rollups-and-cache.md) ---------------------------------------------------
-    def _rollup_version(self, profile: Profile, r: RollupIr, fresh: bool = False) -> str | None:
+    def _rollup_version(
+        self,
+        profile: Profile,
+        r: RollupIr,
+        fresh: bool = False,
+        memo: dict[str, str] | None = None,
+    ) -> str | None:
         """The data version a rollup is built from and checked against: the connection's and
         the model's files, and the rollup's refresh key (else the connection's
-        `cache_refresh_key`), read at most every `refresh.check_every` seconds (`fresh`: now).
-        None: nothing says whether a server's data changed (no refresh key)."""
+        `cache_refresh_key`), read at most every `refresh.check_every` seconds (`fresh`: now;
+        `memo`: keys already read for this query). None: nothing says whether a server's
+        data changed (no refresh key)."""
         files = files_version((*profile_files(profile), *self._model_files))
         key = r.refresh.key or profile.options.get("cache_refresh_key")
         if not isinstance(key, str):
             known = local_data(profile) and not self._remote_sources
             return repr(files) if known else None
         conkey = _con_key(profile)
+        if memo is not None and key in memo:
+            return repr((files, memo[key]))
         now = time.monotonic()
         seen = self._refreshed.get(f"{conkey}|{key}")
         if fresh or seen is None or now - seen[0] >= r.refresh.check_every:
             sql = refresh_key_sql(key, get_dialect(profile.dialect).name)
             table = self._run_now(profile, conkey, sql, None, None)
             seen = self._refreshed[f"{conkey}|{key}"] = (now, repr(table.to_pylist()))
+        if memo is not None:
+            memo[key] = seen[1]
         return repr((files, seen[1]))
 
     def _store_profile(self, profile: Profile) -> Profile | None:
@@ -1229,9 +1251,10 @@ class Engine:
             return AvailableRollups(unusable={r.name: (r.dataset, why) for r in self.rollups})
         stamp, built = self._built(profile)
         usable, tables, unusable = [], {}, {}
+        memo: dict[str, str] = {}  # each refresh key read once per query
         for r in self.rollups:
             b = built.get(r.name)
-            version = self._rollup_version(profile, r) if b is not None else None
+            version = self._rollup_version(profile, r, memo=memo) if b is not None else None
             if b is None:
                 unusable[r.name] = (r.dataset, "not built (dosi rollups build)")
             elif b.signature != r.signature:
@@ -1312,10 +1335,11 @@ class Engine:
         stored = dia.name if self._in_warehouse(profile) else "duckdb"
         fetch = not self._in_warehouse(profile) and not profile.embedded_database
         builds = []
+        memo: dict[str, str] = {}
         for r in picked:
             b = built.get(r.name)
             # taken before the rows are read: a change during the build leaves it stale
-            version = self._rollup_version(profile, r, fresh=True) or ""
+            version = self._rollup_version(profile, r, fresh=True, memo=memo) or ""
             partial = start is not None and b is not None and b.signature == r.signature
             if partial and r.time is not None:
                 assert start is not None

@@ -171,6 +171,10 @@ def test_issue28_5_postgres_serves_most_conformance_queries(engines: dict[str, E
     }
     text = engines["pg_served"].explain(QUERIES["grain-month"], connection="pg")
     assert "rollup orders_monthly" in text or "rollup orders_daily" in text
+    text = engines["pg_embedded"].explain(QUERIES["grain-month"], connection="pg")
+    assert "it runs on the embedded rollup store" in text
+    text = engines["pg_embedded"].explain(QUERIES["merge-channel"], connection="pg")
+    assert "m0 over orders: fact table" in text
 
 
 def test_issue28_3_postgres_without_refresh_key_is_not_served(
