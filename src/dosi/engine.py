@@ -1341,6 +1341,7 @@ class Engine:
             # taken before the rows are read: a change during the build leaves it stale
             version = self._rollup_version(profile, r, fresh=True, memo=memo) or ""
             partial = start is not None and b is not None and b.signature == r.signature
+            partial = partial and not r.joined  # row numbers: rebuilt whole
             if partial and r.time is not None:
                 assert start is not None
                 fill = rollup_select(self.model, r, dia, start).sql(dialect=dia.name)

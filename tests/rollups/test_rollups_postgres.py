@@ -51,6 +51,14 @@ DECL: dict[str, Any] = {
             "dimensions": ["channel"],
             "measures": ["revenue", "order_count"],
         },
+        {  # a dimension of a joined dataset (orders_to_customers, LEFT)
+            "name": "orders_segment",
+            "dataset": "orders",
+            "time": "order_date",
+            "grain": "month",
+            "dimensions": ["channel", "customers.segment"],
+            "measures": ["revenue", "order_count", "customer_count"],
+        },
         {
             "name": "refunds_monthly",
             "dataset": "refunds",

@@ -84,7 +84,9 @@ def _rollup(item: Any, model: ModelIr, default: RefreshRule) -> RollupIr:
             closest(str(ds_name), model.datasets) or list(model.datasets),
         )
     ds = model.datasets[ds_name]
-    dims = _names(item.get("dimensions"), f"rollup `{name}` dimensions")
+    named = _names(item.get("dimensions"), f"rollup `{name}` dimensions")
+    dims = tuple(d for d in named if "." not in d)
+    joined = tuple(_joined(name, ds_name, d, model) for d in named if "." in d)
     for d in dims:
         if d not in ds.fields:
             raise _bad(
@@ -113,10 +115,20 @@ def _rollup(item: Any, model: ModelIr, default: RefreshRule) -> RollupIr:
         name, ds_name, _names(item.get("measures"), f"rollup `{name}` measures"), model
     )
     keys = tuple((m, f"{m}__key") for m in measures if model.measures[m].agg in KEY_AGGS)
-    clash = {*measures, *(c for _, c in keys)} & {*dims, time}
+    rows = tuple(
+        dict.fromkeys(
+            c
+            for rel in {j[0] for j in joined}
+            for r in model.relationships
+            if r.name == rel
+            for c in (*r.from_columns, *r.to_columns)
+        )
+    )
+    stored = [*measures, *(c for _, c in keys), *(f"{d}__{f}" for _, d, f in joined), *rows]
+    clash = {*stored} & {*dims, time} or {c for c in stored if stored.count(c) > 1}
     if clash:
         raise _bad(f"rollup `{name}`: measure and field names clash ({sorted(clash)[0]})")
-    signature = _signature(model, ds_name, dims, time, grain, measures)
+    signature = _signature(model, ds_name, dims, time, grain, measures, joined)
     budget = item.get("staleness_budget")
     if budget is not None and (
         isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0
@@ -133,6 +145,8 @@ def _rollup(item: Any, model: ModelIr, default: RefreshRule) -> RollupIr:
         float(budget) if budget is not None else None,
         keys,
         parse_refresh(item.get("refresh"), default, f"rollup `{name}`"),
+        joined,
+        rows,
     )
 
 
@@ -170,6 +184,29 @@ def _measures(name: str, ds: str, wanted: tuple[str, ...], model: ModelIr) -> tu
     return tuple(out)
 
 
+def _joined(name: str, ds: str, spelled: str, model: ModelIr) -> tuple[str, str, str]:
+    """`other.field`: a field of a dataset one many-to-one relationship from `ds`."""
+    other, _, fname = spelled.partition(".")
+    rels = [
+        r
+        for r in model.relationships
+        if r.from_dataset == ds and r.to_dataset == other and r.kind == "many_to_one"
+    ]
+    if len(rels) != 1:
+        raise _bad(
+            f"rollup `{name}`: `{spelled}` must be a field of a dataset one many-to-one "
+            f"relationship from {ds}",
+            [r.to_dataset for r in model.relationships if r.from_dataset == ds],
+        )
+    f = model.datasets[other].fields.get(fname)
+    if f is None or f.is_time or f.time_format is not None:
+        raise _bad(
+            f"rollup `{name}`: `{spelled}` is not a plain (non-time) field of {other}",
+            closest(fname, model.datasets[other].fields) or list(model.datasets[other].fields),
+        )
+    return (rels[0].name, other, fname)
+
+
 def distinct_key(m: MeasureIr) -> exp.Expression | None:
     """The one expression a COUNT DISTINCT (or APPROX_COUNT_DISTINCT) measure counts; None
     for any other shape (several arguments, a FILTER, arithmetic around the aggregate)."""
@@ -197,13 +234,22 @@ def _signature(
     time: str | None,
     grain: str | None,
     measures: tuple[str, ...],
+    joined: tuple[tuple[str, str, str], ...] = (),
 ) -> str:
     """A hash of what the stored rows mean: the source, each column's expression, the grain
-    and the calendar (a changed model definition makes a built rollup unusable)."""
+    and the calendar, and each joined dimension's relationship and source (a changed model
+    definition makes a built rollup unusable)."""
     d = model.datasets[ds]
     parts = [d.source.sql(), str(grain), repr(model.calendar)]
     parts += [f"{n}={d.fields[n].expr.sql()}" for n in (*dims, *((time,) if time else ()))]
     parts += [f"{m}={model.measures[m].expr.sql()}" for m in measures]
+    rels = {r.name: r for r in model.relationships}
+    for rel, other, fname in joined:
+        r, o = rels[rel], model.datasets[other]
+        on = ",".join(
+            a.sql() + "=" + b.sql() for a, b in zip(r.from_exprs, r.to_exprs, strict=True)
+        )
+        parts.append(f"{rel}:{r.join_type}:{on}:{o.source.sql()}:{o.fields[fname].expr.sql()}")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
 
 

@@ -55,6 +55,12 @@ class RollupIr:
     # COUNT DISTINCT measures: (measure, stored key column); the measure itself is not stored
     keys: tuple[tuple[str, str], ...] = ()
     refresh: RefreshRule = RefreshRule()
+    # dimensions of datasets one many-to-one relationship away: (relationship, dataset,
+    # field), stored as `<dataset>__<field>`; the rollup then also stores a row number under
+    # each relationship key column's name, so the served plan's join of the rollup with
+    # itself pairs each row with itself (docs/rollups-and-cache.md, "Joined dimensions")
+    joined: tuple[tuple[str, str, str], ...] = ()
+    row_columns: tuple[str, ...] = ()
 
     @property
     def key_columns(self) -> tuple[str, ...]:
@@ -67,12 +73,23 @@ class RollupIr:
         return tuple(m for m in self.measures if m not in keyed)
 
     @property
+    def joined_columns(self) -> tuple[str, ...]:
+        return tuple(f"{ds}__{f}" for _, ds, f in self.joined)
+
+    @property
     def columns(self) -> tuple[str, ...]:
         time = (self.time,) if self.time else ()
-        return (*self.dimensions, *self.key_columns, *time, *self.stored_measures)
+        return (
+            *self.dimensions,
+            *self.joined_columns,
+            *self.key_columns,
+            *time,
+            *self.stored_measures,
+            *self.row_columns,
+        )
 
     def describe(self) -> str:
-        by = ", ".join(self.dimensions) or "-"
+        by = ", ".join((*self.dimensions, *(f"{d}.{f}" for _, d, f in self.joined))) or "-"
         time = f" {self.time} per {self.grain}" if self.time else ""
         return (
             f"{self.name} over {self.dataset}{time} by [{by}] measures=[{', '.join(self.measures)}]"

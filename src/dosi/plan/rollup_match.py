@@ -81,6 +81,12 @@ def match_rollups(
             why = blocker
             if why is None and ds in joined:
                 why = f"another branch joins {ds} (the rollup holds aggregates, not its rows)"
+            theirs = {
+                s.relationship.to_dataset for b in plan.branches if b.dataset != ds for s in b.joins
+            }
+            for _, other, _ in r.joined:
+                if why is None and other in theirs:
+                    why = f"another branch joins {other}, which the rollup replaces"
             for b in branches:
                 why = why or _why_not(model, rq, b, r)
             if why is None:
@@ -127,8 +133,16 @@ def _query_blocker(model: ModelIr, rq: ResolvedQuery) -> str | None:
 
 
 def _why_not(model: ModelIr, rq: ResolvedQuery, b: Branch, r: RollupIr) -> str | None:
-    if b.joins:
-        return f"branch {b.id} joins {b.joins[0].relationship.to_dataset}"
+    wanted = {j[0] for j in r.joined}
+    steps = {s.relationship.name for s in b.joins}
+    if steps != wanted:  # the same joins as the build, so the same rows (fan-out included)
+        if b.joins and not wanted:
+            return f"branch {b.id} joins {b.joins[0].relationship.to_dataset}"
+        return (
+            f"the rollup's rows are joined through [{', '.join(sorted(wanted))}]; branch "
+            f"{b.id} joins [{', '.join(sorted(steps)) or 'nothing'}]"
+        )
+    joined = {(d, f) for _, d, f in r.joined}
     if b.lod is not None or b.semi_additive is not None or b.conversion is not None:
         return f"branch {b.id} reads rows (D-LOD, D-SEMI or D-CONVERSION)"
     missing = [m for m in b.measures if m not in r.measures]
@@ -140,6 +154,8 @@ def _why_not(model: ModelIr, rq: ResolvedQuery, b: Branch, r: RollupIr) -> str |
             if b.axis is None or b.axis != time_field:
                 return f"metric_time is {b.axis}, which the rollup does not bucket"
             why = _grain_ok(model, rq, r, d.grain)
+        elif (d.field.dataset, d.field.name) in joined and d.grain is None:
+            why = None
         elif d.field.dataset != r.dataset:
             return f"groups by {d.field.qualified}"
         elif d.field.name in r.dimensions:
@@ -152,6 +168,8 @@ def _why_not(model: ModelIr, rq: ResolvedQuery, b: Branch, r: RollupIr) -> str |
             return why
     if rq.where is not None:
         for f in rq.where.fields:
+            if (f.dataset, f.name) in joined:
+                continue
             if f.dataset != r.dataset or f.name not in r.dimensions:
                 return f"filters on {f.qualified}, not a rollup dimension"
     if b.time_filters and time_field is None:
@@ -220,6 +238,13 @@ def _served_model(
     measures = dict(model.measures)
     for ds, r in served.items():
         datasets[ds] = _served_dataset(model.datasets[ds], r, tables[r.name])
+        for _, other, fname in r.joined:  # read from the same rollup rows (self-join)
+            o = datasets[other]
+            fields = {
+                **o.fields,
+                fname: replace(o.fields[fname], expr=_stored(other, f"{other}__{fname}")),
+            }
+            datasets[other] = replace(o, source=tables[r.name].copy(), fields=fields)
         keys = dict(r.keys)
         for m in r.measures:
             measures[m] = _served_measure(model.measures[m], ds, keys.get(m))

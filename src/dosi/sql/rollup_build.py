@@ -21,8 +21,9 @@ from dosi.sql.util import aliased, clone, table_aliased
 def reads_only_stored(tree: exp.Expression, served: Mapping[str, RollupIr]) -> bool:
     """The safety net of aggregate awareness: every column the statement reads through a
     served dataset's alias is a stored rollup column (else the fact table answers)."""
+    aliases = {**served, **{d: r for r in served.values() for _, d, _ in r.joined}}
     for c in tree.find_all(exp.Column):
-        r = served.get(c.table)
+        r = aliases.get(c.table)
         if r is not None and c.name not in r.columns:
             return False
     return True
@@ -70,6 +71,11 @@ def rollup_select(
         e = clone(ds.fields[name].expr)
         sel = sel.select(aliased(e, name), copy=False)
         groups.append(clone(ds.fields[name].expr))
+    rels = {rel.name: rel for rel in model.relationships}
+    for _, other, fname in r.joined:  # many-to-one: the planner's join, its join type
+        e = clone(model.datasets[other].fields[fname].expr)
+        sel = sel.select(aliased(e, f"{other}__{fname}"), copy=False)
+        groups.append(clone(e))
     for m, col in r.keys:
         key = distinct_key(model.measures[m])
         assert key is not None  # checked by dosi.compiler.rollup
@@ -83,7 +89,25 @@ def rollup_select(
         sel = sel.select(aliased(bucket, r.time), copy=False)
     for m in r.stored_measures:
         sel = sel.select(aliased(clone(model.measures[m].expr), m), copy=False)
+    for col in r.row_columns:  # a row number under each key name: the served self-join
+        number = exp.Window(this=exp.RowNumber(), over="OVER")
+        sel = sel.select(aliased(number, col), copy=False)
     sel = sel.from_(table_aliased(clone(ds.source), ds.name), copy=False)
+    for rel in dict.fromkeys(j[0] for j in r.joined):
+        rr = rels[rel]
+        target = model.datasets[rr.to_dataset]
+        on = exp.and_(
+            *(
+                exp.EQ(this=clone(a), expression=clone(b))
+                for a, b in zip(rr.from_exprs, rr.to_exprs, strict=True)
+            )
+        )
+        sel = sel.join(
+            table_aliased(clone(target.source), target.name),
+            on=on,
+            join_type=rr.join_type.upper(),
+            copy=False,
+        )
     if since is not None and r.time is not None:
         f = ds.fields[r.time]
         sel = sel.where(
