@@ -10,7 +10,7 @@ is a DOSI file, not a DATUS payload, so no DATUS reader is involved:
         dataset: orders
         time: order_date              # optional: a time field of the dataset
         grain: day                    # hour, day, week, month, quarter or year
-        dimensions: [channel, status] # fields of the dataset itself
+        dimensions: [channel, status] # its fields, or customers.segment (one join away)
         measures: [revenue, order_count]  # metrics (their measures) or measure names
         staleness_budget: 3600        # optional: seconds a stale build may still serve
         refresh: {every: 1h, partitions: 2, key: "SELECT max(id) FROM orders"}
