@@ -46,6 +46,7 @@ from dosi.catalog.views import Catalog
 from dosi.compiler.collector import engine_gone, freeze_model
 from dosi.compiler.model_compiler import compile_model_text
 from dosi.compiler.rollup import parse_rollups
+from dosi.compiler.rollup_rules import parse_storage
 from dosi.errors import (
     AccessError,
     ArgumentError,
@@ -79,12 +80,14 @@ from dosi.execute.options import (
     check_timeout,
 )
 from dosi.execute.result_cache import ResultCache, check_ttl
-from dosi.execute.rollup_store import STORE_ALIAS, RollupBuild, RollupStore
+from dosi.execute.rollup_schedule import due, partition_start
+from dosi.execute.rollup_store import STORE_ALIAS, BuiltRollup, RollupBuild, RollupStore
 from dosi.execute.rows import arrow_rows
 from dosi.execute.runner import Runner, table_rows_of
 from dosi.execute.shape import conform, output_types
 from dosi.execute.values import json_ready
 from dosi.execute.warehouse_columns import table_columns
+from dosi.execute.warehouse_rollups import WarehouseRollupStore
 from dosi.ir.model import ModelIr
 from dosi.ir.rollup import RollupIr
 from dosi.model.loader import parse_document, read_model_text
@@ -254,8 +257,14 @@ class Engine:
         self._fingerprint = hashlib.sha256(
             f"{mode}|{int(self.trust_sql)}|{text}".encode()
         ).hexdigest()[:24]
-        declared, store_path = _rollup_file(model_path, rollups, rollup_store)
-        self.rollup_store = RollupStore(store_path) if store_path is not None else None
+        declared, store_path, schema = _rollup_file(model_path, rollups, rollup_store)
+        self.rollup_store: RollupStore | WarehouseRollupStore | None = (
+            WarehouseRollupStore(schema)
+            if schema is not None
+            else RollupStore(store_path)
+            if store_path is not None
+            else None
+        )
         self.options = ExecOptions(
             query_timeout=check_timeout(query_timeout),
             memory_limit=check_memory_limit(memory_limit),
@@ -554,15 +563,24 @@ class Engine:
             rd, _, model, graph = self._dimension_detail(query, None)
             return explain_detail(model, graph, rd)
         profile = self._profile(connection, db_path)
+        avail = self._available(profile)
+        runs_on = self._store_profile(profile)
+        dialect = runs_on.dialect if runs_on is not None and avail is not None else None
         sizes = UNKNOWN_SIZES
-        if connection is not None or db_path is not None:
+        if runs_on is None and (connection is not None or db_path is not None):
             sizes = self._scan_sizes(profile)
-        c = self._compiled(
-            query, None, False, self._available(profile), literals=False, sizes=sizes
-        )
+        c = self._compiled(query, dialect, False, avail, literals=False, sizes=sizes)
+        notes = list(c.rollup_notes)
+        if dialect is not None and c.rollups_served:
+            notes.append(
+                "the rollups answer it whole: it runs on the embedded rollup store"
+                if c.rollups_whole
+                else f"not every table read is a rollup: connection {profile.name} answers "
+                "from its own tables"
+            )
         text = explain_text(c.dag)
-        if c.rollup_notes:
-            text = text.rstrip("\n") + "\nRollups\n" + "".join(f"  {n}\n" for n in c.rollup_notes)
+        if notes:
+            text = text.rstrip("\n") + "\nRollups\n" + "".join(f"  {n}\n" for n in notes)
         return text
 
     def plan_tree(self, query: Any) -> dict[str, Any]:
@@ -659,15 +677,35 @@ class Engine:
             # the last attempt reads no rollup: a store swapped under every try is no reason
             # to fail a query the fact table answers
             avail = self._available(profile) if attempt < 3 else None
-            c = self._compiled(query, run_dialect, False, avail, sizes=sizes)
+            runs_on = self._store_profile(profile) if dialect is None else None
+            c = None
+            if runs_on is not None and avail is not None and avail.rollups:
+                # an embedded store beside another engine: a query its rollups answer whole
+                # runs on the store (DuckDB); any other reads the warehouse as it is
+                c = self._compiled(query, runs_on.dialect, False, avail)
+                c = c if c.rollups_whole else None
+            if c is None:
+                runs_on, avail = profile, avail if runs_on is None else None
+                c = self._compiled(query, run_dialect, False, avail, sizes=sizes)
             if dialect is not None:
                 check_dialect(c.dialect.key, connection, profile.type)
             store = avail.store_stamp if avail is not None and c.rollups_served else None
             try:
-                table = self._run(profile, c.sql, timeout, cancellation, cache, store)
+                table = self._run(runs_on, c.sql, timeout, cancellation, cache, store)
                 break
             except _StoreSwapped:
                 continue  # the plan chose rollups of a store version no longer there: replan
+            except ExecuteError as err:
+                # a warehouse rollup table dropped between planning and running: the fact
+                # table answers (when in doubt, the fact table)
+                served = c.rollups_served and self._in_warehouse(profile)
+                if not served or err.code != "sql_rejected":
+                    raise
+                c = self._compiled(
+                    query, execution_dialect(dialect, profile.sql_dialect), False, None
+                )
+                table = self._run(profile, c.sql, timeout, cancellation, cache, None)
+                break
         if not get_dialect(engine_dialect).canonical_result_types:
             table = conform(table, _temporal_types(c))
         return c, _with_metadata(table, c)
@@ -1191,36 +1229,114 @@ class Engine:
         return None if self.results is None else self.results.stats()
 
     # -- rollups (docs/rollups-and-cache.md) ---------------------------------------------------
-    def _source_version(self, profile: Profile) -> str:
-        return repr(files_version((*profile_files(profile), *self._model_files)))
+    def _rollup_version(
+        self,
+        profile: Profile,
+        r: RollupIr,
+        fresh: bool = False,
+        memo: dict[str, str] | None = None,
+    ) -> str | None:
+        """The data version a rollup is built from and checked against: the connection's and
+        the model's files, and the rollup's refresh key (else the connection's
+        `cache_refresh_key`), read at most every `refresh.check_every` seconds (`fresh`: now;
+        `memo`: keys already read for this query). None: nothing says whether a server's
+        data changed (no refresh key)."""
+        files = files_version((*profile_files(profile), *self._model_files))
+        key = r.refresh.key or profile.options.get("cache_refresh_key")
+        if not isinstance(key, str):
+            known = local_data(profile) and not self._remote_sources
+            return repr(files) if known else None
+        conkey = _con_key(profile)
+        if memo is not None and key in memo:
+            return repr((files, memo[key]))
+        now = time.monotonic()
+        seen = self._refreshed.get(f"{conkey}|{key}")
+        if fresh or seen is None or now - seen[0] >= r.refresh.check_every:
+            sql = refresh_key_sql(key, get_dialect(profile.dialect).name)
+            table = self._run_now(profile, conkey, sql, None, None)
+            seen = self._refreshed[f"{conkey}|{key}"] = (now, repr(table.to_pylist()))
+        if memo is not None:
+            memo[key] = seen[1]
+        return repr((files, seen[1]))
+
+    def _store_profile(self, profile: Profile) -> Profile | None:
+        """The embedded store's own DuckDB connection, for queries on another engine's
+        connection that its rollups answer whole (None: the store is that connection's)."""
+        if not isinstance(self.rollup_store, RollupStore) or profile.embedded_database:
+            return None
+        return Profile("dosi_rollup_store", "duckdb", ":memory:")
+
+    def _in_warehouse(self, profile: Profile) -> bool:
+        """The rollups live in this connection's warehouse (a schema of it)."""
+        return isinstance(self.rollup_store, WarehouseRollupStore) and profile.executable
+
+    def _built(self, profile: Profile) -> tuple[Any, dict[str, BuiltRollup]]:
+        """(the store's version, the built rollups) of the store `profile` reads."""
+        store = self.rollup_store
+        if isinstance(store, WarehouseRollupStore):
+            conkey = _con_key(profile)
+            dialect = get_dialect(profile.dialect).name
+            built = store.status(
+                lambda sql: self._run_now(profile, conkey, sql, None, None), dialect
+            )
+            return None, built
+        assert store is not None
+        return store.versioned_status()
+
+    def _store_table(self, name: str) -> exp.Table:
+        if isinstance(self.rollup_store, WarehouseRollupStore):
+            return self.rollup_store.table(name)
+        return exp.Table(
+            this=exp.to_identifier(name, quoted=True),
+            db=exp.to_identifier("main"),
+            catalog=exp.to_identifier(STORE_ALIAS),
+        )
+
+    def _store_refusal(self, profile: Profile) -> str | None:
+        """Why rollups of this engine's store cannot serve queries on `profile`, or None."""
+        if isinstance(self.rollup_store, WarehouseRollupStore):
+            if not profile.executable or not get_dialect(profile.dialect).transactional_ddl:
+                return (
+                    f"rollups stored in the warehouse need transactional DDL (PostgreSQL); "
+                    f"connection {profile.name} is {profile.type}"
+                )
+            return None
+        if not profile.executable:
+            return f"connection {profile.name} ({profile.type}) does not run queries"
+        return None
 
     def _available(self, profile: Profile) -> AvailableRollups | None:
         """The rollups a query on `profile` may read: built from this declaration and from
         the data as it is now (a rollup whose source changed is stale: the fact table)."""
         if not self.rollups or self.rollup_store is None:
             return None
-        if not profile.embedded_database:
-            why = f"rollups are stored for DuckDB; connection {profile.name} is {profile.type}"
+        why = self._store_refusal(profile)
+        if why is not None:
             return AvailableRollups(unusable={r.name: (r.dataset, why) for r in self.rollups})
-        stamp, built = self.rollup_store.versioned_status()
-        version = self._source_version(profile)
+        stamp, built = self._built(profile)
         usable, tables, unusable = [], {}, {}
+        memo: dict[str, str] = {}  # each refresh key read once per query
         for r in self.rollups:
             b = built.get(r.name)
+            version = self._rollup_version(profile, r, memo=memo) if b is not None else None
             if b is None:
                 unusable[r.name] = (r.dataset, "not built (dosi rollups build)")
             elif b.signature != r.signature:
                 unusable[r.name] = (r.dataset, "built from another declaration or model")
+            elif version is None and not _within_budget(r, b.built_at):
+                unusable[r.name] = (
+                    r.dataset,
+                    f"dosi cannot see whether connection {profile.name}'s data changed "
+                    "since the build: declare refresh: {key: SELECT ...} (or the "
+                    "connection's cache_refresh_key), or a staleness_budget",
+                )
             elif b.source_version != version and not _within_budget(r, b.built_at):
                 unusable[r.name] = (r.dataset, "stale: the data changed since it was built")
             else:
                 usable.append(r)
-                tables[r.name] = exp.Table(
-                    this=exp.to_identifier(r.name, quoted=True),
-                    db=exp.to_identifier("main"),
-                    catalog=exp.to_identifier(STORE_ALIAS),
-                )
-        return AvailableRollups(tuple(usable), tables, unusable, stamp)
+                tables[r.name] = self._store_table(r.name)
+        sizes = {r.name: built[r.name].rows for r in usable}
+        return AvailableRollups(tuple(usable), tables, unusable, stamp, sizes)
 
     def _rollup_profile(self, connection: str | None, db_path: str | Path | None) -> Profile:
         if self.rollup_store is None or not self.rollups:
@@ -1230,11 +1346,10 @@ class Engine:
                 "model (docs/rollups-and-cache.md)",
             )
         profile = self._profile(connection, db_path)
-        if not profile.embedded_database:
+        why = self._store_refusal(profile)
+        if why is not None:
             raise ArgumentError(
-                f"rollups are built from a DuckDB database; connection {profile.name} is "
-                f"{profile.type}",
-                hint="pass db_path= the DuckDB file (or a duckdb connection profile)",
+                why, hint="pass db_path= the DuckDB file (or a duckdb connection profile)"
             )
         return profile
 
@@ -1256,11 +1371,12 @@ class Engine:
         only_stale: bool = False,
         since: str | dt.date | None = None,
     ) -> dict[str, Any]:
-        """Build (all, or `names`) from the warehouse into a new store file swapped in at
-        once; `only_stale=True` (refresh) rebuilds only those not fresh. `since` (a date on
-        a bucket boundary of each rollup's grain): an incremental refresh, recomputing only
-        the time buckets from `since` on and keeping the older stored rows as they are (you
-        assert the older data did not change). The status after."""
+        """Build (all, or `names`) from the warehouse and swap them in at once (a new store
+        file, or new warehouse tables renamed in one transaction); `only_stale=True`
+        (refresh) rebuilds only those not fresh. `since` (a date on a bucket boundary of
+        each rollup's grain): an incremental refresh, recomputing only the time buckets from
+        `since` on and keeping the older stored rows as they are (you assert the older data
+        did not change). The status after."""
         profile = self._rollup_profile(connection, db_path)
         assert self.rollup_store is not None
         dia = get_dialect(profile.dialect)
@@ -1274,31 +1390,83 @@ class Engine:
                     hint="pass the first day of a bucket (a month: YYYY-MM-01), or refresh "
                     "without since (a full rebuild)",
                 )
-        built = self.rollup_store.status()
+        built = self._built(profile)[1]
         if only_stale:
             states = {
                 s["name"]: s["state"] for s in self.rollups_status(connection, db_path)["rollups"]
             }
             picked = [r for r in picked if states.get(r.name) != "fresh"]
-        version = self._source_version(profile)
+        stored = dia.name if self._in_warehouse(profile) else "duckdb"
+        fetch = not self._in_warehouse(profile) and not profile.embedded_database
         builds = []
+        memo: dict[str, str] = {}
         for r in picked:
             b = built.get(r.name)
+            # taken before the rows are read: a change during the build leaves it stale
+            version = self._rollup_version(profile, r, fresh=True, memo=memo) or ""
             partial = start is not None and b is not None and b.signature == r.signature
+            partial = partial and not r.joined  # row numbers: rebuilt whole
             if partial and r.time is not None:
                 assert start is not None
                 fill = rollup_select(self.model, r, dia, start).sql(dialect=dia.name)
-                keep = kept_partitions(self.model, r, start).sql(dialect="duckdb")
-                builds.append(RollupBuild(r.name, fill, r.signature, keep))
+                keep = kept_partitions(self.model, r, start).sql(dialect=stored)
+                builds.append(RollupBuild(r.name, fill, r.signature, keep, version))
             else:
                 fill = rollup_select(self.model, r, dia).sql(dialect=dia.name)
-                builds.append(RollupBuild(r.name, fill, r.signature))
+                builds.append(RollupBuild(r.name, fill, r.signature, None, version))
+            if fetch:  # another engine's rows, computed there, copied into the embedded store
+                rows = self._run_now(profile, _con_key(profile), builds[-1].sql, None, None)
+                builds[-1] = replace(builds[-1], rows=rows)
         if builds:
-            keep = [r.name for r in self.rollups]
-            self.rollup_store.write(profile.uri, builds, version, keep)
+            self._write_store(profile, builds, ())
         out = self.rollups_status(connection, db_path)
         out["built"] = [b.name for b in builds]
         return out
+
+    def _write_store(self, profile: Profile, builds: list[RollupBuild], drop: list[str]) -> None:
+        store = self.rollup_store
+        if isinstance(store, RollupStore):
+            keep = [r.name for r in self.rollups if r.name not in drop]
+            store.write(profile.uri if profile.embedded_database else None, builds, "", keep)
+            return
+        assert store is not None
+        dialect = get_dialect(profile.dialect).name
+        if profile.client is not None:  # the application's connection: queries wait meanwhile
+            with self._con_lock:
+                store.write(_dbapi(self._open(profile, _con_key(profile))), dialect, builds, drop)
+            return
+        runner = open_recovering(profile, self.options)  # a connection of its own: queries
+        try:  # keep running on theirs and read the old tables until the swap
+            store.write(_dbapi(runner), dialect, builds, drop)
+        finally:
+            runner.close()
+
+    def rollups_scheduled(
+        self,
+        connection: str | None = None,
+        db_path: str | Path | None = None,
+        now: dt.datetime | None = None,
+    ) -> list[str]:
+        """Refresh the rollups whose `refresh.every` is due (each whole, or its last
+        `refresh.partitions` time buckets); what `dosi serve`'s watcher thread calls. The
+        names refreshed."""
+        if not any(r.refresh.every is not None for r in self.rollups):
+            return []
+        profile = self._rollup_profile(connection, db_path)
+        now = now or dt.datetime.now(dt.UTC)
+        built = self._built(profile)[1]
+        states = {
+            s["name"]: s["state"] for s in self.rollups_status(connection, db_path)["rollups"]
+        }
+        by_start: dict[dt.date | None, list[str]] = {}
+        for r in self.rollups:
+            if due(r, built, states.get(r.name) == "fresh", now):
+                by_start.setdefault(partition_start(r, now), []).append(r.name)
+        done: list[str] = []
+        for start, names in by_start.items():
+            self.rollups_build(names, connection, db_path, since=start)
+            done += names
+        return done
 
     def rollups_refresh(
         self,
@@ -1319,16 +1487,16 @@ class Engine:
         profile = self._rollup_profile(connection, db_path)
         assert self.rollup_store is not None
         avail = self._available(profile)
-        built = self.rollup_store.status()
-        version = self._source_version(profile)
+        built = self._built(profile)[1]
         rows = []
         for r in self.rollups:
             b = built.get(r.name)
             why = avail.unusable.get(r.name) if avail is not None else None
             state = "missing"
             if b is not None:
+                version = self._rollup_version(profile, r)
                 current = b.signature == r.signature and b.source_version == version
-                state = "fresh" if current else "stale"
+                state = "fresh" if current and version is not None else "stale"
             reason = why[1] if why is not None else None
             if why is None and state == "stale":
                 reason = "the data changed; serving within its staleness budget"
@@ -1353,11 +1521,10 @@ class Engine:
         """Drop (all, or `names`) from the store; queries then read the fact table."""
         profile = self._rollup_profile(connection, db_path)
         assert self.rollup_store is not None
-        gone = {r.name for r in self._pick(names)}
-        keep = [r.name for r in self.rollups if r.name not in gone]
-        self.rollup_store.write(profile.uri, [], self._source_version(profile), keep)
+        gone = sorted({r.name for r in self._pick(names)})
+        self._write_store(profile, [], gone)
         out = self.rollups_status(connection, db_path)
-        out["dropped"] = sorted(gone)
+        out["dropped"] = gone
         return out
 
     def close(self) -> None:
@@ -1417,13 +1584,14 @@ def _rollup_file(
     model_path: str | Path | None,
     rollups: str | Path | dict[str, Any] | None,
     store: str | Path | None,
-) -> tuple[Any, Path | None]:
-    """The rollup declarations (parsed YAML) and the store path (docs/rollups-and-cache.md)."""
+) -> tuple[Any, Path | None, str | None]:
+    """The rollup declarations (parsed YAML), the embedded store's path, or the warehouse
+    schema the rollups are stored in (docs/rollups-and-cache.md)."""
     base: Path | None = None
     if rollups is None and model_path is not None:
         rollups = rollups_beside(model_path)
     if rollups is None:
-        return None, None
+        return None, None, None
     if isinstance(rollups, (str, Path)):
         path = Path(rollups)
         data = parse_document(read_model_text(path))
@@ -1434,17 +1602,21 @@ def _rollup_file(
         default_store = None
     else:
         raise ArgumentError(f"rollups must be a file path or a mapping, got {bounded(rollups)}")
-    declared = data.get("storage") if isinstance(data, dict) else None
-    if store is None and isinstance(declared, str):
+    storage = parse_storage(data.get("storage") if isinstance(data, dict) else None)
+    if store is None and storage.schema is not None:
+        return data, None, storage.schema
+    declared = storage.path
+    if store is None and declared is not None:
         found = Path(declared)
         store = found if found.is_absolute() or base is None else base / found
     if store is None:
         store = default_store
     if store is None:
         raise ArgumentError(
-            "rollups given as a mapping need a store: pass rollup_store= a DuckDB file path"
+            "rollups given as a mapping need a store: pass rollup_store= a DuckDB file path, "
+            "or declare storage: {schema: NAME} (tables in the warehouse)"
         )
-    return data, Path(store)
+    return data, Path(store), None
 
 
 def _since_date(value: str | dt.date | None) -> dt.date | None:
@@ -1467,6 +1639,19 @@ def _within_budget(r: RollupIr, built_at: str) -> bool:
     except ValueError:
         return False
     return (dt.datetime.now(dt.UTC) - built).total_seconds() < r.staleness_budget
+
+
+def _dbapi(runner: Any) -> Any:
+    """The DB-API connection under a runner (a warehouse store writes through it)."""
+    inner = runner.connect() if hasattr(runner, "connect") else runner
+    con = getattr(inner, "connection", None)
+    if con is None or not hasattr(con, "cursor"):
+        raise ExecuteError(
+            "config",
+            "storing rollups in the warehouse needs a DB-API connection (psycopg)",
+            hint="use a postgres connection profile or a psycopg connection",
+        )
+    return con
 
 
 class _StoreSwapped(Exception):

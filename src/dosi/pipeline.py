@@ -42,7 +42,7 @@ from dosi.query.time_ranges import (
     restrict_to_ranges,
 )
 from dosi.sql.dialects import Dialect, get_dialect
-from dosi.sql.rollup_build import reads_only_stored
+from dosi.sql.rollup_build import reads_only_rollups, reads_only_stored
 from dosi.sql.to_sql import dag_to_sql
 
 
@@ -59,6 +59,8 @@ class CompiledQuery:
     # which rollup serves each branch, and why the others did not (explain's Rollups section)
     rollup_notes: tuple[str, ...] = ()
     rollups_served: tuple[tuple[str, str], ...] = ()  # (dataset, rollup)
+    # the SQL reads rollups only (no fact or dimension table): it may run on the store
+    rollups_whole: bool = False
 
     def outputs(self) -> list[dict[str, Any]]:
         """One entry per metric column: its metric and resolved params (CORE-Q-16)."""
@@ -95,6 +97,7 @@ def compile_query(
     query, rq, plan, dag, tree, outputs, match = _compile(
         model, graph, raw, dia, rollups, bounded, sizes
     )
+    whole = bool(match and match.served and rollups and reads_only_rollups(tree, rollups.tables))
     tree = dia.finalize(tree)
     try:
         sql = dia.render(tree, pretty)
@@ -115,6 +118,7 @@ def compile_query(
         outputs,
         match.notes if match is not None else (),
         tuple((d, r.name) for d, r in match.served.items()) if match is not None else (),
+        whole,
     )
 
 

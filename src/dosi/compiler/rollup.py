@@ -10,12 +10,15 @@ is a DOSI file, not a DATUS payload, so no DATUS reader is involved:
         dataset: orders
         time: order_date              # optional: a time field of the dataset
         grain: day                    # hour, day, week, month, quarter or year
-        dimensions: [channel, status] # fields of the dataset itself
+        dimensions: [channel, status] # its fields, or customers.segment (one join away)
         measures: [revenue, order_count]  # metrics (their measures) or measure names
         staleness_budget: 3600        # optional: seconds a stale build may still serve
+        refresh: {every: 1h, partitions: 2, key: "SELECT max(id) FROM orders"}
 
-Every measure must be additive (SUM, COUNT, MIN, MAX) and read only the rollup's dataset;
-anything else is a structured `invalid_rollup` error naming the fix.
+`storage` may instead be `{schema: NAME}`: the rollup tables live in the warehouse. A file-level
+`refresh` is every rollup's default. Every measure must be additive (SUM, COUNT, MIN, MAX), or
+COUNT DISTINCT (its key is stored), and read only the rollup's dataset; anything else is a
+structured `invalid_rollup` error naming the fix.
 """
 
 from __future__ import annotations
@@ -23,19 +26,25 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from dosi.errors import OsiError, bounded, closest
-from dosi.ir.model import ModelIr
-from dosi.ir.rollup import ADDITIVE_AGGS, DERIVABLE_GRAINS, RollupIr
+from sqlglot import exp
 
+from dosi.compiler.rollup_rules import RollupError, bad, parse_refresh, parse_storage
+from dosi.errors import bounded, closest
+from dosi.ir.model import MeasureIr, ModelIr
+from dosi.ir.rollup import ADDITIVE_AGGS, DERIVABLE_GRAINS, KEY_AGGS, RefreshRule, RollupIr
 
-class RollupError(OsiError, ValueError):
-    """A rollup declaration the model cannot back (code `invalid_rollup`)."""
-
-    kind = "usage_error"
-
-
-ROLLUP_FILE_KEYS = ("version", "storage", "rollups")
-ROLLUP_KEYS = ("name", "dataset", "time", "grain", "dimensions", "measures", "staleness_budget")
+ROLLUP_FILE_KEYS = ("version", "storage", "refresh", "rollups")
+ROLLUP_KEYS = (
+    "name",
+    "dataset",
+    "time",
+    "grain",
+    "dimensions",
+    "measures",
+    "staleness_budget",
+    "refresh",
+)
+__all__ = ["RollupError", "distinct_key", "parse_rollups"]
 
 
 def parse_rollups(data: Any, model: ModelIr) -> tuple[RollupIr, ...]:
@@ -45,19 +54,21 @@ def parse_rollups(data: Any, model: ModelIr) -> tuple[RollupIr, ...]:
     for key in data:
         if key not in ROLLUP_FILE_KEYS:
             raise _bad(f"unknown rollup file key `{bounded(key, 40)}`", list(ROLLUP_FILE_KEYS))
+    parse_storage(data.get("storage"))
+    default = parse_refresh(data.get("refresh"), RefreshRule(), "the rollup file")
     items = data.get("rollups") or []
     if not isinstance(items, list):
         raise _bad("`rollups` is a list of rollup declarations")
     out: list[RollupIr] = []
     for item in items:
-        r = _rollup(item, model)
+        r = _rollup(item, model, default)
         if any(o.name == r.name for o in out):
             raise _bad(f"rollup `{r.name}` is declared twice")
         out.append(r)
     return tuple(out)
 
 
-def _rollup(item: Any, model: ModelIr) -> RollupIr:
+def _rollup(item: Any, model: ModelIr, default: RefreshRule) -> RollupIr:
     if not isinstance(item, dict):
         raise _bad("each rollup is a mapping {name, dataset, dimensions, measures, ...}")
     for key in item:
@@ -73,7 +84,9 @@ def _rollup(item: Any, model: ModelIr) -> RollupIr:
             closest(str(ds_name), model.datasets) or list(model.datasets),
         )
     ds = model.datasets[ds_name]
-    dims = _names(item.get("dimensions"), f"rollup `{name}` dimensions")
+    named = _names(item.get("dimensions"), f"rollup `{name}` dimensions")
+    dims = tuple(d for d in named if "." not in d)
+    joined = tuple(_joined(name, ds_name, d, model) for d in named if "." in d)
     for d in dims:
         if d not in ds.fields:
             raise _bad(
@@ -101,10 +114,21 @@ def _rollup(item: Any, model: ModelIr) -> RollupIr:
     measures = _measures(
         name, ds_name, _names(item.get("measures"), f"rollup `{name}` measures"), model
     )
-    clash = set(measures) & {*dims, time}
+    keys = tuple((m, f"{m}__key") for m in measures if model.measures[m].agg in KEY_AGGS)
+    rows = tuple(
+        dict.fromkeys(
+            c
+            for rel in {j[0] for j in joined}
+            for r in model.relationships
+            if r.name == rel
+            for c in (*r.from_columns, *r.to_columns)
+        )
+    )
+    stored = [*measures, *(c for _, c in keys), *(f"{d}__{f}" for _, d, f in joined), *rows]
+    clash = {*stored} & {*dims, time} or {c for c in stored if stored.count(c) > 1}
     if clash:
         raise _bad(f"rollup `{name}`: measure and field names clash ({sorted(clash)[0]})")
-    signature = _signature(model, ds_name, dims, time, grain, measures)
+    signature = _signature(model, ds_name, dims, time, grain, measures, joined)
     budget = item.get("staleness_budget")
     if budget is not None and (
         isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0
@@ -119,6 +143,10 @@ def _rollup(item: Any, model: ModelIr) -> RollupIr:
         grain,
         signature,
         float(budget) if budget is not None else None,
+        keys,
+        parse_refresh(item.get("refresh"), default, f"rollup `{name}`"),
+        joined,
+        rows,
     )
 
 
@@ -139,15 +167,56 @@ def _measures(name: str, ds: str, wanted: tuple[str, ...], model: ModelIr) -> tu
             meas = model.measures[m]
             if meas.dataset != ds or meas.datasets - {ds}:
                 raise _bad(f"rollup `{name}`: `{w}` reads another dataset than {ds}")
-            if meas.agg not in ADDITIVE_AGGS or meas.semi_additive or meas.conversion:
+            keyed = meas.agg in KEY_AGGS and distinct_key(meas) is not None
+            if (
+                (meas.agg not in ADDITIVE_AGGS and not keyed)
+                or meas.semi_additive
+                or (meas.conversion)
+            ):
                 raise _bad(
                     f"rollup `{name}`: `{w}` aggregates with {meas.agg}, which does not roll "
-                    "up; a rollup holds SUM, COUNT, MIN and MAX measures",
+                    "up; a rollup holds SUM, COUNT, MIN, MAX and COUNT DISTINCT of one "
+                    "expression (its key is stored)",
                 )
             out.setdefault(m, None)
     if not out:
         raise _bad(f"rollup `{name}` needs at least one measure")
     return tuple(out)
+
+
+def _joined(name: str, ds: str, spelled: str, model: ModelIr) -> tuple[str, str, str]:
+    """`other.field`: a field of a dataset one many-to-one relationship from `ds`."""
+    other, _, fname = spelled.partition(".")
+    rels = [
+        r
+        for r in model.relationships
+        if r.from_dataset == ds and r.to_dataset == other and r.kind == "many_to_one"
+    ]
+    if len(rels) != 1:
+        raise _bad(
+            f"rollup `{name}`: `{spelled}` must be a field of a dataset one many-to-one "
+            f"relationship from {ds}",
+            [r.to_dataset for r in model.relationships if r.from_dataset == ds],
+        )
+    f = model.datasets[other].fields.get(fname)
+    if f is None or f.is_time or f.time_format is not None:
+        raise _bad(
+            f"rollup `{name}`: `{spelled}` is not a plain (non-time) field of {other}",
+            closest(fname, model.datasets[other].fields) or list(model.datasets[other].fields),
+        )
+    return (rels[0].name, other, fname)
+
+
+def distinct_key(m: MeasureIr) -> exp.Expression | None:
+    """The one expression a COUNT DISTINCT (or APPROX_COUNT_DISTINCT) measure counts; None
+    for any other shape (several arguments, a FILTER, arithmetic around the aggregate)."""
+    e = m.expr
+    if isinstance(e, exp.Count) and isinstance(e.this, exp.Distinct):
+        args = e.this.expressions
+        return args[0] if len(args) == 1 else None
+    if isinstance(e, exp.ApproxDistinct) and e.this is not None and not e.args.get("accuracy"):
+        return e.this
+    return None
 
 
 def _names(value: Any, what: str) -> tuple[str, ...]:
@@ -165,20 +234,24 @@ def _signature(
     time: str | None,
     grain: str | None,
     measures: tuple[str, ...],
+    joined: tuple[tuple[str, str, str], ...] = (),
 ) -> str:
     """A hash of what the stored rows mean: the source, each column's expression, the grain
-    and the calendar (a changed model definition makes a built rollup unusable)."""
+    and the calendar, and each joined dimension's relationship and source (a changed model
+    definition makes a built rollup unusable)."""
     d = model.datasets[ds]
     parts = [d.source.sql(), str(grain), repr(model.calendar)]
     parts += [f"{n}={d.fields[n].expr.sql()}" for n in (*dims, *((time,) if time else ()))]
     parts += [f"{m}={model.measures[m].expr.sql()}" for m in measures]
+    rels = {r.name: r for r in model.relationships}
+    for rel, other, fname in joined:
+        r, o = rels[rel], model.datasets[other]
+        on = ",".join(
+            a.sql() + "=" + b.sql() for a, b in zip(r.from_exprs, r.to_exprs, strict=True)
+        )
+        parts.append(f"{rel}:{r.join_type}:{on}:{o.source.sql()}:{o.fields[fname].expr.sql()}")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
 
 
 def _bad(message: str, candidates: list[str] | None = None) -> RollupError:
-    return RollupError(
-        "invalid_rollup",
-        message,
-        candidates=candidates or [],
-        hint="see docs/rollups-and-cache.md for the rollup file's shape",
-    )
+    return bad(message, candidates)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 from sqlglot import exp
 
 from dosi.errors import ExecuteError
@@ -67,6 +68,10 @@ class RollupBuild:
     # incremental refresh: the predicate (DuckDB SQL over the stored columns) of the old
     # rows kept as they are; `sql` then fills only the rest (None: a full rebuild)
     keep_rows: str | None = None
+    # the data version it is built from (None: the version `write` is given for all)
+    source_version: str | None = None
+    # the rows, already computed by another engine (then `sql` is not run here)
+    rows: pa.Table | None = None
 
 
 def _ident(name: str) -> str:
@@ -162,12 +167,17 @@ class RollupStore:
                         con.execute(f"USE {stem}")
                     for b in builds:
                         fill = b.sql
+                        if b.rows is not None:
+                            con.register("dosi_fill", b.rows)
+                            fill = "SELECT * FROM dosi_fill"
                         if b.keep_rows is not None:
                             fill = (
                                 f"SELECT * FROM dosi_old.main.{_ident(b.name)} WHERE "
                                 f"{b.keep_rows} UNION ALL BY NAME {b.sql}"
                             )
                         con.execute(f"CREATE TABLE dosi_new.main.{_ident(b.name)} AS {fill}")
+                        if b.rows is not None:
+                            con.unregister("dosi_fill")
                         count = con.execute(
                             f"SELECT count(*) FROM dosi_new.main.{_ident(b.name)}"
                         ).fetchone()
@@ -176,7 +186,7 @@ class RollupStore:
                             [
                                 b.name,
                                 b.signature,
-                                source_version,
+                                b.source_version or source_version,
                                 dt.datetime.now(dt.UTC).replace(tzinfo=None),
                                 count[0] if count else 0,
                             ],

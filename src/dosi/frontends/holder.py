@@ -43,6 +43,8 @@ DEFAULT_HEALTH_INTERVAL = 2.0
 #: a model file changed less than this many seconds ago may still be being written: the
 #: watcher waits for it to settle (and for its stamp to hold while the model compiles)
 MODEL_SETTLE_SECONDS = 0.2
+# seconds between checks of the rollups' refresh schedules (`refresh: {every: ...}`)
+ROLLUP_CHECK_SECONDS = 5.0
 
 FileIdentity = tuple[int, int, int, int] | None
 
@@ -148,6 +150,7 @@ class EngineHolder:
         *,
         memory_budget: int | None = None,
         health_interval: float = DEFAULT_HEALTH_INTERVAL,
+        rollup_interval: float = ROLLUP_CHECK_SECONDS,
     ) -> None:
         self.model_path = Path(model_path)
         self.connections: Connections = parse_connections(connections)
@@ -157,6 +160,9 @@ class EngineHolder:
         self.pool_size = pool_size
         self.memory_limit = engine_memory_limit(memory_budget, pool_size)
         self.health_interval = health_interval
+        self.rollup_interval = rollup_interval
+        self.rollup_refreshes = 0
+        self.last_rollup_error: dict[str, Any] | None = None
         self._lock = threading.Lock()
         self.results = ResultCache()
         self._stamp = self._model_stamp()
@@ -249,7 +255,7 @@ class EngineHolder:
             old.retire()
 
     def _watch(self) -> None:
-        next_probe = 0.0
+        next_probe = next_rollups = 0.0
         while not self._stop.wait(self.check_interval):
             try:
                 self.refresh()
@@ -258,6 +264,28 @@ class EngineHolder:
             if time.monotonic() >= next_probe:
                 self.probe()
                 next_probe = time.monotonic() + self.health_interval
+            if time.monotonic() >= next_rollups:
+                self.refresh_rollups()
+                next_rollups = time.monotonic() + self.rollup_interval
+
+    def refresh_rollups(self) -> list[str]:
+        """Run the rollups' scheduled refreshes (`refresh: {every: ...}`) on the served
+        connection; a failure is kept in `last_rollup_error` (and /healthz), never raised."""
+        engine = self.pool.first
+        if not any(r.refresh.every is not None for r in engine.rollups):
+            return []
+        try:
+            done = engine.rollups_scheduled(db_path=self.db_path)
+        except OsiError as err:
+            self.last_rollup_error = json_ready(_error_dict(err))
+            return []
+        except Exception as exc:  # the watcher never dies; the failure is reported
+            self.last_rollup_error = {"code": "internal", "message": type(exc).__name__}
+            return []
+        if done:
+            self.rollup_refreshes += 1
+            self.last_rollup_error = None
+        return done
 
     def probe(self) -> None:
         """Ask each warehouse profile whether it answers (on the watcher's own connection)."""
@@ -302,7 +330,13 @@ class EngineHolder:
         for name, profile in self.connections.profiles.items():
             conns.setdefault(name, {"type": profile.type, "state": _unprobed(profile)})
         ok = not any(c["state"] in UNHEALTHY for c in conns.values())
-        return {"ok": ok, "connections": conns}
+        out: dict[str, Any] = {"ok": ok, "connections": conns}
+        if self.rollup_refreshes or self.last_rollup_error is not None:
+            out["rollups"] = {
+                "scheduled_refreshes": self.rollup_refreshes,
+                "last_error": self.last_rollup_error,
+            }
+        return out
 
 
 def _unprobed(profile: Profile) -> str:

@@ -43,11 +43,13 @@ class AvailableRollups:
     unusable: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # name: (dataset, why)
     # the version of the store these were read from: a plan runs only on that version
     store_stamp: Any = None
+    # stored rows per rollup: of several that qualify, the one with the fewest rows serves
+    sizes: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
         """Part of the compiled-plan cache key: a plan depends on which rollups it may read."""
-        usable = ",".join(sorted(r.name for r in self.rollups))
+        usable = ",".join(sorted(f"{r.name}:{self.sizes.get(r.name, 0)}" for r in self.rollups))
         return f"{usable}|{','.join(sorted(self.unusable))}"
 
 
@@ -74,10 +76,17 @@ def match_rollups(
     for ds, branches in by_dataset.items():
         ids = ", ".join(b.id for b in branches)
         reasons: list[str] = []
-        for r in sorted((r for r in declared if r.dataset == ds), key=_size_rank):
+        rank = _size_rank(available.sizes)
+        for r in sorted((r for r in declared if r.dataset == ds), key=rank):
             why = blocker
             if why is None and ds in joined:
                 why = f"another branch joins {ds} (the rollup holds aggregates, not its rows)"
+            theirs = {
+                s.relationship.to_dataset for b in plan.branches if b.dataset != ds for s in b.joins
+            }
+            for _, other, _ in r.joined:
+                if why is None and other in theirs:
+                    why = f"another branch joins {other}, which the rollup replaces"
             for b in branches:
                 why = why or _why_not(model, rq, b, r)
             if why is None:
@@ -95,10 +104,16 @@ def match_rollups(
     return RollupMatch(_served_model(model, served, available.tables), served, tuple(notes))
 
 
-def _size_rank(r: RollupIr) -> tuple[int, int]:
-    """Smaller rollups first: fewer dimensions, coarser grain."""
+def _size_rank(sizes: Mapping[str, int]) -> Any:
+    """Smaller rollups first: fewer stored rows (each scanned row costs), then fewer
+    dimensions and keys, then the coarser grain."""
     fine = ["hour", "day", "week", "month", "quarter", "year"]
-    return (len(r.dimensions), -fine.index(r.grain) if r.grain in fine else 0)
+
+    def rank(r: RollupIr) -> tuple[int, int, int]:
+        grain = -fine.index(r.grain) if r.grain in fine else 0
+        return (sizes.get(r.name, 0), len(r.dimensions) + len(r.keys), grain)
+
+    return rank
 
 
 def _query_blocker(model: ModelIr, rq: ResolvedQuery) -> str | None:
@@ -118,8 +133,16 @@ def _query_blocker(model: ModelIr, rq: ResolvedQuery) -> str | None:
 
 
 def _why_not(model: ModelIr, rq: ResolvedQuery, b: Branch, r: RollupIr) -> str | None:
-    if b.joins:
-        return f"branch {b.id} joins {b.joins[0].relationship.to_dataset}"
+    wanted = {j[0] for j in r.joined}
+    steps = {s.relationship.name for s in b.joins}
+    if steps != wanted:  # the same joins as the build, so the same rows (fan-out included)
+        if b.joins and not wanted:
+            return f"branch {b.id} joins {b.joins[0].relationship.to_dataset}"
+        return (
+            f"the rollup's rows are joined through [{', '.join(sorted(wanted))}]; branch "
+            f"{b.id} joins [{', '.join(sorted(steps)) or 'nothing'}]"
+        )
+    joined = {(d, f) for _, d, f in r.joined}
     if b.lod is not None or b.semi_additive is not None or b.conversion is not None:
         return f"branch {b.id} reads rows (D-LOD, D-SEMI or D-CONVERSION)"
     missing = [m for m in b.measures if m not in r.measures]
@@ -131,6 +154,8 @@ def _why_not(model: ModelIr, rq: ResolvedQuery, b: Branch, r: RollupIr) -> str |
             if b.axis is None or b.axis != time_field:
                 return f"metric_time is {b.axis}, which the rollup does not bucket"
             why = _grain_ok(model, rq, r, d.grain)
+        elif (d.field.dataset, d.field.name) in joined and d.grain is None:
+            why = None
         elif d.field.dataset != r.dataset:
             return f"groups by {d.field.qualified}"
         elif d.field.name in r.dimensions:
@@ -143,6 +168,8 @@ def _why_not(model: ModelIr, rq: ResolvedQuery, b: Branch, r: RollupIr) -> str |
             return why
     if rq.where is not None:
         for f in rq.where.fields:
+            if (f.dataset, f.name) in joined:
+                continue
             if f.dataset != r.dataset or f.name not in r.dimensions:
                 return f"filters on {f.qualified}, not a rollup dimension"
     if b.time_filters and time_field is None:
@@ -211,8 +238,16 @@ def _served_model(
     measures = dict(model.measures)
     for ds, r in served.items():
         datasets[ds] = _served_dataset(model.datasets[ds], r, tables[r.name])
+        for _, other, fname in r.joined:  # read from the same rollup rows (self-join)
+            o = datasets[other]
+            fields = {
+                **o.fields,
+                fname: replace(o.fields[fname], expr=_stored(other, f"{other}__{fname}")),
+            }
+            datasets[other] = replace(o, source=tables[r.name].copy(), fields=fields)
+        keys = dict(r.keys)
         for m in r.measures:
-            measures[m] = _served_measure(model.measures[m], ds)
+            measures[m] = _served_measure(model.measures[m], ds, keys.get(m))
     return replace(model, datasets=datasets, measures=measures)
 
 
@@ -227,11 +262,16 @@ def _served_dataset(ds: DatasetIr, r: RollupIr, table: exp.Table) -> DatasetIr:
     return replace(ds, source=table.copy(), fields=fields)
 
 
-def _served_measure(m: MeasureIr, dataset: str) -> MeasureIr:
-    """The measure re-aggregated from its stored partials."""
-    stored = _stored(dataset, m.name)
+def _served_measure(m: MeasureIr, dataset: str, key: str | None) -> MeasureIr:
+    """The measure re-aggregated from its stored partials; a COUNT DISTINCT one counts the
+    distinct stored keys (every key of every group is kept, so the count is exact)."""
+    stored = _stored(dataset, key or m.name)
     expr: exp.Expression
-    if m.agg in ("count", "count_star"):  # a count stays an integer, 0 over no rows
+    if key is not None and m.agg == "approx_count_distinct":
+        expr = exp.ApproxDistinct(this=stored)
+    elif key is not None:
+        expr = exp.Count(this=exp.Distinct(expressions=[stored]))
+    elif m.agg in ("count", "count_star"):  # a count stays an integer, 0 over no rows
         total = exp.Coalesce(this=exp.Sum(this=stored), expressions=[exp.Literal.number(0)])
         expr = exp.Cast(this=total, to=_BIGINT.copy())
     elif m.agg == "min":

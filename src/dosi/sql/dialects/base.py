@@ -95,6 +95,10 @@ class Dialect:
     # its engine returns dosi's canonical Arrow types already (UTC wall clocks, int64, float64):
     # results from any other engine are conformed to them (dosi.execute.shape.conform)
     canonical_result_types: bool = False
+    # DDL runs inside transactions (CREATE, DROP, RENAME commit or roll back together), so
+    # rollup tables stored in the warehouse can be swapped atomically
+    # (dosi.execute.warehouse_rollups)
+    transactional_ddl: bool = False
 
     def __post_init__(self) -> None:
         if not self.key:

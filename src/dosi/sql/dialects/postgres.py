@@ -89,4 +89,5 @@ POSTGRES = Postgres(
     streaming=True,
     time_parser=PARSER,
     spine_series="generate_series",
+    transactional_ddl=True,
 )
