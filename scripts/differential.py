@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -84,7 +82,9 @@ def g(name: str, grain: str | None = None) -> dict[str, Any]:
 
 
 def worlds(tmp: Path) -> list[World]:
-    spec = importlib.util.spec_from_file_location("shop_generate", ROOT / "examples/shop/generate.py")
+    spec = importlib.util.spec_from_file_location(
+        "shop_generate", ROOT / "examples/shop/generate.py"
+    )
     assert spec is not None and spec.loader is not None
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
@@ -100,7 +100,11 @@ def worlds(tmp: Path) -> list[World]:
             filt="orders.status = 'completed'",
             start="2024-01-01",
             end="2024-07-01",
-            pairs=[["revenue", "refund_total"], ["revenue", "event_count"], ["revenue_mom", "order_count"]],
+            pairs=[
+                ["revenue", "refund_total"],
+                ["revenue", "event_count"],
+                ["revenue_mom", "order_count"],
+            ],
         ),
         World(
             "fixture_shop",
@@ -110,13 +114,33 @@ def worlds(tmp: Path) -> list[World]:
             filt="orders.status = 'done'",
             start="2024-12-01",
             end="2025-04-01",
-            pairs=[["revenue", "refund_total"], ["revenue", "visit_count"], ["revenue_mom", "refund_total"]],
+            pairs=[
+                ["revenue", "refund_total"],
+                ["revenue", "visit_count"],
+                ["revenue_mom", "refund_total"],
+            ],
             extra=[
-                {"metrics": ["revenue_over"], "group_by": [g("metric_time", "month")], "params": {"t": 60}},
-                {"metrics": ["revenue_in_channel"], "group_by": [g("metric_time", "month")], "params": {"c": "store"}},
-                {"metrics": ["revenue_moving_avg"], "group_by": [g("metric_time", "month")], "params": {"n": 3}},
+                {
+                    "metrics": ["revenue_over"],
+                    "group_by": [g("metric_time", "month")],
+                    "params": {"t": 60},
+                },
+                {
+                    "metrics": ["revenue_in_channel"],
+                    "group_by": [g("metric_time", "month")],
+                    "params": {"c": "store"},
+                },
+                {
+                    "metrics": ["revenue_moving_avg"],
+                    "group_by": [g("metric_time", "month")],
+                    "params": {"n": 3},
+                },
                 {"metrics": ["revenue_in_channel"], "params": {"c": "phone"}},
-                {"metrics": ["revenue_moving_avg"], "group_by": [g("metric_time", "month")], "params": {"n": 9}},
+                {
+                    "metrics": ["revenue_moving_avg"],
+                    "group_by": [g("metric_time", "month")],
+                    "params": {"n": 9},
+                },
             ],
         ),
         World(
@@ -167,6 +191,13 @@ def cases(w: World, metrics: list[str]) -> list[dict[str, Any]]:
             {"metrics": pair, "group_by": [mt], "time_range": rng},
             {"metrics": pair, "group_by": [g(w.cats[0])]},
         ]
+    for m in metrics:  # windows partitioned by a category, ranges on an explicit field
+        out += [
+            {"metrics": [m], "group_by": [g(w.cats[0]), g("metric_time", "quarter")]},
+            {"metrics": [m], "group_by": [g("metric_time", "day")], "time_range": rng},
+            {"metrics": [m], "group_by": [mt], "time_range": {"start": w.start}},
+            {"metrics": [m], "group_by": [mt], "time_range": {"end": w.end}},
+        ]
     out += w.extra
     out += [  # mistakes: the codes must agree
         {"metrics": ["no_such_metric"]},
@@ -189,7 +220,9 @@ def build_db(w: World, path: Path, python: str) -> None:
             f"CREATE TABLE main.{p.stem} AS SELECT * FROM read_parquet('{p}')"
             for p in sorted(w.parquet.glob("*.parquet"))
         )
-    code = "import duckdb,sys; c=duckdb.connect(sys.argv[1]); c.execute(sys.stdin.read()); c.close()"
+    code = (
+        "import duckdb,sys; c=duckdb.connect(sys.argv[1]); c.execute(sys.stdin.read()); c.close()"
+    )
     subprocess.run([python, "-c", code, str(path)], input=stmts, text=True, check=True)
 
 
@@ -222,6 +255,36 @@ def shape(q: dict[str, Any], ans: dict[str, Any]) -> Any:
     if not q.get("order_by"):
         rows = sorted(rows, key=repr)
     return ("rows", tuple(ans["columns"]), tuple(rows))
+
+
+# (dosi code, reference code) pairs docs/differences.md lists as deliberate
+DOCUMENTED = {
+    ("unknown_field", "unsupported_filter"),  # an unknown column in where_sql: dosi names it
+    ("unknown_grain", "ValueError"),  # a malformed query value: the reference has no code
+    ("invalid_query", "ValueError"),
+}
+
+
+def classify(q: dict[str, Any], a: dict[str, Any], b: dict[str, Any]) -> str:
+    """`agree`, `documented`, `tie_order` (ordered rows that differ only among equal sort
+    keys) or the kind of disagreement."""
+    sa, sb = shape(q, a), shape(q, b)
+    if sa == sb:
+        return "agree"
+    if sa[0] == sb[0] == "error":
+        return "documented" if (a["error"], b["error"]) in DOCUMENTED else "error_code"
+    if sa[0] == "error":
+        return "dosi_error"
+    if sb[0] == "error":
+        return "reference_error"
+    if sa[1] != sb[1]:
+        return "columns"
+    keys = [o["key"] if isinstance(o, dict) else o for o in q.get("order_by") or []]
+    if q.get("limit") and keys and all(k in sa[1] for k in keys):
+        idx = [sa[1].index(k) for k in keys]
+        if [[r[i] for i in idx] for r in sa[2]] == [[r[i] for i in idx] for r in sb[2]]:
+            return "tie_order"
+    return "values"
 
 
 def run_dosi(w: World, db: Path, qs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -274,25 +337,20 @@ def main() -> int:
         for (w, mine, qs), theirs in zip(plans, ref_answers, strict=True):
             ours = run_dosi(w, mine, qs)
             for q, a, b in zip(qs, ours, theirs, strict=True):
-                sa, sb = shape(q, a), shape(q, b)
-                if sa == sb:
+                kind = classify(q, a, b)
+                if kind == "agree":
                     tally["agree"] += 1
                     continue
-                kind = (
-                    "error_code"
-                    if sa[0] == sb[0] == "error"
-                    else "dosi_error"
-                    if sa[0] == "error"
-                    else "reference_error"
-                    if sb[0] == "error"
-                    else "columns"
-                    if sa[1] != sb[1]
-                    else "values"
-                )
                 tally[kind] += 1
-                report.append({"world": w.name, "kind": kind, "query": q, "dosi": a, "reference": b})
+                report.append(
+                    {"world": w.name, "kind": kind, "query": q, "dosi": a, "reference": b}
+                )
     total = sum(tally.values())
-    print(f"{tally['agree']} of {total} agree ({100 * tally['agree'] / max(total, 1):.1f}%)")
+    fine = tally["agree"] + tally["documented"] + tally["tie_order"]
+    print(
+        f"{tally['agree']} of {total} agree ({100 * tally['agree'] / max(total, 1):.1f}%); "
+        f"with documented differences and tie orders: {fine} ({100 * fine / max(total, 1):.1f}%)"
+    )
     for k, n in sorted(tally.items()):
         print(f"  {k}: {n}")
     for r in report:
@@ -301,7 +359,9 @@ def main() -> int:
         print("  dosi:", json.dumps(da, default=str)[:400])
         print("  ref: ", json.dumps(db_, default=str)[:400])
     if args.out:
-        args.out.write_text(json.dumps({"tally": tally, "disagreements": report}, default=str, indent=1))
+        args.out.write_text(
+            json.dumps({"tally": tally, "disagreements": report}, default=str, indent=1)
+        )
     return 0
 
 
