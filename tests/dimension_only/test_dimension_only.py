@@ -144,3 +144,24 @@ def test_every_surface_answers_the_same_rows(shop: Engine, shop_db: Path) -> Non
             return json.loads(out.content[0].text)["rows"]
 
     assert asyncio.run(mcp()) == want
+
+
+def test_object_form_group_by_items(mini_run: Run, mini_ref: Any) -> None:
+    """Issue 21 item 6: the object form a metric query takes (`{"field": ..., "grain": ...}`,
+    the reference engine's form) groups a dimension-only query too (was invalid_query)."""
+    res = mini_run(
+        {
+            "metrics": [],
+            "group_by": [
+                {"field": "orders.channel"},
+                {"field": "orders.order_date", "grain": "month"},
+            ],
+            "order_by": [{"key": "channel"}, {"key": "order_date__month"}],
+        }
+    )
+    assert res["columns"] == ["channel", "order_date__month"]
+    want = mini_ref.rows(
+        "SELECT DISTINCT channel, CAST(date_trunc('month', order_date) AS DATE) FROM orders "
+        "ORDER BY 1 NULLS LAST, 2"
+    )
+    assert_rows_equal(result_rows(res), want)

@@ -44,6 +44,11 @@ def lod_query_branch(model: ModelIr, graph: JoinGraph, branch: Branch, rq: Resol
         return branch
     where = rq.where.expr if rq.where is not None else None
     context = rq.context.expr if rq.context is not None else None
+    if rq.context is not None and not all(
+        f.dataset == branch.dataset or graph.reachable(branch.dataset, f.dataset)
+        for f in rq.context.fields
+    ):
+        context = None  # LOD-FLT-01: a branch that cannot read the context is unfiltered
     if branch.axis is not None:  # metric_time in a filter: this branch's own axis
         axis = model.field(branch.axis)
         if where is not None and uses_metric_time(where):

@@ -79,6 +79,16 @@ def plan_lod_query(
         planner.check_context_readable(
             [model.measures[x].dataset for m in parts for x in m.measures], rq
         )
+        lod_rows = {m.name: _bases(model, [m]) for m in lods}
+        named = [
+            (m.name, model.measures[x].dataset)
+            for m in rq.metrics
+            for b in lod_rows.get(m.name, [m])
+            for x in b.measures
+        ]
+        view_plan = replace(
+            view_plan, warnings=(*view_plan.warnings, *planner.context_skipped(rq, named))
+        )
     outputs = (*(d.output for d in rq.dims), *(m.name for m in rq.metrics))
     if rq.result_filter is not None:
         f = rq.result_filter

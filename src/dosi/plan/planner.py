@@ -148,10 +148,16 @@ class Planner:
             sources[m.name] = srcs
         branch_ids = {key: f"m{i}" for i, key in enumerate(drafts)}
         self._unranged: list[tuple[list[str], str, QueryError]] = []
+        if rq.context is not None and drafts and self.whole_query:
+            # the whole query's verdict before any branch resolves its own paths (a D-LOD
+            # rollup's included), as the reference engine orders it
+            self.check_context_readable([d.dataset for d in drafts.values()], rq)
         branches = tuple(self._branch(branch_ids[k], d, rq) for k, d in drafts.items())
         warnings = self._range_not_applied(rq, len(branches))
-        if rq.context is not None and drafts and self.whole_query:
-            self.check_context_readable([d.dataset for d in drafts.values()], rq)
+        if self.whole_query:
+            warnings += self.context_skipped(
+                rq, [(n, d.dataset) for d in drafts.values() for n in d.metrics]
+            )
         multi = len(branches) > 1
         metrics = tuple(
             MetricColumn(
@@ -367,6 +373,31 @@ class Planner:
         except QueryError as err:
             return err
         return None  # pragma: no cover - reachable() and path() agree
+
+    def context_skipped(
+        self, rq: ResolvedQuery, parts: list[tuple[str, str]]
+    ) -> tuple[Diagnostic, ...]:
+        """LOD-FLT-01: metrics whose rows cannot read the context_filter are computed without
+        it; one `context_skipped` notice names them (the reference engine's code), so an
+        unapplied condition never looks applied. `parts`: (metric, the dataset of its rows)."""
+        if rq.context is None:
+            return ()
+        names = list(dict.fromkeys(n for n, ds in parts if not self._reads_context(ds, rq)))
+        if not names:
+            return ()
+        return (
+            Diagnostic(
+                "context_skipped",
+                f"context_filter `{rq.query.context_filter}` does not filter "
+                + ", ".join(f"`{n}`" for n in names)
+                + ": their datasets cannot read every field it names along many-to-one "
+                "relationships, so they are computed without it",
+                "info",
+                hint="filter on fields every metric's dataset reaches, or query these metrics "
+                "separately",
+                candidates=tuple(names),
+            ),
+        )
 
     def _range_not_applied(self, rq: ResolvedQuery, n_branches: int) -> tuple[Diagnostic, ...]:
         """LOD-FLT-01 (time_range is a context filter): branches that cannot read the range's

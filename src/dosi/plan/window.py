@@ -465,6 +465,10 @@ class _WindowPlanner:
             if m.window is not None and m.window.shift is None and m.window.reset_grain is None
         }
         start_x = [n for n in start_x if n not in dense]
+        if grain == "week":
+            # weeks do not tile a reset period (month, quarter, year), so a reset's edge week is
+            # partial whatever the start: the reference engine trims it and answers
+            start_x = [n for n in start_x if n not in self._reset_only()]
         for side, bound, names in (
             ("start", tr.range.start, start_x),
             ("end", tr.range.end, end_x),
@@ -488,6 +492,17 @@ class _WindowPlanner:
                 hint=f"move the {side} to a {grain} boundary (`{floor.isoformat()}`), or group "
                 "the time axis by a finer grain",
             )
+
+    def _reset_only(self) -> set[str]:
+        """Window metrics that widen the start only by a reset (no shift, no history)."""
+        return {
+            m.name
+            for m in self.all_windows
+            if m.window is not None
+            and m.window.shift is None
+            and m.window.reset_grain is not None
+            and not m.window.reads_history
+        }
 
     def _expanders(self, any_field: bool = False) -> tuple[list[str], list[str]]:
         """Metrics that widen the scan's start (back offsets, resets) and its end (forward

@@ -51,8 +51,22 @@ class DimensionQuery:
     min_max: bool = False  # `min_max_only`: one row, each column's smallest and largest value
 
 
+def _spelled(item: Any) -> Any:
+    """The object form of a group-by item (`{"field": ..., "grain": ...}`, as metric queries
+    take it) as its string spelling; anything else unchanged."""
+    if (
+        isinstance(item, dict)
+        and set(item) <= {"field", "grain"}
+        and isinstance(item.get("field"), str)
+    ):
+        grain = item.get("grain")
+        return item["field"] if grain is None else f"{item['field']}:{grain}"
+    return item
+
+
 def _items(value: Any) -> list[str]:
-    items = [value] if isinstance(value, str) else list(value)
+    items = [value] if isinstance(value, (str, dict)) else list(value)
+    items = [_spelled(g) for g in items]
     if not all(isinstance(g, str) and g.strip() for g in items):
         raise QueryShapeError(
             "invalid_query",
