@@ -94,20 +94,6 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
     ),
     **{
         n: (
-            ["partition_join"],
-            "MetricFlow joins two models on their shared `is_partition` "
-            "dimension as well as the entity; dosi joins on the entity",
-        )
-        for n in (
-            "itest_dimensions/local_partition_dimension_with_other_dims",
-            "itest_partitions/partitioned_join",
-            "itest_partitions/partitioned_join_groupby_partition",
-            "itest_partitions/constraint_with_partitions",
-            "itest_multi_hop_join/multihop_join_partitioned",
-        )
-    },
-    **{
-        n: (
             ["separate_join_paths"],
             "MetricFlow joins each dimension's path separately, so "
             "the bridge table's repeated account_id fans the rows out; dosi joins the bridge "
@@ -133,11 +119,6 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
         "subquery (a listing only the bookings have is a NULL row); dosi lists the listings "
         "model's listings with more than two bookings",
     ),
-    "itest_metrics/test_metric_filter_with_inner_query_multi_hop_join": (
-        ["partition_join"],
-        "the metric filter's inner query joins the bridge table on its is_partition "
-        "dimension as well as the account; dosi joins on the account",
-    ),
     "itest_dimensions/query_dimensions_from_different_tables": (
         ["full_outer_dimensions"],
         "MetricFlow joins the dimension models FULL OUTER (users without a listing appear "
@@ -152,6 +133,8 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
 CLASSIFIED.update(CALENDAR_CLASSIFIED)
 EXTRA_NEEDS = {
     "partition_join": "joins on shared is_partition dimensions",
+    "partition_join_multi_hop": "a partition shared by the fact and a model more than one "
+    "relationship away",
     "separate_join_paths": "MetricFlow's per-dimension joins through a bridge",
     "semi_additive_filtered_buckets": "dropping the buckets a filtered semi-additive metric "
     "has no row in",

@@ -129,6 +129,11 @@ class ModelWriter:
                 )
                 continue
             fc, tc = r.get("from_columns") or [], r.get("to_columns") or []
+            # a dbt import's partition pairs follow the entity: dbt rebuilds them from the
+            # `is_partition` dimensions, so the entity alone is exported
+            parts = len(vendor_payload(r, DBT).get("partitions") or ())
+            if parts and len(fc) == len(tc) == parts + 1:
+                fc, tc = fc[:1], tc[:1]
             if len(fc) != 1 or len(tc) != 1 or r["to"] not in self.entities:
                 self.notes.warn(
                     "composite_key_not_exported",
@@ -222,6 +227,8 @@ class ModelWriter:
                     or "day"
                 )
                 dim["type_params"] = {"time_granularity": grain}
+            if vendor_payload(f, DBT).get("is_partition"):
+                dim["is_partition"] = True
             dims.append(dim)
         if dims:
             sm["dimensions"] = dims

@@ -13,7 +13,9 @@ entity, dimension and measure a field of it (names.py keeps the mapping):
   1 / 0) and D-DIM `is_dimension: false`;
 - the model's `defaults.agg_time_dimension` is its D-TIME `time_dimension`.
 
-A foreign entity joins to each model the entity identifies, many to one. Entities that identify
+A foreign entity joins to each model the entity identifies, many to one, on the entity and on
+every `is_partition` dimension of one name both models have (MetricFlow's partition join, as
+further pairs of the composite key). Entities that identify
 two models (one-to-one) also join, from the model with measures, when that adds no second path
 between two datasets (dosi refuses ambiguous paths); a natural (SCD) key is never joined: it
 needs a validity window dosi does not have, and a plain join would repeat rows.
@@ -153,14 +155,41 @@ def build_relationships(names: DbtNames, notes: Notes) -> list[dict[str, Any]]:
         )
     out = []
     for a, b, entity in kept:
-        fa = names.element(a, entity).field
-        fb = names.element(b, entity).field
-        rel = relationship_obj(f"{a}__{entity}__{b}", a, b, [fa], [fb])
-        rel["custom_extensions"] = [
-            {"vendor_name": DBT_VENDOR, "data": json.dumps({"entity": entity})}
-        ]
+        fa = [names.element(a, entity).field]
+        fb = [names.element(b, entity).field]
+        dbt: dict[str, Any] = {"entity": entity}
+        shared = list(_shared_partitions(names, a, b, notes))
+        if shared:
+            dbt["partitions"] = [p for p, _, _ in shared]
+            fa += [x for _, x, _ in shared]
+            fb += [y for _, _, y in shared]
+        rel = relationship_obj(f"{a}__{entity}__{b}", a, b, fa, fb)
+        rel["custom_extensions"] = [{"vendor_name": DBT_VENDOR, "data": json.dumps(dbt)}]
         out.append(rel)
     return out
+
+
+def _shared_partitions(
+    names: DbtNames, a: str, b: str, notes: Notes
+) -> Iterator[tuple[str, str, str]]:
+    """MetricFlow joins two semantic models on every `is_partition` dimension of the same name
+    that both have, as well as the entity: (dimension, field in `a`, field in `b`) for each,
+    a further key pair of the (composite) relationship. A pair whose kinds or grains differ is
+    not joined (MetricFlow refuses such a project), with a warning."""
+    dims_a = {d.name: d for d in names.models[a].sm.dimensions if d.is_partition}
+    dims_b = {d.name: d for d in names.models[b].sm.dimensions if d.is_partition}
+    for dim in sorted(dims_a.keys() & dims_b.keys()):
+        ea, eb = names.element(a, dim), names.element(b, dim)
+        if (ea.kind, ea.grain) != (eb.kind, eb.grain):
+            notes.warn(
+                "partition_join_not_carried",
+                f"`{a}` and `{b}` share the partition dimension `{dim}` with different types or "
+                f"grains ({ea.kind} {ea.grain or ''} vs {eb.kind} {eb.grain or ''}); they "
+                "are joined on the entity alone",
+                path=f"semantic_model:{a}.dimension:{dim}",
+            )
+            continue
+        yield dim, ea.field, eb.field
 
 
 def _foreign_edges(names: DbtNames, notes: Notes) -> Iterator[tuple[str, str, str]]:
