@@ -41,7 +41,12 @@ PROJECT: dict[str, Any] = {
                 {"name": "user", "type": "foreign", "expr": "user_id"},
             ],
             "dimensions": [
-                {"name": "ds_partitioned", "type": "time", "type_params": _DAY, "is_partition": True}
+                {
+                    "name": "ds_partitioned",
+                    "type": "time",
+                    "type_params": _DAY,
+                    "is_partition": True,
+                }
             ],
             "measures": [{"name": "views", "agg": "count", "expr": "view_id"}],
         }
@@ -53,7 +58,12 @@ PROJECT: dict[str, Any] = {
             "defaults": {"agg_time_dimension": "ds_partitioned"},
             "entities": [{"name": "user", "type": "primary", "expr": "user_id"}],
             "dimensions": [
-                {"name": "ds_partitioned", "type": "time", "type_params": _DAY, "is_partition": True},
+                {
+                    "name": "ds_partitioned",
+                    "type": "time",
+                    "type_params": _DAY,
+                    "is_partition": True,
+                },
                 {"name": "home_state", "type": "categorical"},
             ],
         }

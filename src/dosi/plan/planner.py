@@ -32,6 +32,7 @@ from dosi.plan.records import (
 )
 from dosi.plan.semi_additive import semi_additive_plan
 from dosi.plan.time_format import branch_dim, time_filter
+from dosi.plan.validity import version_time
 from dosi.plan.where_reach import where_context_error
 from dosi.query.metric_time_filter import bind_metric_time, uses_metric_time
 from dosi.query.resolve import ResolvedQuery
@@ -315,10 +316,16 @@ class Planner:
                         raise ctx from None
                 raise spell.unreachable(ds, err) from None
         joins = tuple(JoinStep(r) for r in join_order(paths))
+        axis = draft.axis.qualified if draft.axis else None
+        try:  # D-VALIDITY: a time to pick each slowly changing dimension's version by
+            version_time(model, ds, axis, (s.relationship for s in joins))
+        except QueryError as err:
+            err.metrics = list(draft.metrics)
+            raise
         branch = Branch(
             id=bid,
             dataset=ds,
-            axis=draft.axis.qualified if draft.axis else None,
+            axis=axis,
             joins=joins,
             dims=tuple(dims),
             measures=tuple(draft.measures),

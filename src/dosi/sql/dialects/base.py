@@ -259,8 +259,11 @@ class Dialect:
                 expressions=[seq],
                 alias=exp.TableAlias(this=exp.to_identifier("s"), columns=[exp.to_identifier("t")]),
             )
-            return exp.Select().select(exp.column("t", "s"), hi.copy()).from_(bounds).join(
-                unnest, join_type="CROSS"
+            return (
+                exp.Select()
+                .select(exp.column("t", "s"), hi.copy())
+                .from_(bounds)
+                .join(unnest, join_type="CROSS")
             )
         step = _SERIES[form](self, lo, hi, grain)
         out = exp.Select().select(exp.alias_(step, "t"), hi.copy()).from_(bounds)
