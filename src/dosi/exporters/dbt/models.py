@@ -107,6 +107,9 @@ class ModelWriter:
                         "type": str(dbt["type"]),
                     }
             pk = d.get("primary_key") or []
+            start = (vendor_payload(d, DATUS).get("validity") or {}).get("start")
+            if len(pk) == 2 and pk[1] == start and ents.get(pk[0], {}).get("type") == "natural":
+                pk = pk[:1]  # D-VALIDITY: the natural key with the version start
             if len(pk) == 1 and ents.get(pk[0], {}).get("type") not in ("primary", "natural"):
                 ents[pk[0]] = {"name": self._entity_name(name, pk[0]), "type": "primary"}
             elif pk:
@@ -195,6 +198,8 @@ class ModelWriter:
         if entities:
             sm["entities"] = entities
         dims = []
+        validity = vendor_payload(d, DATUS).get("validity") or {}
+        bounds = {validity.get("start"): "is_start", validity.get("end"): "is_end"}
         for f in fields:
             if f["name"] in ents:
                 continue
@@ -227,6 +232,8 @@ class ModelWriter:
                     or "day"
                 )
                 dim["type_params"] = {"time_granularity": grain}
+                if f["name"] in bounds:  # D-VALIDITY: MetricFlow's version bounds
+                    dim["type_params"]["validity_params"] = {bounds[f["name"]]: True}
             if vendor_payload(f, DBT).get("is_partition"):
                 dim["is_partition"] = True
             dims.append(dim)
