@@ -104,15 +104,6 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
             "itest_multi_hop_join/mixed_length_joins",
         )
     },
-    # the semi-additive ratio's inputs filter on the user's state: a day no west (or east)
-    # account has a row is no row in MetricFlow's FULL OUTER JOIN; dosi's empty_buckets: drop
-    # leaves a semi-additive measure's rows alone (the snapshot is picked over every row)
-    "itest_measure_constraints/ratio_with_constraints_on_semi_additive_measures": (
-        ["semi_additive_filtered_buckets"],
-        "a semi-additive metric whose input filter matches no row of a bucket: MetricFlow "
-        "drops the bucket, dosi keeps it as NULL (empty_buckets: drop does not apply to a "
-        "semi-additive measure)",
-    ),
     "itest_dimensions/distinct_values_query_with_metric_filter": (
         ["full_outer_dimensions"],
         "MetricFlow reads the listing from the lux mapping model FULL OUTER the metric's "

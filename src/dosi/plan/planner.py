@@ -8,7 +8,7 @@ whose measures live in several branches are computed after the merge.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
@@ -275,6 +275,9 @@ class Planner:
         kept = None if None in served else empty_bucket_filter(served, measures)  # type: ignore[arg-type]
         if kept is not None:  # dosi 1.15 empty_buckets: drop (plan/empty_buckets.py)
             filters.append(kept)
+        elif semi is not None and None not in served:  # ... of the picked snapshot rows
+            after = empty_bucket_filter(served, measures, semi_additive=True)  # type: ignore[arg-type]
+            semi = replace(semi, kept=after) if after is not None else semi
         where = spell.where_in_branch(ds, rq)  # CONF-05: either spelling in where_sql
         if where is not None:
             for f in where[1]:
