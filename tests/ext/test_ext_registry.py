@@ -42,6 +42,8 @@ def test_env_reg_03_registry_contents() -> None:
         "calendar": ("D-CALENDAR", "1.10", "degraded", ("semantic_model",)),
         # dosi's own metric key (issue 23 bed): MetricFlow's filtered-metric buckets
         "empty_buckets": ("D-BUCKETS", "1.15", "documented", ("metric",)),
+        # dosi's own dataset key (issue 20 bed): slowly changing dimensions
+        "validity": ("D-VALIDITY", "1.15", "silent", ("dataset",)),
     }
     got = {k: (i.extension, i.since, i.impact, i.carriers) for k, i in REGISTRY.items()}
     assert got == expected
@@ -55,6 +57,7 @@ def test_env_reg_04_silent_keys_are_exactly_measure_time_cardinality() -> None:
         "cardinality",
         "semi_additive",
         "conversion",
+        "validity",
     }
     assert all(i.requires_needed == (i.impact == "silent") for i in REGISTRY.values())
 

@@ -67,20 +67,6 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
     ),
     **{
         n: (
-            ["partition_join"],
-            "MetricFlow joins two models on their shared `is_partition` "
-            "dimension as well as the entity; dosi joins on the entity",
-        )
-        for n in (
-            "itest_dimensions/local_partition_dimension_with_other_dims",
-            "itest_partitions/partitioned_join",
-            "itest_partitions/partitioned_join_groupby_partition",
-            "itest_partitions/constraint_with_partitions",
-            "itest_multi_hop_join/multihop_join_partitioned",
-        )
-    },
-    **{
-        n: (
             ["separate_join_paths"],
             "MetricFlow joins each dimension's path separately, so "
             "the bridge table's repeated account_id fans the rows out; dosi joins the bridge "
@@ -91,25 +77,11 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
             "itest_multi_hop_join/mixed_length_joins",
         )
     },
-    # the semi-additive ratio's inputs filter on the user's state: a day no west (or east)
-    # account has a row is no row in MetricFlow's FULL OUTER JOIN; dosi's empty_buckets: drop
-    # leaves a semi-additive measure's rows alone (the snapshot is picked over every row)
-    "itest_measure_constraints/ratio_with_constraints_on_semi_additive_measures": (
-        ["semi_additive_filtered_buckets"],
-        "a semi-additive metric whose input filter matches no row of a bucket: MetricFlow "
-        "drops the bucket, dosi keeps it as NULL (empty_buckets: drop does not apply to a "
-        "semi-additive measure)",
-    ),
     "itest_dimensions/distinct_values_query_with_metric_filter": (
         ["full_outer_dimensions"],
         "MetricFlow reads the listing from the lux mapping model FULL OUTER the metric's "
         "subquery (a listing only the bookings have is a NULL row); dosi lists the listings "
         "model's listings with more than two bookings",
-    ),
-    "itest_metrics/test_metric_filter_with_inner_query_multi_hop_join": (
-        ["partition_join"],
-        "the metric filter's inner query joins the bridge table on its is_partition "
-        "dimension as well as the account; dosi joins on the account",
     ),
     "itest_dimensions/query_dimensions_from_different_tables": (
         ["full_outer_dimensions"],
@@ -125,6 +97,8 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
 CLASSIFIED.update(CALENDAR_CLASSIFIED)
 EXTRA_NEEDS = {
     "partition_join": "joins on shared is_partition dimensions",
+    "partition_join_multi_hop": "a partition shared by the fact and a model more than one "
+    "relationship away",
     "separate_join_paths": "MetricFlow's per-dimension joins through a bridge",
     "semi_additive_filtered_buckets": "dropping the buckets a filtered semi-additive metric "
     "has no row in",

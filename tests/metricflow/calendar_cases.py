@@ -22,9 +22,10 @@ CALENDAR_CLASSIFIED: dict[str, tuple[list[str], str]] = {
     },
     **{
         n: (
-            ["partition_join"],
-            "MetricFlow joins dim_users on the shared `ds_partitioned` partition as well as "
-            "user_id; dosi joins on the entity",
+            ["partition_join_multi_hop"],
+            "MetricFlow joins dim_users, two hops away through listings (which has no "
+            "partition), on the bookings' `ds_partitioned` as well as user_id; dosi pairs "
+            "partitions only between the two models of one relationship",
         )
         for n in (
             "itest_granularity/test_simple_metric_with_multi_hop_custom_granularity",

@@ -28,7 +28,7 @@ from dosi.compiler.sqlparse import OSI_READERS
 from dosi.compiler.time_format import field_time
 from dosi.ext.grains import SUB_DAY_GRAINS
 from dosi.ext.lod_field import dropped_in_basic_mode
-from dosi.ir.model import DatasetIr, FieldIr
+from dosi.ir.model import DatasetIr, FieldIr, ValidityIr
 from dosi.model.schema import TEMPORAL_DATATYPES, DatasetSpec, raw_extensions
 
 
@@ -135,6 +135,7 @@ def compile_dataset(cx: CompileContext, ds: DatasetSpec, ds_index: int) -> Datas
         fields=MappingProxyType(field_irs),
         primary_time=primary,
         description=ds.description,
+        validity=dataset_validity(cx, ds.name, dpath, dline, field_irs, dext),
     )
 
 
@@ -150,6 +151,42 @@ def _check_field_names(cx: CompileContext, ds: DatasetSpec, dpath: str, ds_index
                 line=cx.lines.line_of(("semantic_model", 0, "datasets", ds_index, "fields", i)),
             )
         seen.add(n)
+
+
+def dataset_validity(
+    cx: CompileContext,
+    name: str,
+    dpath: str,
+    dline: int | None,
+    fields: dict[str, FieldIr],
+    dext: object,
+) -> ValidityIr | None:
+    """D-VALIDITY: both bounds are plain (not D-FORMAT encoded) time fields of the dataset."""
+    spec = getattr(dext, "validity", None)
+    if spec is None:
+        return None
+    ok = True
+    for role, fname in (("start", spec.start), ("end", spec.end)):
+        f = fields.get(fname)
+        if f is not None and f.is_time and not f.encoded:
+            continue
+        what = (
+            "is not a field of it"
+            if f is None
+            else "is not a time field"
+            if not f.is_time
+            else "is an encoded (D-FORMAT) time, which a range join cannot compare"
+        )
+        cx.sink.error(
+            "invalid_datus_extension",
+            f"`validity.{role}` of dataset `{name}` names `{fname}`, which {what}",
+            path=dpath,
+            line=dline,
+            candidates=[x.name for x in fields.values() if x.is_time and not x.encoded],
+            hint="name the dataset's is_time fields where a version begins and ends",
+        )
+        ok = False
+    return ValidityIr(spec.start, spec.end) if ok else None
 
 
 def primary_time(

@@ -130,20 +130,12 @@ class Connections:
     @property
     def duckdb(self) -> dict[str, str]:
         """name -> database path of the DuckDB file profiles."""
-        return {
-            n: p.uri or ":memory:"
-            for n, p in self.profiles.items()
-            if p.embedded_database
-        }
+        return {n: p.uri or ":memory:" for n, p in self.profiles.items() if p.embedded_database}
 
     @property
     def other(self) -> dict[str, str]:
         """name -> type of every profile that is not a DuckDB file."""
-        return {
-            n: p.type
-            for n, p in self.profiles.items()
-            if not p.embedded_database
-        }
+        return {n: p.type for n, p in self.profiles.items() if not p.embedded_database}
 
     def profile(self, name: str | None) -> Profile | None:
         """The named profile (or the default one; None when there is none)."""

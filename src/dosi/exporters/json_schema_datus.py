@@ -479,7 +479,17 @@ def payload_defs() -> dict[str, Any]:
                     "type": "string",
                     "pattern": "^\\S(.*\\S)?$",
                     "description": _key_doc("time_dimension"),
-                }
+                },
+                "validity": {
+                    "type": "object",
+                    "description": _key_doc("validity"),
+                    "properties": {
+                        "start": {"type": "string", "minLength": 1},
+                        "end": {"type": "string", "minLength": 1},
+                    },
+                    "required": ["start", "end"],
+                    "additionalProperties": False,
+                },
             },
         ),
         "FieldPayload": payload(

@@ -205,7 +205,7 @@ def _table(p: _Problems, value: Any) -> CalendarTableSpec | None:
             p.add(
                 f"`{key}.grains` names `{grain}`, a grain or date part dosi defines: a table "
                 "grain needs a name of its own",
-                "rename the grain with the object form {\"my_" + grain + "\": \"" + grain + "\"}",
+                'rename the grain with the object form {"my_' + grain + '": "' + grain + '"}',
             )
         elif not grain.isidentifier():
             p.add(f"`{key}.grains` names `{grain}`, which is not an identifier")

@@ -110,9 +110,11 @@ HISTORY: tuple[HistoryEntry, ...] = (
     HistoryEntry(
         "1.15",
         "2026-12-02",
-        ("empty_buckets",),
+        ("empty_buckets", "validity"),
         "in-family window growth: frame.history (a running total over the rows before a "
-        "time_range start), frame.span (a trailing frame of calendar time), hour and minute resets; dosi's metric key empty_buckets (drop the buckets a filtered "
-        "metric has no row in, MetricFlow's filter semantics), not in the DATUS documents",
+        "time_range start), frame.span (a trailing frame of calendar time), hour and minute "
+        "resets; dosi's metric key empty_buckets (drop the buckets a filtered metric has no "
+        "row in, MetricFlow's filter semantics) and dataset key validity (a slowly changing "
+        "dimension joined at the version valid at the fact's time), not in the DATUS documents",
     ),
 )

@@ -26,6 +26,7 @@ from dosi.ext.lod_field import validate_field_lod
 from dosi.ext.registry import Carrier
 from dosi.ext.semi_additive import read_semi_additive
 from dosi.ext.time_format import read_time
+from dosi.ext.validity import read_validity
 from dosi.ext.window import GRAINS, parse_window
 
 INVALID = "invalid_datus_extension"
@@ -249,6 +250,12 @@ def _conversion(ctx: _Ctx, value: Any) -> KeyResult:
     return KeyResult(spec is not None, spec)
 
 
+def _validity(ctx: _Ctx, value: Any) -> KeyResult:
+    """D-VALIDITY (dosi 1.15): see `validity.py`."""
+    spec = read_validity(value, ctx.path, ctx.sink)
+    return KeyResult(spec is not None, spec)
+
+
 _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "derive": _derive,
     "join_type": _join_type,
@@ -266,6 +273,7 @@ _VALIDATORS: dict[str, Callable[[_Ctx, Any], KeyResult]] = {
     "conversion": _conversion,
     "calendar": _calendar,
     "empty_buckets": _empty_buckets,
+    "validity": _validity,
 }
 
 

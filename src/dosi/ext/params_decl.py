@@ -128,9 +128,7 @@ def typed_value(ptype: str, v: Any) -> Scalar | None:
     return v if isinstance(v, str) else None
 
 
-def read_decls(
-    raw: Any, path: str | None, sink: DiagnosticSink
-) -> tuple[ParamDecl, ...] | None:
+def read_decls(raw: Any, path: str | None, sink: DiagnosticSink) -> tuple[ParamDecl, ...] | None:
     """The declarations of a `params` list; None when any is invalid (errors in `sink`)."""
     return _Reader(path, sink).decls(raw)
 
@@ -250,4 +248,3 @@ class _Reader:
             return None
         v = self.value(name, ptype, key, raw)
         return v  # type: ignore[return-value]
-

@@ -91,9 +91,7 @@ def _slot_domain_ok(slot: str, d: ParamDecl, path: str | None, sink: DiagnosticS
     types = WINDOW_SLOT_TYPES[slot]
     if d.type not in types:
         want = " or ".join(types)
-        sink.error(
-            INVALID, f'slot {slot} takes an {want} param; "{d.name}" is {d.type}', path=path
-        )
+        sink.error(INVALID, f'slot {slot} takes an {want} param; "{d.name}" is {d.type}', path=path)
         return False
     least = WINDOW_SLOT_MIN[slot]
     if least is None:
@@ -126,7 +124,6 @@ def _copy(v: Any) -> Any:
     return v
 
 
-
 def bind_markers(text: str) -> list[str]:
     """The `:name` bind markers in a SQL snippet (outside string literals)."""
     return BIND_MARKER.findall(_strip_strings(text))
@@ -134,4 +131,3 @@ def bind_markers(text: str) -> list[str]:
 
 def _strip_strings(text: str) -> str:
     return re.sub(r"'(?:[^']|'')*'", "''", text)
-

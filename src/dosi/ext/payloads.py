@@ -21,6 +21,7 @@ from dosi.ext.params import MetricParams
 from dosi.ext.registry import Carrier
 from dosi.ext.semi_additive import SemiAdditiveSpec
 from dosi.ext.time_format import TimeSpec
+from dosi.ext.validity import ValiditySpec
 from dosi.ext.window import Grain, WindowSpec
 
 
@@ -33,9 +34,11 @@ class ModelExt:
 
 @dataclass(frozen=True)
 class DatasetExt:
-    """Dataset carrier: D-TIME `time_dimension` (a field of this dataset)."""
+    """Dataset carrier: D-TIME `time_dimension` (a field of this dataset), D-VALIDITY
+    `validity` (dosi 1.15: the dataset is a slowly changing dimension)."""
 
     time_dimension: str | None = None
+    validity: ValiditySpec | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ PAYLOAD_FIELDS: dict[tuple[str, str], str] = {
     ("metric", "fill_nulls_with"): "fill_nulls_with",
     ("metric", "time_dimension"): "time_dimension",
     ("dataset", "time_dimension"): "time_dimension",
+    ("dataset", "validity"): "validity",
     ("field", "time_granularity"): "time_granularity",
     ("metric", "dataset"): "dataset",
     ("metric", "measure"): "measure_name",

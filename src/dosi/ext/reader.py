@@ -229,5 +229,3 @@ def _read_datus(carrier: Carrier, path: str, entries: list[Entry]) -> ExtRead:
 # D-FILL: "a JSON number" — a null fill is a malformed payload (as the reference engine says),
 # not an absent key that would silently keep NULL groups NULL.
 _NULL_IS_INVALID = frozenset({"fill_nulls_with"})
-
-

@@ -236,6 +236,16 @@ _KEYS: tuple[KeyInfo, ...] = (
         "D-FILL value), as the D-DERIVE filter folds it",
         True,
     ),
+    KeyInfo(
+        "validity",
+        "D-VALIDITY",
+        ("dataset",),
+        "1.15",  # dosi's own key (issue 20 bed, slowly changing dimensions)
+        "silent",
+        "a join to the dataset matches every version of the key: each fact row repeats once "
+        "per version and the aggregates inflate",
+        True,
+    ),
 )
 
 REGISTRY: dict[str, KeyInfo] = {k.key: k for k in _KEYS}

@@ -129,8 +129,7 @@ def _densify(value: Any, path: str, sink: DiagnosticSink) -> str | None:
         f"{show_json(value)})",
         path=path,
         candidates=tuple(closest(value, DENSIFY_DEFAULTS)) if isinstance(value, str) else (),
-        hint='e.g. {"densify": "time"}: every query grouped by a time grain returns every '
-        "bucket",
+        hint='e.g. {"densify": "time"}: every query grouped by a time grain returns every bucket',
     )
     return None
 

@@ -66,6 +66,15 @@ class FieldIr:
 
 
 @dataclass(frozen=True)
+class ValidityIr:
+    """D-VALIDITY (dosi 1.15): each row is one version of its key, valid from the `start`
+    field's time (inclusive) to the `end` field's (exclusive; NULL: still valid)."""
+
+    start: str  # field names of the dataset
+    end: str
+
+
+@dataclass(frozen=True)
 class DatasetIr:
     name: str
     source: exp.Expression  # a Table, or a Subquery for a `SELECT ...` source
@@ -74,6 +83,7 @@ class DatasetIr:
     fields: Mapping[str, FieldIr]  # read-only (a MappingProxyType), in declaration order
     primary_time: str | None  # field name: D-TIME, else the single is_time field
     description: str | None = None
+    validity: ValidityIr | None = None  # D-VALIDITY: a slowly changing dimension
 
     def __post_init__(self) -> None:
         _freeze(self, "fields")

@@ -38,16 +38,18 @@ def row_predicate(measure: MeasureIr) -> exp.Expression | None:
 
 
 def empty_bucket_filter(
-    metrics: Sequence[MetricIr], measures: Sequence[MeasureIr]
+    metrics: Sequence[MetricIr], measures: Sequence[MeasureIr], semi_additive: bool = False
 ) -> exp.Expression | None:
     """The branch filter of a branch serving `metrics` over `measures`: the OR of the measures'
     row predicates when every metric drops its empty buckets and every measure is filtered;
-    None otherwise (a window, a semi-additive or conversion measure keeps its own rows)."""
+    None otherwise (a window or a conversion measure keeps its own rows). Semi-additive
+    measures only when `semi_additive`: their predicate then filters the snapshot rows after
+    the pick (dosi.sql.semi_additive), never the rows the snapshot is picked from."""
     if not metrics or not all(m.drop_empty_buckets and m.window is None for m in metrics):
         return None
     preds = []
     for meas in measures:
-        if meas.semi_additive is not None or meas.conversion is not None:
+        if (meas.semi_additive is not None) != semi_additive or meas.conversion is not None:
             return None
         p = row_predicate(meas)
         if p is None:

@@ -8,7 +8,7 @@ whose measures live in several branches are computed after the merge.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
@@ -32,6 +32,7 @@ from dosi.plan.records import (
 )
 from dosi.plan.semi_additive import semi_additive_plan
 from dosi.plan.time_format import branch_dim, time_filter
+from dosi.plan.validity import version_time
 from dosi.plan.where_reach import where_context_error
 from dosi.query.metric_time_filter import bind_metric_time, uses_metric_time
 from dosi.query.resolve import ResolvedQuery
@@ -280,6 +281,9 @@ class Planner:
         kept = None if None in served else empty_bucket_filter(served, measures)  # type: ignore[arg-type]
         if kept is not None:  # dosi 1.15 empty_buckets: drop (plan/empty_buckets.py)
             filters.append(kept)
+        elif semi is not None and None not in served:  # ... of the picked snapshot rows
+            after = empty_bucket_filter(served, measures, semi_additive=True)  # type: ignore[arg-type]
+            semi = replace(semi, kept=after) if after is not None else semi
         where = spell.where_in_branch(ds, rq)  # CONF-05: either spelling in where_sql
         if where is not None:
             for f in where[1]:
@@ -321,10 +325,16 @@ class Planner:
                         raise ctx from None
                 raise spell.unreachable(ds, err) from None
         joins = tuple(JoinStep(r) for r in join_order(paths))
+        axis = draft.axis.qualified if draft.axis else None
+        try:  # D-VALIDITY: a time to pick each slowly changing dimension's version by
+            version_time(model, ds, axis, (s.relationship for s in joins))
+        except QueryError as err:
+            err.metrics = list(draft.metrics)
+            raise
         branch = Branch(
             id=bid,
             dataset=ds,
-            axis=draft.axis.qualified if draft.axis else None,
+            axis=axis,
             joins=joins,
             dims=tuple(dims),
             measures=tuple(draft.measures),

@@ -78,6 +78,8 @@ class SemiAdditivePlan:
     period: BranchDim | None  # the query's bucket of the dimension (None: the whole range)
     groupings: tuple[exp.Expression, ...]  # window groupings, over the branch's tables
     value_measure: str | None = None  # min / max: the measure whose value picks the snapshot
+    # dosi 1.15 empty_buckets: drop: the picked rows some measure's filter admits
+    kept: exp.Expression | None = None
 
     def describe(self) -> str:
         period = f"per {self.period.output}" if self.period is not None else "over the range"

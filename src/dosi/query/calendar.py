@@ -92,7 +92,9 @@ def check_known(model: ModelIr, grain: str, spelling: str) -> None:
         "unknown_grain",
         f"unknown time grain `{grain}` in `{spelling}`",
         candidates=closest(grain, offered) or offered,
-        hint="grains: " + ", ".join(model.calendar.grains()) + "; date parts: "
+        hint="grains: "
+        + ", ".join(model.calendar.grains())
+        + "; date parts: "
         + ", ".join(DATE_PARTS),
     )
 

@@ -363,9 +363,7 @@ def _swap_measures(metric: MetricIr, renames: dict[str, str]) -> MetricIr:
     )
 
 
-def fill_window_slot(
-    metric: str, window: WindowSpec, slot: str, value: int | float
-) -> WindowSpec:
+def fill_window_slot(metric: str, window: WindowSpec, slot: str, value: int | float) -> WindowSpec:
     """A window spec with one slot at `value` (PARAM-SLOT-01..05; each family's slots are in
     its module, `dosi.ext.window.families.WINDOW_SLOTS`)."""
     try:

@@ -16,6 +16,7 @@ from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.lod_field import detail_lod_shape
 from dosi.plan.records import LodShape, TimeFilter
 from dosi.plan.time_format import branch_dim, time_filter
+from dosi.plan.validity import version_time
 from dosi.query.detail import ResolvedDetail
 from dosi.query.time_format import check_bounds
 from dosi.sql.dialects import Dialect
@@ -23,6 +24,7 @@ from dosi.sql.lod_field import join_rollups, values_rewrite
 from dosi.sql.metric_time_filter import render_metric_time
 from dosi.sql.render import Renderer
 from dosi.sql.util import and_all, col
+from dosi.sql.validity import join_condition
 
 
 def detail_joins(model: ModelIr, graph: JoinGraph, rd: ResolvedDetail) -> list[RelationshipIr]:
@@ -71,14 +73,11 @@ def render_detail(
     if rd.query.distinct:
         sel = sel.distinct()
     sel = sel.from_(exp.alias_(ds.source.copy(), ident(ds.name), table=True), copy=False)
-    for rel in detail_joins(model, graph, rd):
+    rels = detail_joins(model, graph, rd)
+    at = version_time(model, ds.name, None, rels)  # D-VALIDITY: the row's version
+    for rel in rels:
         target = model.datasets[rel.to_dataset]
-        on = and_all(
-            [
-                exp.EQ(this=a.copy(), expression=b.copy())
-                for a, b in zip(rel.from_exprs, rel.to_exprs, strict=True)
-            ]
-        )
+        on = join_condition(model, rel, at)
         sel = sel.join(
             exp.alias_(target.source.copy(), ident(target.name), table=True),
             on=on,

@@ -19,6 +19,7 @@ from sqlglot import exp
 from dosi.errors import QueryError
 from dosi.ir.model import ModelIr
 from dosi.plan.records import Branch, BranchDim, MetricColumn, TimeFilter
+from dosi.plan.validity import version_time
 from dosi.sql.calendar import grain_bucket
 from dosi.sql.conversion import conversion_grouped
 from dosi.sql.dialects import Dialect
@@ -27,6 +28,7 @@ from dosi.sql.metric_time_filter import render_metric_time
 from dosi.sql.semi_additive import snapshot_join
 from dosi.sql.stream_window import stream_grouped, stream_window_start
 from dosi.sql.util import aliased, and_all, clone, col, cte_name, join, number, table, table_aliased
+from dosi.sql.validity import join_condition
 
 _Build = Callable[[Callable[[str], exp.Expression]], exp.Expression]
 
@@ -128,15 +130,11 @@ class Renderer:
     def from_clause(self, branch: Branch, select: exp.Select) -> exp.Select:
         ds = self.model.datasets[branch.dataset]
         select = select.from_(table_aliased(clone(ds.source), ds.name), copy=False)
-        for step in branch.joins:
-            r = step.relationship
+        rels = [s.relationship for s in branch.joins]
+        at = version_time(self.model, branch.dataset, branch.axis, rels)  # D-VALIDITY
+        for r in rels:
             target = self.model.datasets[r.to_dataset]
-            on = and_all(
-                [
-                    exp.EQ(this=clone(a), expression=clone(b))
-                    for a, b in zip(r.from_exprs, r.to_exprs, strict=True)
-                ]
-            )
+            on = join_condition(self.model, r, at)
             select = join(
                 select,
                 table_aliased(clone(target.source), target.name),

@@ -61,7 +61,10 @@ def snapshot_join(r: Renderer, b: Branch, select: exp.Select) -> exp.Select:
         for i, g in enumerate(plan.groupings)
     )
     source = table_aliased(exp.Subquery(this=derived), SNAPSHOT)
-    return join(select, source, "INNER", and_all(conds))
+    select = join(select, source, "INNER", and_all(conds))
+    if plan.kept is not None:  # empty_buckets: drop, among the picked rows only
+        select = select.where(clone(plan.kept), copy=False)
+    return select
 
 
 def snapshot_table(r: Renderer, plan: SemiAdditivePlan, b: Branch) -> exp.Select:

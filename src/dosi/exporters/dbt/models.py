@@ -107,6 +107,9 @@ class ModelWriter:
                         "type": str(dbt["type"]),
                     }
             pk = d.get("primary_key") or []
+            start = (vendor_payload(d, DATUS).get("validity") or {}).get("start")
+            if len(pk) == 2 and pk[1] == start and ents.get(pk[0], {}).get("type") == "natural":
+                pk = pk[:1]  # D-VALIDITY: the natural key with the version start
             if len(pk) == 1 and ents.get(pk[0], {}).get("type") not in ("primary", "natural"):
                 ents[pk[0]] = {"name": self._entity_name(name, pk[0]), "type": "primary"}
             elif pk:
@@ -129,6 +132,11 @@ class ModelWriter:
                 )
                 continue
             fc, tc = r.get("from_columns") or [], r.get("to_columns") or []
+            # a dbt import's partition pairs follow the entity: dbt rebuilds them from the
+            # `is_partition` dimensions, so the entity alone is exported
+            parts = len(vendor_payload(r, DBT).get("partitions") or ())
+            if parts and len(fc) == len(tc) == parts + 1:
+                fc, tc = fc[:1], tc[:1]
             if len(fc) != 1 or len(tc) != 1 or r["to"] not in self.entities:
                 self.notes.warn(
                     "composite_key_not_exported",
@@ -190,6 +198,8 @@ class ModelWriter:
         if entities:
             sm["entities"] = entities
         dims = []
+        validity = vendor_payload(d, DATUS).get("validity") or {}
+        bounds = {validity.get("start"): "is_start", validity.get("end"): "is_end"}
         for f in fields:
             if f["name"] in ents:
                 continue
@@ -222,6 +232,10 @@ class ModelWriter:
                     or "day"
                 )
                 dim["type_params"] = {"time_granularity": grain}
+                if f["name"] in bounds:  # D-VALIDITY: MetricFlow's version bounds
+                    dim["type_params"]["validity_params"] = {bounds[f["name"]]: True}
+            if vendor_payload(f, DBT).get("is_partition"):
+                dim["is_partition"] = True
             dims.append(dim)
         if dims:
             sm["dimensions"] = dims

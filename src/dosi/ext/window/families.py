@@ -113,6 +113,8 @@ def _top_owners() -> dict[str, tuple[str, ...]]:
 
 #: Which shapes own each top-level key (WM "The window payload"; forbidden keys per sugar).
 TOP_OWNERS: dict[str, tuple[str, ...]] = _top_owners()
+
+
 def _general_hints() -> dict[str, str]:
     out: dict[str, str] = {}
     for s in WINDOW_SUGARS:

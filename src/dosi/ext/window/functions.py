@@ -86,9 +86,7 @@ def frame_function(r: WindowReader, key: str, value: Any, allow_two_arg: bool) -
     if isinstance(value, str) and value in RANK_FUNCTIONS:
         hint = f'"{value}" is a rank-family function: use {{"rank": {{"function": "{value}"}}}}'
     elif isinstance(value, str) and value in VALUE_FUNCTIONS:
-        hint = (
-            f'"{value}" is a value-family function: use {{"value": {{"function": "{value}"}}}}'
-        )
+        hint = f'"{value}" is a value-family function: use {{"value": {{"function": "{value}"}}}}'
     else:
         hint = None
     r.enum(key, value, FRAME_FUNCTIONS, hint)

@@ -103,8 +103,7 @@ def parse_offset_family(
     else:
         r.err(
             "window.calculation",
-            "is required with window.offset in the general form (defaults belong to the "
-            "pop sugar)",
+            "is required with window.offset in the general form (defaults belong to the pop sugar)",
             hint=f'add "calculation": one of {alternatives(CALCULATIONS)}, or write '
             '{"type": "pop", "offset": ...}',
         )

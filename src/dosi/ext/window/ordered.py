@@ -111,10 +111,10 @@ def _family_function(
     value = raw["function"]
     hint = None
     if isinstance(value, str) and value in FRAME_FUNCTIONS:
-        hint = f'"{value}" is a frame-family function: use {{"frame": {{"function": "{value}", ...}}}}'
+        hint = (
+            f'"{value}" is a frame-family function: use {{"frame": {{"function": "{value}", ...}}}}'
+        )
     elif isinstance(value, str) and value in RANK_FUNCTIONS + VALUE_FUNCTIONS:
         fam = "rank" if value in RANK_FUNCTIONS else "value"
         hint = f'"{value}" belongs to the {fam} family: use window.{fam}'
     return r.enum(key, value, allowed, hint)
-
-

@@ -90,8 +90,7 @@ def _parse(r: WindowReader, raw: Any) -> tuple[WindowSpec | None, bool]:
             "window.type",
             kind,
             SUGARS,
-            hint="omit `type` for the general form (exactly one of "
-            f"{' / '.join(FAMILIES)})",
+            hint=f"omit `type` for the general form (exactly one of {' / '.join(FAMILIES)})",
         )
         spec = None
     if r.errors != start:

@@ -89,9 +89,7 @@ def parse_type(r: WindowReader, window: dict[str, Any]) -> ShareWindow | None:
     return _share(r, "window", window, "share")
 
 
-def _share(
-    r: WindowReader, kp: str, raw: dict[str, Any], sugar: str | None
-) -> ShareWindow | None:
+def _share(r: WindowReader, kp: str, raw: dict[str, Any], sugar: str | None) -> ShareWindow | None:
     start = r.errors
     part = SHARE_DEFAULT_PARTITION
     if present(raw, "partition"):

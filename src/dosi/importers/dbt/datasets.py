@@ -13,10 +13,15 @@ entity, dimension and measure a field of it (names.py keeps the mapping):
   1 / 0) and D-DIM `is_dimension: false`;
 - the model's `defaults.agg_time_dimension` is its D-TIME `time_dimension`.
 
-A foreign entity joins to each model the entity identifies, many to one. Entities that identify
+A foreign entity joins to each model the entity identifies, many to one, on the entity and on
+every `is_partition` dimension of one name both models have (MetricFlow's partition join, as
+further pairs of the composite key). Entities that identify
 two models (one-to-one) also join, from the model with measures, when that adds no second path
-between two datasets (dosi refuses ambiguous paths); a natural (SCD) key is never joined: it
-needs a validity window dosi does not have, and a plain join would repeat rows.
+between two datasets (dosi refuses ambiguous paths). A natural key is a slowly changing dimension's:
+the model's `validity_params` time dimensions become its D-VALIDITY `validity` (dosi 1.15)
+and its primary key the natural key with the version start, and a join on it reads the
+version valid at the fact row's time; without both bounds it is not joined (a plain join
+would repeat rows once per version).
 """
 
 from __future__ import annotations
@@ -110,8 +115,11 @@ def _dataset(info: ModelInfo, notes: Notes) -> dict[str, Any]:
         fields.append(f)
     out: dict[str, Any] = {"name": sm.name, "source": source}
     primary = [e for e in sm.entities if e.type in (EntityType.PRIMARY, EntityType.NATURAL)]
+    validity = scd_validity(info)
     if primary:
         out["primary_key"] = [info.elements[primary[0].name].field]
+        if validity is not None and primary[0].type is EntityType.NATURAL:
+            out["primary_key"].append(validity["start"])  # one row per version
     unique = [[info.elements[e.name].field] for e in sm.entities if e.type is EntityType.UNIQUE]
     if unique:
         out["unique_keys"] = unique
@@ -121,9 +129,14 @@ def _dataset(info: ModelInfo, notes: Notes) -> dict[str, Any]:
         out["ai_context"] = {"synonyms": [sm.label]}
     out["fields"] = fields
     exts = []
+    payload = {}
     default = sm.defaults.agg_time_dimension if sm.defaults is not None else None
     if default and default in info.elements:
-        exts.append(datus_entry({"time_dimension": info.elements[default].field}))
+        payload["time_dimension"] = info.elements[default].field
+    if validity is not None:  # D-VALIDITY (dosi 1.15): a slowly changing dimension
+        payload["validity"] = validity
+    if payload:
+        exts.append(datus_entry(payload))
     dbt_model: dict[str, Any] = {
         "semantic_model": sm.name,
         "node_relation": {"alias": rel.alias, "schema_name": rel.schema_name},
@@ -133,6 +146,21 @@ def _dataset(info: ModelInfo, notes: Notes) -> dict[str, Any]:
     exts.append({"vendor_name": DBT_VENDOR, "data": json.dumps(dbt_model)})
     out["custom_extensions"] = exts
     return out
+
+
+def scd_validity(info: ModelInfo) -> dict[str, str] | None:
+    """D-VALIDITY of a semantic model whose time dimensions carry MetricFlow's
+    `validity_params` (one `is_start`, one `is_end`): the fields bounding each version."""
+    bounds: dict[str, str] = {}
+    for d in info.sm.dimensions:
+        vp = d.type_params.validity_params if d.type_params is not None else None
+        if vp is None:
+            continue
+        if vp.is_start:
+            bounds.setdefault("start", info.elements[d.name].field)
+        if vp.is_end:
+            bounds.setdefault("end", info.elements[d.name].field)
+    return bounds if len(bounds) == 2 else None
 
 
 def build_relationships(names: DbtNames, notes: Notes) -> list[dict[str, Any]]:
@@ -153,14 +181,41 @@ def build_relationships(names: DbtNames, notes: Notes) -> list[dict[str, Any]]:
         )
     out = []
     for a, b, entity in kept:
-        fa = names.element(a, entity).field
-        fb = names.element(b, entity).field
-        rel = relationship_obj(f"{a}__{entity}__{b}", a, b, [fa], [fb])
-        rel["custom_extensions"] = [
-            {"vendor_name": DBT_VENDOR, "data": json.dumps({"entity": entity})}
-        ]
+        fa = [names.element(a, entity).field]
+        fb = [names.element(b, entity).field]
+        dbt: dict[str, Any] = {"entity": entity}
+        shared = list(_shared_partitions(names, a, b, notes))
+        if shared:
+            dbt["partitions"] = [p for p, _, _ in shared]
+            fa += [x for _, x, _ in shared]
+            fb += [y for _, _, y in shared]
+        rel = relationship_obj(f"{a}__{entity}__{b}", a, b, fa, fb)
+        rel["custom_extensions"] = [{"vendor_name": DBT_VENDOR, "data": json.dumps(dbt)}]
         out.append(rel)
     return out
+
+
+def _shared_partitions(
+    names: DbtNames, a: str, b: str, notes: Notes
+) -> Iterator[tuple[str, str, str]]:
+    """MetricFlow joins two semantic models on every `is_partition` dimension of the same name
+    that both have, as well as the entity: (dimension, field in `a`, field in `b`) for each,
+    a further key pair of the (composite) relationship. A pair whose kinds or grains differ is
+    not joined (MetricFlow refuses such a project), with a warning."""
+    dims_a = {d.name: d for d in names.models[a].sm.dimensions if d.is_partition}
+    dims_b = {d.name: d for d in names.models[b].sm.dimensions if d.is_partition}
+    for dim in sorted(dims_a.keys() & dims_b.keys()):
+        ea, eb = names.element(a, dim), names.element(b, dim)
+        if (ea.kind, ea.grain) != (eb.kind, eb.grain):
+            notes.warn(
+                "partition_join_not_carried",
+                f"`{a}` and `{b}` share the partition dimension `{dim}` with different types or "
+                f"grains ({ea.kind} {ea.grain or ''} vs {eb.kind} {eb.grain or ''}); they "
+                "are joined on the entity alone",
+                path=f"semantic_model:{a}.dimension:{dim}",
+            )
+            continue
+        yield dim, ea.field, eb.field
 
 
 def _foreign_edges(names: DbtNames, notes: Notes) -> Iterator[tuple[str, str, str]]:
@@ -172,12 +227,13 @@ def _foreign_edges(names: DbtNames, notes: Notes) -> Iterator[tuple[str, str, st
                 if target.name == info.name or e.name not in target.elements:
                     continue
                 te = next(x for x in target.sm.entities if x.name == e.name)
-                if te.type is EntityType.NATURAL:
+                if te.type is EntityType.NATURAL and scd_validity(target) is None:
                     notes.warn(
                         "scd_join_not_carried",
                         f"`{info.name}` reaches `{target.name}` through its natural key "
-                        f"`{e.name}` (a slowly changing dimension: one row per validity "
-                        "window); dosi has no validity-window join, so none is declared",
+                        f"`{e.name}`, but `{target.name}` has no time dimensions with "
+                        "`validity_params` `is_start` and `is_end` to pick a version by, so "
+                        "no join is declared (it would repeat rows once per version)",
                         path=f"semantic_model:{target.name}.entity:{e.name}",
                     )
                     continue

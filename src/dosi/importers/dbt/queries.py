@@ -19,6 +19,7 @@ from typing import Any
 from dbt_semantic_interfaces.implementations.saved_query import PydanticSavedQuery
 from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 
+from dosi.importers.dbt.datasets import scd_validity
 from dosi.importers.dbt.dimension_only import dimension_only_needs
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
 from dosi.importers.dbt.names import DbtNameError, DbtNames, Element, Resolved
@@ -338,13 +339,16 @@ class QueryTranslator:
         return None
 
     def _scd(self, model: str) -> bool:
-        sm = self.names.models[model].sm
-        return any(e.type is EntityType.NATURAL for e in sm.entities)
+        """A slowly changing dimension without both validity bounds (not joined: D-VALIDITY
+        needs them)."""
+        info = self.names.models[model]
+        natural = any(e.type is EntityType.NATURAL for e in info.sm.entities)
+        return natural and scd_validity(info) is None
 
     def _scd_entity(self, entity: str) -> bool:
-        """A join on `entity` lands on a slowly changing dimension (its natural key)."""
+        """A join on `entity` lands on such a slowly changing dimension (its natural key)."""
         return any(
-            e.name == entity and e.type is EntityType.NATURAL
+            e.name == entity and e.type is EntityType.NATURAL and scd_validity(info) is None
             for info in self.names.models.values()
             for e in info.sm.entities
         )

@@ -45,7 +45,9 @@ class Densify(PlanNode):
         how = f"x [{', '.join(self.others)}]" if self.cross and self.others else ""
         if not self.cross:
             how = f"beside [{', '.join(self.others)}]"
-        return f"Densify {'cross ' if self.cross else 'time '}{self.spine.describe()} {how}".rstrip()
+        return (
+            f"Densify {'cross ' if self.cross else 'time '}{self.spine.describe()} {how}".rstrip()
+        )
 
     def details(self) -> tuple[str, ...]:
         out = [f"fill {c} = {v}" for c, v in self.fills]
