@@ -90,3 +90,34 @@ def test_without_a_spine_or_beside_a_field_it_is_structured(
         assert info.value.hint
     finally:
         eng.close()
+
+
+@pytest.mark.parametrize(
+    ("part", "sql"),
+    [
+        ("day_of_week", "isodow(d)"),  # ISO: 1 = Monday (docs/calendar.md)
+        ("month_of_year", "month(d)"),
+        ("quarter_of_year", "quarter(d)"),
+    ],
+)
+def test_metric_time_as_a_date_part_lists_the_spine_parts(
+    engine: Engine, db: Path, part: str, sql: str
+) -> None:
+    """issue 22 item 3 (MetricFlow's `metric_time` with a date part alone): the distinct parts
+    of the spine's days, as integers."""
+    res = engine.execute(
+        {"metrics": [], "group_by": [f"metric_time:{part}"], "order_by": [f"metric_time__{part}"]},
+        db_path=db,
+    )
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        want = con.execute(f"SELECT DISTINCT {sql} AS p FROM cal ORDER BY p").fetchall()
+    finally:
+        con.close()
+    assert [tuple(int(v) for v in r) for r in result_rows(res)] == [tuple(r) for r in want]
+
+
+def test_a_stored_date_field_lists_its_date_parts(engine: Engine, db: Path) -> None:
+    """The same for a stored date (a detail read of the distinct parts): the sales months."""
+    res = engine.execute({"metrics": [], "group_by": ["sales.sale_date:month_of_year"]}, db_path=db)
+    assert sorted(int(r[0]) for r in result_rows(res)) == [1, 3, 6]

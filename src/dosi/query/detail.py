@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dosi.errors import QueryError, QueryShapeError, closest
-from dosi.ext.grains import NATIVE_GRAINS
+from dosi.ext.grains import NATIVE_GRAINS, is_date_part
 from dosi.ir.model import FieldIr, ModelIr
 from dosi.query.request import request_object, shape_error
 from dosi.query.resolve import ResolvedWhere, check_grain, find_field, resolve_where
@@ -144,7 +144,8 @@ def resolve_detail(model: ModelIr, q: DetailQuery) -> ResolvedDetail:
         f = find_field(model, None, name, role="dimension")
         g = grain or None
         if g is not None:
-            if g not in NATIVE_GRAINS:  # truncation grains, sub-day included (D-GRAIN)
+            # truncation grains, sub-day included (D-GRAIN), and (issue 22 item 3) date parts
+            if g not in NATIVE_GRAINS and not is_date_part(g):
                 raise QueryShapeError(
                     "unknown_grain",
                     f"unknown grain `{g}` in `{spelling}`",

@@ -28,22 +28,21 @@ def dimension_only_needs(
     has_spine: bool = False,
 ) -> None:
     """`metric_time` without a metric is MetricFlow's time spine (every bucket of the spine
-    table). dosi lists its day spine's buckets for metric_time grouped alone at day or coarser
-    (`has_spine`: the project declares one); beside other dimensions (MetricFlow crosses the
-    spine with them), as a date part, or at a sub-day grain (MetricFlow's hour and second
-    spines) it is a need."""
+    table). dosi lists its day spine's buckets for metric_time grouped alone at day or coarser,
+    or as a date part (`has_spine`: the project declares one); beside other dimensions
+    (MetricFlow crosses the spine with them), or at a sub-day grain (MetricFlow's hour and
+    second spines) it is a need."""
     names = [*group_by, *group_by_items, *(str(o.get("name")) for o in group_by_objs)]
     if not any(_names_metric_time(n) for n in names):
         return
     texts = [*group_by, *group_by_items, *(str(dict(o)) for o in group_by_objs)]
     alone = all(_names_metric_time(n) for n in names)
-    part = any("extract" in x or "date_part" in x for x in texts)
     sub_day = any(g in x for x in texts for g in _SUB_DAY)
-    if has_spine and alone and not part and not sub_day:
+    if has_spine and alone and not sub_day:
         return
     t.need(
         "time_spine",
         "metric_time in a query without metrics lists the time spine's buckets; dosi lists "
-        "its day spine for metric_time alone at day or coarser, not crossed with other "
-        "dimensions, as a date part or at a sub-day grain",
+        "its day spine for metric_time alone at day or coarser (or as a date part of a day or "
+        "coarser), not crossed with other dimensions or at a sub-day grain",
     )
