@@ -30,26 +30,29 @@ BOUND: Final = "dosi_metric_time_axis"
 
 
 def spell_grains(text: str) -> str:
-    """`metric_time:month` (not SQL) as `metric_time__month`, by tokens, so a string literal
-    holding the same characters is left alone."""
+    """`metric_time:month` and `dataset.field:month` (not SQL) as `metric_time__month` and
+    `dataset.field__month`, by tokens, so a string literal holding the same characters is left
+    alone."""
     try:
         tokens = Tokenizer().tokenize(text)
     except Exception:  # the parser reports what it cannot read, with its own code
         return text
     out: list[str] = []
     last = 0
-    for a, colon, b in zip(tokens, tokens[1:], tokens[2:], strict=False):
+    for i, (a, colon, b) in enumerate(zip(tokens, tokens[1:], tokens[2:], strict=False)):
+        qualified = i >= 2 and tokens[i - 1].token_type is TokenType.DOT
         if (
             a.token_type is TokenType.VAR
-            and a.text.lower() == METRIC_TIME
+            and (a.text.lower() == METRIC_TIME or qualified)
             and colon.token_type is TokenType.COLON
             and b.token_type in (TokenType.VAR, *Tokenizer.KEYWORDS.values())
             and colon.start == a.end + 1
             and b.start == colon.end + 1
             and a.start >= last
         ):
+            name = a.text if qualified else METRIC_TIME
             out.append(text[last : a.start])
-            out.append(f"{METRIC_TIME}__{b.text.lower()}")
+            out.append(f"{name}__{b.text.lower()}")
             last = b.end + 1
     out.append(text[last:])
     return "".join(out)
@@ -107,3 +110,40 @@ def bind_metric_time(expr: exp.Expression, axis: FieldIr) -> exp.Expression:
         return node
 
     return expr.transform(bind, copy=True)
+
+
+def field_grain(model: ModelIr, col: exp.Column) -> tuple[FieldIr, str] | None:
+    """`dataset.field__grain` (or `dataset.field:grain`) in a filter: the time field and the
+    grain its bucket is compared at, any grain of the model's calendar (a calendar-table grain
+    reads the day's row of the calendar). None when `col` names a field as it is, or is no
+    grain spelling."""
+    ds = model.datasets.get(col.table) if col.table else None
+    if ds is None or col.name in ds.fields or "__" not in col.name:
+        return None
+    fname, _, grain = col.name.rpartition("__")
+    f = ds.fields.get(fname)
+    if f is None:
+        return None
+    spelling = f"{f.qualified}:{grain}"
+    if not f.is_time:
+        raise QueryError(
+            "grain_on_non_time_dimension",
+            f"`{spelling}` in a filter: `{f.qualified}` is not a time field, so it has no grain",
+            hint=f"compare `{f.qualified}` itself",
+        )
+    check_known(model, grain, spelling)
+    if model.calendar.kind(grain) is None:
+        raise QueryError(
+            "unsupported_filter",
+            f"`{spelling}` is a date part; filters compare a time field at a grain",
+            hint=f"e.g. {f.qualified}:month >= '2024-03-01'",
+        )
+    reject_in_where(f)  # D-FORMAT FMT-FLT-02
+    return f, grain
+
+
+def grained_reference(f: FieldIr, grain: str) -> exp.Expression:
+    """The field's value, marked BOUND so the renderer compares its `grain` bucket."""
+    out = field_reference(f.qualified, f.expr)
+    out.meta[BOUND] = (grain, f.datatype)
+    return out

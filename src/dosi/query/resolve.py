@@ -33,6 +33,8 @@ from dosi.query.filters import (
 )
 from dosi.query.lod_metric import lod_metric_as_dimension
 from dosi.query.metric_time_filter import (
+    field_grain,
+    grained_reference,
     metric_time_grain,
     not_a_predicate,
     placeholder,
@@ -450,6 +452,11 @@ def _where(
             named_time.append(True)
             families[id(col)] = TEMPORAL
             return placeholder(grain)
+        grained = field_grain(model, col)
+        if grained is not None:  # `dataset.field:grain`: the bucket is compared
+            fields.append(grained[0])
+            families[id(col)] = TEMPORAL
+            return grained_reference(*grained)
         f = _where_field(model, column_name(col))
         fields.append(f)
         families[id(col)] = DATATYPE_FAMILY.get(f.datatype or "", ANY)
