@@ -13,6 +13,7 @@ from dataclasses import replace
 from dosi.errors import QueryError
 from dosi.ext.grains import DAY_GRAINS, FIXED_SECONDS, MONTHS, RETAIL_GRAINS, grain_rank
 from dosi.ext.grains import is_date_part as _is_part
+from dosi.ext.window.period_value import nests
 from dosi.ir.calendar import DEFAULT_CALENDAR, CalendarIr
 from dosi.ir.conform import same_dimension
 from dosi.ir.model import MetricIr, ModelIr
@@ -389,6 +390,16 @@ class _WindowPlanner:
                     metrics=[m.name],
                     hint="group the time axis by " + (", ".join(ok) or "another grain"),
                 )
+            start = w.period_start if w is not None else None
+            if start is not None and grain is not None and not _starts_on_bucket(grain, start):
+                raise QueryError(
+                    "window_offset_misaligned",
+                    f"window metric `{m.name}` reads the start of each {start}, which is not "
+                    f"a {grain} bucket: a {grain} bucket does not lie inside one {start}",
+                    metrics=[m.name],
+                    hint=f"group the time axis by {start} or a grain whose buckets nest in "
+                    f"it (day)",
+                )
             if reset is not None and grain is not None and cal.kind(grain) == "table":
                 raise QueryError(
                     "not_implemented",
@@ -749,6 +760,12 @@ def _totals_without_axis(m: MetricIr) -> bool:
         and w.window_function in ("sum", "min", "max", "count")
         and not getattr(w, "require_full_window", False)
     )
+
+
+def _starts_on_bucket(grain: str, period: str) -> bool:
+    """Is the first `grain` bucket of a `period` a bucket the query builds: the grain nests
+    in the period and is no coarser (a week's month start is no week bucket)."""
+    return grain == period or (grain_rank(grain) < grain_rank(period) and nests(grain, period))
 
 
 def _sort_key(v: dt.date | dt.datetime) -> dt.datetime:

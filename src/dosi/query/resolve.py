@@ -215,7 +215,9 @@ def _unknown(model: ModelIr, query: Query | None, name: str, role: str) -> None:
         check_known(model, wrong[1], name)  # raises unknown_grain with the grains offered
     near = near_miss_grain(model, name) if role == "dimension" else None
     if near is not None:  # `orders.order_dat__month`: the retry keeps the grain (issue 21)
-        times = [f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time]
+        times = [
+            f.qualified for d in model.datasets.values() for f in d.fields.values() if f.is_time
+        ]
         cands = [f"{c}__{near[1]}" for c in closest(near[0], [*times, METRIC_TIME])]
     else:
         cands = closest(name, options)
@@ -344,7 +346,7 @@ def _parse_where(text: str) -> exp.Expression:
         raise QueryError(
             "filter_too_complex",
             f"where_sql: {err}",
-            hint='simplify the filter (see docs/limits.md); use IN for many values',
+            hint="simplify the filter (see docs/limits.md); use IN for many values",
             detail={"limit": err.limit, "maximum": err.maximum},
         ) from None
     except SqlSnippetError as err:

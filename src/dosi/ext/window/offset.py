@@ -4,6 +4,10 @@ WIN-OFF-01..12; `pop` desugars here, `dosi.ext.window.pop`).
 `offset` is `"<count> <granularity>"` (one trailing `s` accepted) or `{count, granularity,
 direction?}`; the general form requires `calculation` (the pop sugar defaults it). An offset
 spans at most 10,000 years, so shifted bounds and INTERVALs stay in range on every engine.
+
+`{"period_start": "month"}` (1.15, in place of count and granularity) reads the first bucket
+of the current month instead of a shifted one: the value at the start of the period
+(MetricFlow's `offset_to_grain`), the same self-join on another key.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dosi.ext.envelope import json_type
 from dosi.ext.window.reader import WindowReader, alternatives, present, show
 from dosi.ext.window.spec import (
     GRAINS,
+    RESET_GRAINS,
     Direction,
     Grain,
     Shift,
@@ -29,7 +34,9 @@ Calculation = Literal["value", "delta", "percent_change", "ratio"]
 
 CALCULATIONS: tuple[str, ...] = ("value", "delta", "percent_change", "ratio")
 DIRECTIONS: tuple[str, ...] = ("back", "forward")
-OFFSET_KEYS: tuple[str, ...] = ("count", "granularity", "direction")
+OFFSET_KEYS: tuple[str, ...] = ("count", "granularity", "direction", "period_start")
+#: The periods whose first bucket `period_start` reads (1.15).
+PERIOD_STARTS: tuple[str, ...] = ("minute", "hour", "day", *RESET_GRAINS)
 #: Top-level payload keys of the general offset form (the family's object and its calculation).
 TOP_KEYS: tuple[str, ...] = ("offset", "calculation")
 
@@ -58,6 +65,8 @@ class OffsetWindow(WindowSpec):
     direction: Direction = "back"
     calculation: Calculation = "percent_change"
     sugar: str | None = None
+    #: 1.15: read the first bucket of this period instead of shifting (count is then 0)
+    to_period_start: Grain | None = None
     family: ClassVar[str] = "offset"
 
     @property
@@ -76,13 +85,26 @@ class OffsetWindow(WindowSpec):
 
     @property
     def shift(self) -> Shift | None:
+        if self.to_period_start is not None:
+            return None
         return Shift(self.count, self.granularity, self.direction)
+
+    @property
+    def period_start(self) -> Grain | None:
+        return self.to_period_start
+
+    @property
+    def reset_grain(self) -> Grain | None:
+        """The scan of a period-start offset starts at the period's first day, as a reset's."""
+        return self.to_period_start
 
     @property
     def listed_function(self) -> str:
         return self.calculation
 
     def describe(self) -> str:
+        if self.to_period_start is not None:
+            return f"offset to the {self.to_period_start} start {self.calculation}"
         return f"offset {self.count} {self.granularity} {self.direction} {self.calculation}"
 
 
@@ -103,21 +125,22 @@ def parse_offset_family(
     else:
         r.err(
             "window.calculation",
-            "is required with window.offset in the general form (defaults belong to the "
-            "pop sugar)",
+            "is required with window.offset in the general form (defaults belong to the pop sugar)",
             hint=f'add "calculation": one of {alternatives(CALCULATIONS)}, or write '
             '{"type": "pop", "offset": ...}',
         )
         calc = None
     if off is None or calc is None:
         return None
+    if isinstance(off, str):  # 1.15 period_start
+        return OffsetWindow(0, off, "back", calc, sugar, off)  # type: ignore[arg-type]
     count, grain, direction = off
     return OffsetWindow(count, grain, direction, calc, sugar)  # type: ignore[arg-type]
 
 
-def _offset(r: WindowReader, value: Any) -> tuple[int, Grain, Direction] | None:
+def _offset(r: WindowReader, value: Any) -> tuple[int, Grain, Direction] | str | None:
     """`"<count> <granularity>"` (one trailing `s` accepted) or `{count, granularity,
-    direction?}` (WIN-OFF-01..04, WIN-POP-02)."""
+    direction?}` (WIN-OFF-01..04, WIN-POP-02); `{period_start}` (1.15) is the period."""
     key = "window.offset"
     if isinstance(value, str):
         return _offset_string(r, value)
@@ -141,6 +164,8 @@ def _offset(r: WindowReader, value: Any) -> tuple[int, Grain, Direction] | None:
         )
         value = {k: v for k, v in value.items() if k != "ignore_nulls"}
     r.deny_unknown(key, value, OFFSET_KEYS)
+    if "period_start" in value:
+        return _period_start(r, key, value)
     start = r.errors
     count = grain = None
     if present(value, "count"):
@@ -160,6 +185,22 @@ def _offset(r: WindowReader, value: Any) -> tuple[int, Grain, Direction] | None:
     if not _in_range(r, key, count, grain):
         return None
     return count, grain, direction  # type: ignore[return-value]
+
+
+def _period_start(r: WindowReader, key: str, value: dict[str, Any]) -> str | None:
+    """`{"period_start": "month"}`: alone, since it replaces the shift."""
+    r.feature("window.offset.period_start")
+    others = [k for k in ("count", "granularity", "direction") if k in value]
+    if others:
+        r.err(
+            f"{key}.period_start",
+            "reads the first bucket of the period instead of shifting: it takes no "
+            + ", ".join(others),
+            hint='write {"period_start": "month"} alone, or a shift {"count": 1, '
+            '"granularity": "month"}',
+        )
+        return None
+    return r.enum(f"{key}.period_start", value["period_start"], PERIOD_STARTS)
 
 
 def _in_range(r: WindowReader, key: str, count: int, grain: str) -> bool:
@@ -207,7 +248,7 @@ def _offset_string(r: WindowReader, text: str) -> tuple[int, Grain, Direction] |
 
 
 def _bind_count(spec: WindowSpec, value: int) -> WindowSpec:
-    if not isinstance(spec, OffsetWindow):
+    if not isinstance(spec, OffsetWindow) or spec.to_period_start is not None:
         raise AssertionError(f"slot offset.count does not fit a {spec.family} window")
     most = MAX_OFFSET_UNITS.get(spec.granularity)
     if most is not None and value > most:

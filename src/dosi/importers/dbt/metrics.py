@@ -7,12 +7,13 @@
 | ratio | D-DERIVE `compose` `numerator / denominator` (dosi divides as a non-integer, NULL on 0, as MetricFlow) |
 | derived | D-DERIVE `compose` over the inputs; an input with a filter or an `offset_window` becomes a helper metric (`<metric>__<alias>`) |
 | `offset_window` | D-WINDOW offset, `calculation: value` |
+| `offset_to_grain` | D-WINDOW offset `{"period_start": grain}` (1.15), `calculation: value` |
 | cumulative | D-WINDOW `cumulative` (all time, or reset at `grain_to_date`), `rolling` for a `window` |
 
 The expression written for a derived metric is the expansion dosi checks it against
 (D-DERIVE's flatten-tier gate), so basic mode computes the same number. A `percentile` measure
 is a percentile aggregate (`PercentileAgg`). What has no DATUS form yet (conversion metrics,
-semi-additive measures, `offset_to_grain`, metric-valued filters) is skipped with a structured
+semi-additive measures, metric-valued filters) is skipped with a structured
 warning naming the metric and the reason, and so is every metric that depends on a skipped one.
 """
 
@@ -34,6 +35,7 @@ from dbt_semantic_interfaces.type_enums.metric_type import MetricType
 from dbt_semantic_interfaces.type_enums.period_agg import PeriodAggregation
 from sqlglot import exp
 
+from dosi.ext.window.offset import PERIOD_STARTS
 from dosi.importers.common import Notes, datus_entry, metric_obj
 from dosi.importers.dbt.filters import FilterRenderer, field_sql
 from dosi.importers.dbt.names import GRAINS, DbtNames, Element
@@ -377,15 +379,20 @@ class MetricConverter:
     # -- inputs, composes ----------------------------------------------------------------------
     def input(self, inp: PydanticMetricInput, parent: str, extra: Sequence[str]) -> Out:
         filters = tuple([*_templates(inp.filter), *extra])
-        if inp.offset_to_grain:
+        raw = inp.offset_to_grain
+        to_grain = str(getattr(raw, "value", raw)).lower() if raw else None
+        if to_grain is not None and to_grain not in PERIOD_STARTS:
             raise Skip(
                 "offset_to_grain_not_supported",
                 f"input `{inp.alias or inp.name}` is offset to the start of its "
-                f"{inp.offset_to_grain} (`offset_to_grain`), which D-WINDOW cannot say yet",
+                f"{inp.offset_to_grain} (`offset_to_grain`), which is no D-WINDOW period",
             )
         base = self.metric(inp.name) if not filters else self.variant(inp, parent, filters)
         if base is None:
             raise Skip("input_not_imported", f"its input `{inp.name}` is not imported")
+        if to_grain is not None:  # D-WINDOW 1.15: the value at the start of the period
+            start = {"offset": {"period_start": to_grain}, "calculation": "value"}
+            return self.window(f"{parent}__{inp.alias or inp.name}", base, start)
         if inp.offset_window is None:
             return base
         w = inp.offset_window
