@@ -144,6 +144,12 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
         "with a NULL is_lux); dosi's dimension-only query reads the listings and joins their "
         "users many-to-one",
     ),
+    "itest_granularity/test_no_metrics_with_custom_granularity_filter": (
+        ["spine_filter_cross_join"],
+        "metric_time__day with no metric lists the time spine CROSS JOIN the listings that "
+        "pass the alien_day filter (every spine day, if any listing passes); dosi finds no "
+        "dataset joining the spine and the listings",
+    ),
     "itest_granularity/metrics_with_different_time_granularities_and_no_metric_time": (
         ["mixed_grain_metric_time"],
         "the time constraint snaps to each metric's own grain (month for the monthly metric)",
@@ -157,6 +163,11 @@ EXTRA_NEEDS = {
     "has no row in",
     "full_outer_dimensions": "dimensions of several models joined FULL OUTER (the values of "
     "either side)",
+    "sampled_compose_member": "a compose over an offset input answered at a grain the shift "
+    "(or the period start) does not land on, beside inputs aggregated at that grain: MetricFlow "
+    "aggregates each input to the grain before the compose; dosi samples whole queries only",
+    "spine_filter_cross_join": "metric_time listed from the time spine, kept when any row of an "
+    "unrelated model passes the filter (MetricFlow's CROSS JOIN)",
     "unclassified": "a difference nobody has explained yet",
 }
 

@@ -95,3 +95,18 @@ def test_literal_with_colon_is_left_alone(engine: dosi.Engine, tmp_path: Path) -
         {"metrics": ["order_count"], "where_sql": "CAST(orders.id AS VARCHAR) <> 'orders.d:month'"}
     )
     assert res["rows"][0]["order_count"] == len(ORDERS)
+
+
+def test_dimension_only_query_by_a_calendar_table_grain(engine: dosi.Engine) -> None:
+    """A query without metrics lists the calendar-table buckets of a time field, filtered by
+    the same grain (issue 22 item 6 in dimension-only queries and detail rows)."""
+    res = engine.execute(
+        {
+            "metrics": [],
+            "group_by": ["customers.signup:sprint"],
+            "where_sql": "customers.signup:sprint >= '2024-01-01'",
+        }
+    )
+    got = {dt.date.fromisoformat(str(r["signup__sprint"])[:10]) for r in res["rows"]}
+    want = {sprint(d) for _, d in CUSTOMERS if sprint(d) >= dt.date(2024, 1, 1)}
+    assert got == want and len(want) == 2

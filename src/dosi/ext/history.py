@@ -32,6 +32,7 @@ WINDOW_FEATURES: dict[str, str] = {
     "window.frame.period_value": "1.14",
     "window.frame.history": "1.15",
     "window.offset.period_start": "1.15",
+    "window.offset.period_value": "1.15",
 }
 """In-family growth of `window` (no registry rows, §7 1.3 / 1.9): the minor that added each
 shape. Used by the gate for `datus_ext_key_newer_than_declared` (a new accepted shape of an
@@ -111,7 +112,8 @@ HISTORY: tuple[HistoryEntry, ...] = (
         "2026-12-02",
         ("empty_buckets",),
         "in-family window growth: frame.history (a running total over the rows before a "
-        "time_range start), offset.period_start (the value at the start of the period); dosi's metric key empty_buckets (drop the buckets a filtered "
+        "time_range start), offset.period_start (the value at the start of the period), an offset's period_value (a "
+        "grain the shift does not land on answered from day values); dosi's metric key empty_buckets (drop the buckets a filtered "
         "metric has no row in, MetricFlow's filter semantics), not in the DATUS documents",
     ),
 )

@@ -12,6 +12,7 @@ refused and queried separately.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from dosi.errors import QueryError
@@ -25,15 +26,21 @@ from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 
 @dataclass(frozen=True)
 class SampledQuery:
-    """The query at the accumulation grain, and how its rows fold into the query's buckets."""
+    """The query at the accumulation grain, and how its rows fold into the query's buckets;
+    `offsets`: an offset's period_value samples (its day series must cover the days the
+    shift lands on)."""
 
     rq: ResolvedQuery
     sample: PeriodSample
+    offsets: bool = False
 
 
-def sampled_query(model: ModelIr, rq: ResolvedQuery) -> SampledQuery | None:
-    """None unless a requested frame declares `period_value` and the query groups its axis
-    only by grains coarser than the frame's accumulation grain."""
+def sampled_query(
+    model: ModelIr, rq: ResolvedQuery, aligned: Callable[[MetricIr, str], bool]
+) -> SampledQuery | None:
+    """None unless a requested window declares `period_value` and the query groups its axis
+    only by grains coarser than its accumulation grain (for an offset (1.15): grains the
+    shift does not land on, `aligned` says which; an aligned offset is a self-join)."""
     declared = [m for m in rq.planned_metrics if m.window is not None and m.window.sampled]
     if not declared:
         return None
@@ -42,7 +49,12 @@ def sampled_query(model: ModelIr, rq: ResolvedQuery) -> SampledQuery | None:
     if not items:
         return None  # the window planner answers time_axis_not_grouped
     finest = min(items, key=lambda d: grain_rank(d.grain or ""))
-    coarser = [m for m in declared if grain_rank(_grain(m)) < grain_rank(finest.grain or "")]
+    coarser = [
+        m
+        for m in declared
+        if grain_rank(_grain(m)) < grain_rank(finest.grain or "")
+        and not all(aligned(m, d.grain or "") for d in items)
+    ]
     if not coarser:
         return None
     grain = _grain(coarser[0])
@@ -64,7 +76,8 @@ def sampled_query(model: ModelIr, rq: ResolvedQuery) -> SampledQuery | None:
         order=(*rq.order, *((d, False, None) for d in dims if d not in explicit)),
         limit=rq.query.limit,
     )
-    return SampledQuery(inner, sample)
+    offsets = any(m.window.shift is not None for m in coarser)  # type: ignore[union-attr]
+    return SampledQuery(inner, sample, offsets)
 
 
 def _grain(m: MetricIr) -> str:

@@ -216,7 +216,7 @@ class PeriodSample:
     grain: str
     buckets: tuple[tuple[str, str], ...]
     dims: tuple[str, ...]
-    picks: tuple[tuple[str, str], ...]  # (metric column, "first" | "last" | "average")
+    picks: tuple[tuple[str, str], ...]  # (metric column, "first" | "last" | "average" | "sum")
     outputs: tuple[str, ...]
     order: tuple[tuple[str, bool, str | None], ...]
     limit: int | None

@@ -8,6 +8,7 @@ widened for offset lookback, forward lookahead and reset alignment, and trimmed 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import replace
 
 from dosi.errors import QueryError
@@ -75,13 +76,18 @@ def plan_windows(
     """The query's plan records: the branches, and the window stage when a metric windows;
     `dense` (the query key `densify`) puts a time spine under the stage's series or the
     result (plan/densify.py)."""
-    sampled = sampled_query(model, rq)
+    sampled = sampled_query(model, rq, _aligned(model))
     if sampled is not None:  # D-WINDOW period_value: planned at the accumulation grain
         inner = resolve_densify(model, sampled.rq) if dense is not None else None
         if inner is not None and inner.mode == "time":
             # every finer bucket of every combination: a running value carries through a
             # coarser bucket where a combination has no rows (docs/densify.md)
             inner = replace(inner, mode="all")
+        if inner is None and sampled.offsets:
+            # an offset's day value exists on days without rows of their own (the day the
+            # shift lands on has them): the day series covers every such day
+            covered = replace(sampled.rq, query=replace(sampled.rq.query, densify="covered"))
+            inner = resolve_densify(model, covered)
         plan = plan_windows(model, graph, sampled.rq, planner, dialect, inner)
         key = sampled.sample.key
         datatype = next(
@@ -760,6 +766,19 @@ def _totals_without_axis(m: MetricIr) -> bool:
         and w.window_function in ("sum", "min", "max", "count")
         and not getattr(w, "require_full_window", False)
     )
+
+
+def _aligned(model: ModelIr) -> Callable[[MetricIr, str], bool]:
+    """Does a window metric's offset land on buckets of a grain (a frame never does: its
+    period_value always samples a coarser grain)?"""
+
+    def aligned(m: MetricIr, grain: str) -> bool:
+        shift = m.window.shift if m.window is not None else None
+        if shift is None:
+            return False
+        return offset_aligned(shift.count, shift.granularity, grain, model.calendar)
+
+    return aligned
 
 
 def _starts_on_bucket(grain: str, period: str) -> bool:

@@ -144,11 +144,13 @@ def resolve_detail(model: ModelIr, q: DetailQuery) -> ResolvedDetail:
         f = find_field(model, None, name, role="dimension")
         g = grain or None
         if g is not None:
-            if g not in NATIVE_GRAINS:  # truncation grains, sub-day included (D-GRAIN)
+            # truncation grains (sub-day included, D-GRAIN) and the model calendar's own
+            # (fiscal, retail, calendar-table grains: issue 22 items 5 and 6)
+            if g not in NATIVE_GRAINS and model.calendar.kind(g) is None:
                 raise QueryShapeError(
                     "unknown_grain",
                     f"unknown grain `{g}` in `{spelling}`",
-                    candidates=list(NATIVE_GRAINS),
+                    candidates=list(model.calendar.grains()),
                 )
             if not f.is_time:
                 raise QueryError(

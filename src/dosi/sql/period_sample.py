@@ -1,6 +1,7 @@
 """SQL of D-WINDOW `period_value` sampling (issue 22 item 7, plan/period_sample.py): the rows at
 the accumulation grain folded to one row per coarser bucket of the query and its other
-group-by values, holding the first, last or average running value of the bucket.
+group-by values, holding the first, last or average running value of the bucket (or, for an
+offset, the sum of its values: 1.15).
 
     SELECT b, dims, MAX(CASE WHEN __period_first = 1 THEN m END),   -- first
                     MAX(CASE WHEN __period_last = 1 THEN m END),    -- last
@@ -65,6 +66,8 @@ def period_sample_sql(r: Renderer, spec: PeriodSample, rows: exp.Select) -> exp.
 def _pick(value: exp.Expression, pick: str) -> exp.Expression:
     if pick == "average":
         return exp.Avg(this=value)
+    if pick == "sum":  # an offset's day values (1.15)
+        return exp.Sum(this=value)
     row = FIRST if pick == "first" else LAST
     hit = exp.EQ(this=col(row), expression=exp.Literal.number(1))
     return exp.Max(this=exp.Case(ifs=[exp.If(this=hit, true=value)]))

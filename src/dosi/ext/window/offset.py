@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 
 from dosi.errors import closest
 from dosi.ext.envelope import json_type
+from dosi.ext.window.period_value import OFFSET_PICKS, PeriodValue, parse_period_value
 from dosi.ext.window.reader import WindowReader, alternatives, present, show
 from dosi.ext.window.spec import (
     GRAINS,
@@ -38,7 +39,7 @@ OFFSET_KEYS: tuple[str, ...] = ("count", "granularity", "direction", "period_sta
 #: The periods whose first bucket `period_start` reads (1.15).
 PERIOD_STARTS: tuple[str, ...] = ("minute", "hour", "day", *RESET_GRAINS)
 #: Top-level payload keys of the general offset form (the family's object and its calculation).
-TOP_KEYS: tuple[str, ...] = ("offset", "calculation")
+TOP_KEYS: tuple[str, ...] = ("offset", "calculation", "period_value")
 
 #: The longest window offset per granularity: 10,000 years.
 MAX_OFFSET_UNITS: dict[str, int] = {
@@ -67,6 +68,8 @@ class OffsetWindow(WindowSpec):
     sugar: str | None = None
     #: 1.15: read the first bucket of this period instead of shifting (count is then 0)
     to_period_start: Grain | None = None
+    #: 1.15: a query grain the shift does not land on is answered per this grain's buckets
+    period_value: PeriodValue | None = None
     family: ClassVar[str] = "offset"
 
     @property
@@ -97,6 +100,10 @@ class OffsetWindow(WindowSpec):
     def reset_grain(self) -> Grain | None:
         """The scan of a period-start offset starts at the period's first day, as a reset's."""
         return self.to_period_start
+
+    @property
+    def sampled(self) -> PeriodValue | None:
+        return self.period_value
 
     @property
     def listed_function(self) -> str:
@@ -130,12 +137,25 @@ def parse_offset_family(
             '{"type": "pop", "offset": ...}',
         )
         calc = None
+    period = None
+    if present(raw, "period_value"):
+        period = parse_period_value(r, "window.period_value", raw["period_value"], OFFSET_PICKS)
+        if period is None:
+            return None
     if off is None or calc is None:
         return None
     if isinstance(off, str):  # 1.15 period_start
+        if period is not None:
+            r.err(
+                "window.period_value",
+                "does not apply to an offset to the period start, which reads a bucket the "
+                "query builds",
+                hint="drop period_value",
+            )
+            return None
         return OffsetWindow(0, off, "back", calc, sugar, off)  # type: ignore[arg-type]
     count, grain, direction = off
-    return OffsetWindow(count, grain, direction, calc, sugar)  # type: ignore[arg-type]
+    return OffsetWindow(count, grain, direction, calc, sugar, None, period)  # type: ignore[arg-type]
 
 
 def _offset(r: WindowReader, value: Any) -> tuple[int, Grain, Direction] | str | None:

@@ -378,6 +378,16 @@ class MetricConverter:
 
     # -- inputs, composes ----------------------------------------------------------------------
     def input(self, inp: PydanticMetricInput, parent: str, extra: Sequence[str]) -> Out:
+        base, window = self._input_window(inp, parent, extra)
+        if window is None:
+            return base
+        return self.window(f"{parent}__{inp.alias or inp.name}", base, window)
+
+    def _input_window(
+        self, inp: PydanticMetricInput, parent: str, extra: Sequence[str]
+    ) -> tuple[Out, dict[str, Any] | None]:
+        """The input's metric, and the D-WINDOW offset its `offset_window` / `offset_to_grain`
+        asks for (None: the input as it is)."""
         filters = tuple([*_templates(inp.filter), *extra])
         raw = inp.offset_to_grain
         to_grain = str(getattr(raw, "value", raw)).lower() if raw else None
@@ -391,10 +401,9 @@ class MetricConverter:
         if base is None:
             raise Skip("input_not_imported", f"its input `{inp.name}` is not imported")
         if to_grain is not None:  # D-WINDOW 1.15: the value at the start of the period
-            start = {"offset": {"period_start": to_grain}, "calculation": "value"}
-            return self.window(f"{parent}__{inp.alias or inp.name}", base, start)
+            return base, {"offset": {"period_start": to_grain}, "calculation": "value"}
         if inp.offset_window is None:
-            return base
+            return base, None
         w = inp.offset_window
         grain = str(w.granularity).lower().rstrip("s")
         if grain not in SHARED_GRAINS:
@@ -403,11 +412,13 @@ class MetricConverter:
                 f"input `{inp.alias or inp.name}` is offset by {w.count} {w.granularity}, "
                 "a custom granularity",
             )
-        window: dict[str, Any] = {
+        # MetricFlow answers a grain the shift does not land on from its day spine: each day
+        # reads the shifted day, the bucket sums them (D-WINDOW 1.15 period_value on offsets)
+        return base, {
             "offset": {"count": int(w.count), "granularity": grain},
             "calculation": "value",
+            "period_value": {"value": "sum", "grain": "day"},
         }
-        return self.window(f"{parent}__{inp.alias or inp.name}", base, window)
 
     def variant(self, inp: PydanticMetricInput, parent: str, filters: tuple[str, ...]) -> Out:
         key = ("variant", inp.name, filters)
@@ -437,23 +448,27 @@ class MetricConverter:
         hit = self.signatures.get(key)
         if hit is not None:
             return self.outputs[hit]
+        out = self._window_out(self._free(name), base, window)
+        out.helper = True
+        out.description = f"`{base.name}` with the window {json.dumps(window)} (dbt import helper)."
+        self._emit(out)
+        self.signatures[key] = out.name
+        return out
+
+    def _window_out(self, name: str, base: Out, window: dict[str, Any]) -> Out:
+        """A window metric `name` over `base` (not emitted)."""
         if base.window:  # a window over a window output: through a compose (D-DERIVE 1.9)
             base = self.compose(self._free(f"{base.name}__series"), base.name, {base.name: base})
             base.helper = True
             base.description = f"`{base.name}` as a series a window can read (dbt import helper)."
             self._emit(base)
-        name = self._free(name)
         payload: dict[str, Any] = {}
         if base.plain and "semi_additive" not in base.payload:
             payload["window"] = window
             payload.update({k: v for k, v in base.payload.items() if k == "time_dimension"})
         else:
             payload["window"] = {"base": base.name, **window}
-        out = Out(name, base.sql, payload, stage=True, window=True, helper=True)
-        out.description = f"`{base.name}` with the window {json.dumps(window)} (dbt import helper)."
-        self._emit(out)
-        self.signatures[key] = name
-        return out
+        return Out(name, base.sql, payload, stage=True, window=True)
 
     def compose(self, name: str, expr: str, members: dict[str, Out]) -> Out:
         tree = sqlglot.parse_one(expr, read=_SQL)
@@ -479,6 +494,13 @@ class MetricConverter:
             raise Skip("invalid_derived_metric", "a derived metric needs `expr` and `metrics`")
         members: dict[str, Out] = {}
         rename: dict[str, str] = {}
+        bare = tp.expr.strip()
+        if len(tp.metrics) == 1 and bare == (tp.metrics[0].alias or tp.metrics[0].name):
+            # the expr is its one input: an offset input is the metric itself (a window
+            # metric, not a compose over a helper), so a coarser grain can sample it
+            base, window = self._input_window(tp.metrics[0], name, filters)
+            if window is not None:
+                return self._window_out(name, base, window)
         for inp in tp.metrics:
             out = self.input(inp, name, filters)
             rename[inp.alias or inp.name] = out.name
