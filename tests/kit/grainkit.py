@@ -45,7 +45,12 @@ def calendar_days() -> list[dt.date]:
     return [CAL_FIRST + dt.timedelta(days=i) for i in range((CAL_LAST - CAL_FIRST).days + 1)]
 
 
-def build(path: Path) -> Path:
+TABLES = ("orders", "customers", "cal")
+
+
+def build(path: Path, parquet: Path | None = None) -> Path:
+    """The tables in a DuckDB file (and, with `parquet`, one Parquet file each for the
+    engines conformkit loads from Parquet)."""
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE orders (id INTEGER, customer_id INTEGER, d DATE, amount INTEGER)")
     con.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", ORDERS)
@@ -53,6 +58,9 @@ def build(path: Path) -> Path:
     con.executemany("INSERT INTO customers VALUES (?, ?)", CUSTOMERS)
     con.execute("CREATE TABLE cal (ds DATE, sprint DATE)")
     con.executemany("INSERT INTO cal VALUES (?, ?)", [(d, sprint(d)) for d in calendar_days()])
+    if parquet is not None:
+        for t in TABLES:
+            con.execute(f"COPY {t} TO '{parquet / (t + '.parquet')}' (FORMAT PARQUET)")
     con.close()
     return path
 
@@ -70,16 +78,19 @@ def model(metrics: list[dict[str, Any]] | None = None) -> str:
                         field("amount", datatype="Integer"),
                     ],
                     primary_key=["id"],
+                    source="main.orders",
                 ),
                 dataset(
                     "customers",
                     ["id", field("signup", datatype="Date", is_time=True)],
                     primary_key=["id"],
+                    source="main.customers",
                 ),
                 dataset(
                     "cal",
                     [field("ds", datatype="Date", is_time=True), field("sprint", datatype="Date")],
                     primary_key=["ds"],
+                    source="main.cal",
                 ),
             ],
             [rel("orders_customers", "orders", "customers", ["customer_id"], ["id"])],
