@@ -30,6 +30,16 @@ def _metrics() -> list[dict[str, Any]]:
         w("rev_lag5", {**LAG5, "period_value": SUM_DAYS}),
         w("rev_prev_month", {**PREV_MONTH, "period_value": SUM_DAYS}),
         w("rev_lag5_plain", LAG5),
+        w(
+            "rev_mstart_days",
+            {"offset": {"period_start": "month"}, "calculation": "value", "period_value": "first"},
+        ),
+        metric("customers", "COUNT(DISTINCT orders.customer_id)"),
+        metric(
+            "rev_vs_lag5",
+            "SUM(orders.amount) - SUM(orders.amount)",
+            {"v": "1.4", "derive": {"type": "compose", "expr": "revenue - rev_lag5"}},
+        ),
     ]
 
 
@@ -126,18 +136,63 @@ def test_without_period_value_stays_misaligned(engine: dosi.Engine) -> None:
     assert info.value.code == "window_offset_misaligned"
 
 
-def test_a_plain_metric_beside_it_is_refused(engine: dosi.Engine) -> None:
-    """A plain aggregate cannot be rebuilt from day rows: queried separately."""
+def test_composed_with_a_plain_sum(engine: dosi.Engine) -> None:
+    """A plain SUM beside it is the sum of its day rows, and a compose over both is computed
+    per month after the sampling (MetricFlow aggregates each input to the grain, then
+    composes): revenue - revenue five days before."""
+    res = engine.execute(
+        {"metrics": ["revenue", "rev_lag5", "rev_vs_lag5"], "group_by": ["metric_time:month"]}
+    )
+    got = {
+        dt.date.fromisoformat(str(r["metric_time__month"])[:10]): (
+            r["revenue"],
+            r["rev_lag5"],
+            r["rev_vs_lag5"],
+        )
+        for r in res["rows"]
+        if r["metric_time__month"] is not None
+    }
+    lag = _lag_sums("month")
+    months: dict[dt.date, int] = {}
+    for d, v in _by_day().items():
+        if v is not None:
+            months[d.replace(day=1)] = months.get(d.replace(day=1), 0) + v
+    want = {}
+    for m in sorted({*months, *lag}):
+        cur, prev = months.get(m), lag.get(m)
+        want[m] = (cur, prev, None if cur is None or prev is None else cur - prev)
+    assert got == want
+
+
+def test_a_count_distinct_beside_it_is_refused(engine: dosi.Engine) -> None:
+    """A count distinct cannot be rebuilt from day rows: queried separately."""
     with pytest.raises(dosi.QueryError) as info:
-        engine.execute({"metrics": ["rev_lag5", "revenue"], "group_by": ["metric_time:month"]})
+        engine.execute({"metrics": ["rev_lag5", "customers"], "group_by": ["metric_time:month"]})
     assert info.value.code == "not_implemented"
+
+
+def test_period_start_first_day_by_week(engine: dosi.Engine) -> None:
+    """With period_value first, a period start grouped coarser reads the day value on each
+    bucket's first day: a week reads the revenue of the first day of its Monday's month."""
+    res = engine.execute({"metrics": ["rev_mstart_days"], "group_by": ["metric_time:week"]})
+    got = _values(res, "metric_time__week", "rev_mstart_days")
+    days = _by_day()
+    # every week returned reads its Monday's month start (weeks without orders too: the day
+    # series covers the days a start value reaches)
+    assert got and all(v == days.get(w.replace(day=1)) for w, v in got.items())
+    weeks = {_bucket(d, "week") for d in days}
+    want = {w: days[w.replace(day=1)] for w in weeks if days.get(w.replace(day=1)) is not None}
+    assert want.items() <= got.items()
+    # the week of 29 January reads 1 January, though it holds 2 February, whose month start
+    # has no orders: the first day of the week decides
+    assert got[dt.date(2024, 1, 29)] == 15
 
 
 @pytest.mark.parametrize(
     "window",
     [
         {**LAG5, "period_value": {"value": "median"}},
-        {"offset": {"period_start": "month"}, "calculation": "value", "period_value": "sum"},
+        {**LAG5, "period_value": {"value": "sum", "grain": "week"}},
     ],
 )
 def test_bad_payloads(window: dict[str, Any]) -> None:

@@ -15,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from sqlglot import exp
+
 from dosi.errors import QueryError
 from dosi.ext.grains import grain_rank, is_date_part
 from dosi.ext.window.period_value import nests
 from dosi.ir.conform import same_dimension
 from dosi.ir.model import MetricIr, ModelIr
+from dosi.plan.derive_stage import lower_stage
 from dosi.plan.records import PeriodSample
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 
@@ -41,7 +44,9 @@ def sampled_query(
     """None unless a requested window declares `period_value` and the query groups its axis
     only by grains coarser than its accumulation grain (for an offset (1.15): grains the
     shift does not land on, `aligned` says which; an aligned offset is a self-join)."""
-    declared = [m for m in rq.planned_metrics if m.window is not None and m.window.sampled]
+    stage = lower_stage(model, rq.planned_metrics)  # the members of stage composes too
+    every = list({m.name: m for m in (*rq.planned_metrics, *stage.windows, *stage.plain)}.values())
+    declared = [m for m in every if m.window is not None and m.window.sampled]
     if not declared:
         return None
     axis = declared[0].time_axis
@@ -58,7 +63,7 @@ def sampled_query(
     if not coarser:
         return None
     grain = _grain(coarser[0])
-    _check(rq, coarser, items, grain)
+    _check(model, rq, every, coarser, items, grain)
     key = _key_name(rq, finest, grain)
     spelling = f"{METRIC_TIME if finest.field is None else finest.field.qualified}:{grain}"
     key_dim = ResolvedDim(key, spelling, finest.field, grain)
@@ -71,12 +76,14 @@ def sampled_query(
         grain=grain,
         buckets=tuple((d.output, d.grain or grain) for d in items),
         dims=tuple(d.output for d in others),
-        picks=tuple((m.name, m.window.sampled.value) for m in rq.metrics),  # type: ignore[union-attr]
+        picks=tuple((m.name, _pick(m)) for m in every if not _stage_compose(m)),
         outputs=(*dims, *(m.name for m in rq.metrics)),
         order=(*rq.order, *((d, False, None) for d in dims if d not in explicit)),
         limit=rq.query.limit,
     )
-    offsets = any(m.window.shift is not None for m in coarser)  # type: ignore[union-attr]
+    offsets = any(m.window.family == "offset" for m in coarser)  # type: ignore[union-attr]
+    if offsets:
+        sample = replace(sample, drop_empty=True)
     return SampledQuery(inner, sample, offsets)
 
 
@@ -96,7 +103,12 @@ def _on_axis(model: ModelIr, d: ResolvedDim, axis: str | None) -> bool:
 
 
 def _check(
-    rq: ResolvedQuery, coarser: list[MetricIr], items: list[ResolvedDim], grain: str
+    model: ModelIr,
+    rq: ResolvedQuery,
+    every: list[MetricIr],
+    coarser: list[MetricIr],
+    items: list[ResolvedDim],
+    grain: str,
 ) -> None:
     names = [m.name for m in coarser]
     grains = {_grain(m) for m in coarser}
@@ -116,7 +128,16 @@ def _check(
             metrics=names,
             hint="drop the metric condition, or query without period_value sampling",
         )
-    other = [m.name for m in rq.planned_metrics if m.name not in names]
+    # beside them (1.15): the stage composes over sampled members, computed per coarser
+    # bucket after the sampling, as MetricFlow aggregates each input of a derived metric to
+    # the grain, then composes; beside sampled offsets also additive plain metrics (a sum of
+    # day rows is the bucket's sum)
+    offsets = any(m.window is not None and m.window.family == "offset" for m in coarser)
+    other = [
+        m.name
+        for m in every
+        if m.name not in names and not _stage_compose(m) and not (offsets and _additive(model, m))
+    ]
     if other:
         raise QueryError(
             "not_implemented",
@@ -138,6 +159,35 @@ def _check(
                 hint=f"group by a grain made of whole {grain}s, or accumulate per day "
                 '("period_value": {"grain": "day", ...})',
             )
+
+
+def _pick(m: MetricIr) -> str:
+    """What a coarser bucket keeps of a metric's `grain` rows: a plain metric their sum; an
+    offset's `first` is its value on the bucket's first day (NULL when that day has none:
+    the covered day series may not hold it), not the first row that exists."""
+    w = m.window
+    if w is None or w.sampled is None:
+        return "sum"
+    if w.family == "offset" and w.sampled.value == "first":
+        return "first_day"
+    return w.sampled.value
+
+
+def _additive(model: ModelIr, m: MetricIr) -> bool:
+    """A plain SUM / COUNT of one measure: its day rows add up to any coarser bucket's
+    value (a count distinct, an average, a snapshot do not)."""
+    if m.window is not None or m.derive is not None or len(m.measures) != 1:
+        return False
+    meas = model.measures[m.measures[0]]
+    return (
+        isinstance(m.formula, exp.Column)
+        and meas.agg in ("sum", "count", "count_star")
+        and meas.branch_key is None
+    )
+
+
+def _stage_compose(m: MetricIr) -> bool:
+    return m.derive is not None and m.derive.is_stage_compose
 
 
 def _key_name(rq: ResolvedQuery, finest: ResolvedDim, grain: str) -> str:

@@ -93,7 +93,20 @@ def plan_windows(
         datatype = next(
             (d.datatype for b in plan.branches for d in b.dims if d.output == key), None
         )
-        return replace(plan, sample=replace(sampled.sample, datatype=datatype))
+        sample = replace(sampled.sample, datatype=datatype)
+        if plan.derived:  # composes over sampled members: computed per coarser bucket
+            if plan.window is not None and plan.window.uppers:
+                raise QueryError(
+                    "not_implemented",
+                    "a window over a compose of period_value metrics: the compose is computed "
+                    "per coarser bucket, after the sampling",
+                    metrics=[m.name for m in rq.metrics],
+                    hint="query the period_value metrics without the outer window",
+                )
+            members = tuple(m for m, _ in sample.picks)
+            sample = replace(sample, derived=plan.derived)
+            plan = replace(plan, derived=(), outputs=(*plan.dims, *members))
+        return replace(plan, sample=sample)
     stage = lower_stage(model, rq.planned_metrics)  # D-DERIVE stage tier
     windowed = [m for m in rq.planned_metrics if m.window is not None and not is_nested_window(m)]
     names = {m.name for m in windowed}

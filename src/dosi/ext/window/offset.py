@@ -145,15 +145,7 @@ def parse_offset_family(
     if off is None or calc is None:
         return None
     if isinstance(off, str):  # 1.15 period_start
-        if period is not None:
-            r.err(
-                "window.period_value",
-                "does not apply to an offset to the period start, which reads a bucket the "
-                "query builds",
-                hint="drop period_value",
-            )
-            return None
-        return OffsetWindow(0, off, "back", calc, sugar, off)  # type: ignore[arg-type]
+        return OffsetWindow(0, off, "back", calc, sugar, off, period)  # type: ignore[arg-type]
     count, grain, direction = off
     return OffsetWindow(count, grain, direction, calc, sugar, None, period)  # type: ignore[arg-type]
 

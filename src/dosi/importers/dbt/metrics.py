@@ -401,7 +401,13 @@ class MetricConverter:
         if base is None:
             raise Skip("input_not_imported", f"its input `{inp.name}` is not imported")
         if to_grain is not None:  # D-WINDOW 1.15: the value at the start of the period
-            return base, {"offset": {"period_start": to_grain}, "calculation": "value"}
+            # at a coarser grain MetricFlow reads the day value at the start of the period
+            # holding each bucket's first day: the first of the day values
+            return base, {
+                "offset": {"period_start": to_grain},
+                "calculation": "value",
+                "period_value": {"value": "first", "grain": "day"},
+            }
         if inp.offset_window is None:
             return base, None
         w = inp.offset_window
