@@ -83,6 +83,17 @@ PROJECT: dict[str, Any] = {
                 "metrics": [{"name": "visits", "offset_window": "1 hour"}],
             },
         },
+        {
+            "name": "revenue_since_month_start",
+            "type": "derived",
+            "type_params": {
+                "expr": "revenue - revenue_start",
+                "metrics": [
+                    {"name": "revenue"},
+                    {"name": "revenue", "alias": "revenue_start", "offset_to_grain": "month"},
+                ],
+            },
+        },
     ],
 }
 
@@ -284,3 +295,39 @@ def test_semantic_manifest_json_keeps_the_calendar(
     assert spine["source"] == "main.spine"
     first = next(d for d in imported[2]["semantic_model"][0]["datasets"] if d["name"] == "spine")
     assert spine == first
+
+
+def test_custom_granularity_in_a_where_filter(imported: Any) -> None:
+    """`TimeDimension('metric_time', 'sprint')` in a where compares each day's sprint from the
+    calendar table (dosi's `sales.sold_on:sprint`), not a range of days."""
+    cut = dt.date(2024, 1, 22)
+    query, rows = _ask(
+        imported,
+        metrics=["revenue"],
+        group_by=["metric_time__day"],
+        where=["{{ TimeDimension('metric_time', 'sprint') }} >= '2024-01-22'"],
+    )
+    assert "sales.sold_on:sprint" in query["where_sql"]
+    got = {_plain(r["metric_time__day"]): int(r["revenue"]) for r in rows}
+    assert got == _sums([s for s in SALES if _sprint(s[0]) >= cut], lambda s: s[0], lambda s: s[1])
+
+
+def test_offset_to_grain_reads_the_month_first_day(imported: Any) -> None:
+    """`offset_to_grain: month` is D-WINDOW 1.15 `offset.period_start`: each day reads the
+    revenue of its month's first day (NULL when that day has no sale)."""
+    model = imported[2]["semantic_model"][0]
+    helper = next(m for m in model["metrics"] if m["name"].endswith("__revenue_start"))
+    assert '"period_start": "month"' in helper["custom_extensions"][0]["data"]
+    _, rows = _ask(imported, metrics=["revenue_since_month_start"], group_by=["metric_time__day"])
+    by_day = _sums(SALES, lambda s: s[0], lambda s: s[1])
+    want = {
+        d: v - by_day[d.replace(day=1)] for d, v in by_day.items() if d.replace(day=1) in by_day
+    }
+    got = {
+        _plain(r["metric_time__day"]): int(r["revenue_since_month_start"])
+        for r in rows
+        if r["revenue_since_month_start"] is not None
+    }
+    assert got == want
+    assert dt.date(2024, 2, 1) not in by_day  # February's days read NULL
+    assert any(d.month == 2 for d in by_day)

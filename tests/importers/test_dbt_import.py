@@ -254,7 +254,12 @@ def test_metric_kinds_map_to_datus_payloads(simple: Any) -> None:
         "expr": "bookings / bookers",
     }
     lag = _datus(m["bookings_growth_2_weeks__bookings_2_weeks_ago"])["window"]
-    assert lag == {"offset": {"count": 14, "granularity": "day"}, "calculation": "value"}
+    assert lag == {
+        "offset": {"count": 14, "granularity": "day"},
+        "calculation": "value",
+        # a grain the shift does not land on sums the days' values, as MetricFlow's spine
+        "period_value": {"value": "sum", "grain": "day"},
+    }
     assert _datus(m["bookings_growth_2_weeks"])["derive"]["expr"] == (
         "bookings - bookings_growth_2_weeks__bookings_2_weeks_ago"
     )
@@ -294,7 +299,6 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
         if w.path.startswith("metric:"):
             by_metric.setdefault(w.path[len("metric:") :], set()).add(w.code)
     expected = {
-        "bookings_at_start_of_month": "offset_to_grain_not_supported",
         "bookings_offset_alien_day": "custom_granularity_not_supported",
         "active_listings": "metric_filter_not_carried",  # a Metric(...) filter (issue 23 bed)
         "every_two_days_bookers": "cumulative_not_additive",
@@ -306,6 +310,9 @@ def test_what_does_not_carry_is_a_structured_warning(simple: Any) -> None:
         assert code in by_metric.get(metric, set()), metric
     for metric in ("active_listings",):
         assert metric not in metrics
+    # `offset_to_grain` carries since D-WINDOW 1.15's offset.period_start
+    assert "bookings_at_start_of_month" in metrics
+    assert "offset_to_grain_not_supported" not in {c for cs in by_metric.values() for c in cs}
     skipped = {
         m
         for m, codes in by_metric.items()
@@ -350,8 +357,22 @@ def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     out = tmp_path / "model.yaml"
     runner = CliRunner()
     queries = tmp_path / "queries"
-    r = runner.invoke(cli, ["import", "dbt", str(SAMPLE), "--schema", "main", "-o", str(out),
-                            "--queries", str(queries), "-f", "json"])
+    r = runner.invoke(
+        cli,
+        [
+            "import",
+            "dbt",
+            str(SAMPLE),
+            "--schema",
+            "main",
+            "-o",
+            str(out),
+            "--queries",
+            str(queries),
+            "-f",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["datasets"] == 3 and report["metrics"] == 13
@@ -360,11 +381,15 @@ def test_cli_import_writes_a_model_that_validates(tmp_path: Path) -> None:
     v = runner.invoke(cli, ["validate", "-m", str(out)])
     assert v.exit_code == 0, v.output
     assert sorted(p.name for p in queries.iterdir()) == [
-        "core_transaction_metrics.json", "cumulative_transaction_metrics.json"]
+        "core_transaction_metrics.json",
+        "cumulative_transaction_metrics.json",
+    ]
     q = json.loads((queries / "core_transaction_metrics.json").read_text())
     assert q["metrics"] == ["transactions", "quick_buy_transactions"]
-    c = runner.invoke(cli, ["compile", "-m", str(out), "--query-file",
-                            str(queries / "core_transaction_metrics.json")])
+    c = runner.invoke(
+        cli,
+        ["compile", "-m", str(out), "--query-file", str(queries / "core_transaction_metrics.json")],
+    )
     assert c.exit_code == 0, c.output
     bad = runner.invoke(cli, ["import", "dbt", str(tmp_path), "-f", "json"])
     assert bad.exit_code == 3

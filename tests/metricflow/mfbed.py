@@ -81,7 +81,9 @@ WARNING_NEEDS = {
 ERROR_NEEDS = {
     "ambiguous_join_path": "entity_join_paths",
     "window_reset_too_fine": "period_agg",
-    "window_offset_misaligned": "offset_finer_than_grain",
+    # an offset that no sampling answers at the grain: MetricFlow aggregates each input of a
+    # compose to the grain first (offset_finer_than_grain is met by period_value on offsets)
+    "window_offset_misaligned": "sampled_compose_member",
     "grain_too_fine": "mixed_grain_metric_time",
     "time_axis_not_grouped": "window_without_time_axis",
     "window_on_date_part": "window_by_date_part",

@@ -193,7 +193,8 @@ def test_nesting() -> None:
             {"frame": {"function": "sum", "scope": "partition", "period_value": "last"}},
             "window.frame.period_value",
         ),
-        ({"type": "pop", "offset": "1 month", "period_value": "last"}, "window.period_value"),
+        # an offset takes period_value since 1.15 (tests/window/test_offset_period_value.py)
+        ({"type": "pop", "offset": "1 month", "period_value": "median"}, "window.period_value"),
     ],
 )
 def test_invalid_payloads(window: dict[str, Any], key: str) -> None:

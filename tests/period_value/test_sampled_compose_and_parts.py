@@ -2,8 +2,8 @@
 derived cumulative and date-part offset questions):
 
 - a D-DERIVE compose over `period_value` frames, grouped coarser than their grain, is the
-  compose of the finer running values sampled with them: any expression for `first` /
-  `last`, an affine one for `average`; anything else is refused, never composed from the
+  compose of its inputs' sampled values, computed per coarser bucket (for `first` / `last`
+  and affine composes of averages also the sampled compose), never composed from the
   month's own running values;
 - an offset of an additive base grouped by date parts of its axis alone is computed on every
   day its shifted value reaches and summed into each part (a linear compose of offsets too).
@@ -124,14 +124,20 @@ def test_an_affine_compose_over_averages_is_the_average_of_the_compose(
     assert float(got["2024-01-01"]) == 1.25
 
 
-@pytest.mark.parametrize("name", ["avg_sq", "mixed"])
-def test_a_compose_that_sampling_would_change_is_refused(engine: Engine, name: str) -> None:
-    """An average of a product is not the product of averages, and two picks are no one day:
-    refused before SQL, never composed from the month's own running values."""
-    with pytest.raises(OsiError) as err:
-        engine.compile({"metrics": [name], "group_by": ["metric_time:month"]})
-    assert err.value.code == "not_implemented"
-    assert "period_value" in err.value.message
+def test_a_compose_of_sampled_values_is_computed_per_bucket(engine: Engine, db: Path) -> None:
+    """A compose that sampling its day series would change is computed per coarser bucket
+    from its inputs' sampled values (1.15, MetricFlow's derived metric over cumulative
+    inputs): `run_avg * run_avg` is the square of the month's average, `run_last - run_first`
+    the month's last running value less its first."""
+    got = _month_values(engine, db, ["avg_sq", "mixed"])
+    months = _running_by_month()
+    want_sq = {m: (sum(v) / len(v)) ** 2 for m, v in months.items()}
+    want_mixed = {m: v[-1] - v[0] for m, v in months.items()}
+    assert {k: float(v) for k, v in got["avg_sq"].items()} == pytest.approx(
+        {k: float(v) for k, v in want_sq.items()}
+    )
+    assert {k: Decimal(str(v)) for k, v in got["mixed"].items()} == want_mixed
+    assert want_mixed["2024-01-01"] == 5  # January runs 10 then 15
 
 
 def test_a_compose_at_the_accumulation_grain_is_not_sampled(engine: Engine, db: Path) -> None:

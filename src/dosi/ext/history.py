@@ -33,6 +33,8 @@ WINDOW_FEATURES: dict[str, str] = {
     "window.frame.history": "1.15",
     "window.frame.span": "1.15",
     "window.frame.reset (sub-day)": "1.15",
+    "window.offset.period_start": "1.15",
+    "window.offset.period_value": "1.15",
 }
 """In-family growth of `window` (no registry rows, §7 1.3 / 1.9): the minor that added each
 shape. Used by the gate for `datus_ext_key_newer_than_declared` (a new accepted shape of an
@@ -113,8 +115,10 @@ HISTORY: tuple[HistoryEntry, ...] = (
         ("empty_buckets", "validity"),
         "in-family window growth: frame.history (a running total over the rows before a "
         "time_range start), frame.span (a trailing frame of calendar time), hour and minute "
-        "resets; dosi's metric key empty_buckets (drop the buckets a filtered metric has no "
-        "row in, MetricFlow's filter semantics) and dataset key validity (a slowly changing "
+        "resets, offset.period_start (the value at the start of the period), an offset's "
+        "period_value (a grain the shift does not land on answered from day values); dosi's "
+        "metric key empty_buckets (drop the buckets a filtered metric has no row in, "
+        "MetricFlow's filter semantics) and dataset key validity (a slowly changing "
         "dimension joined at the version valid at the fact's time), not in the DATUS documents",
     ),
 )

@@ -9,9 +9,10 @@ finer running values. Every metric of such a query must be sampled this way: a p
 aggregate cannot be rebuilt from day rows (a count distinct does not add up), so it is
 refused and queried separately.
 
-A D-DERIVE compose over such metrics is sampled with them when that equals the compose of the
-sampled values: always for `first` / `last` (one row stands for the bucket), and for `average`
-when the compose is affine in its inputs (`avg(a - 10) = avg(a) - 10`).
+D-DERIVE composes over sampled members (1.15) are computed per coarser bucket after the
+sampling, as MetricFlow aggregates each input of a derived metric to the grain and then
+composes: for `first` / `last` and affine composes of averages that is also the sampled
+compose.
 
 The same step rolls an offset up to a date part (issue 22 item 3): grouped by date parts of
 its axis alone (`metric_time:month_of_year`), an offset of an additive base (SUM, COUNT) is
@@ -21,6 +22,7 @@ as MetricFlow answers it; a linear compose over such offsets sums the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from sqlglot import exp, parse_one
@@ -29,128 +31,111 @@ from sqlglot.errors import ParseError
 from dosi.errors import QueryError
 from dosi.ext.grains import SUB_DAY_GRAINS, SUB_DAY_PARTS, grain_rank, is_date_part
 from dosi.ext.window.offset import OffsetWindow
-from dosi.ext.window.period_value import PeriodValue, nests
+from dosi.ext.window.period_value import nests
 from dosi.ir.conform import same_dimension
 from dosi.ir.model import MetricIr, ModelIr
+from dosi.plan.derive_stage import lower_stage
 from dosi.plan.records import PeriodSample
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 
 #: the measure aggregates whose day values add up to the value of a longer span
 _ADDITIVE = frozenset({"sum", "count", "count_star"})
-#: the pick of an offset rolled up to a date part (never a payload value)
-PART_SUM = PeriodValue("sum", "day")  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
 class SampledQuery:
-    """The query at the accumulation grain, and how its rows fold into the query's buckets."""
+    """The query at the accumulation grain, and how its rows fold into the query's buckets;
+    `offsets`: an offset's period_value samples (its day series must cover the days the
+    shift lands on); `parts`: the date-part roll-up of offsets (summed over the covered
+    day series)."""
 
     rq: ResolvedQuery
     sample: PeriodSample
+    offsets: bool = False
+    parts: bool = False
 
 
-def sampled_query(model: ModelIr, rq: ResolvedQuery) -> SampledQuery | None:
-    """None unless a requested frame declares `period_value` (or a compose samples over one)
-    and the query groups its axis only by grains coarser than the frame's accumulation grain,
-    or an offset is grouped by date parts of its axis alone (the part roll-up)."""
-    samplings = {m.name: _sampling(model, m, frozenset()) for m in rq.planned_metrics}
-    declared = [m for m in rq.planned_metrics if samplings[m.name] is not None]
+def sampled_query(
+    model: ModelIr, rq: ResolvedQuery, aligned: Callable[[MetricIr, str], bool]
+) -> SampledQuery | None:
+    """None unless a requested window declares `period_value` and the query groups its axis
+    only by grains coarser than its accumulation grain (for an offset (1.15): grains the
+    shift does not land on, `aligned` says which; an aligned offset is a self-join), or an
+    offset is grouped by date parts of its axis alone (the part roll-up)."""
+    stage = lower_stage(model, rq.planned_metrics)  # the members of stage composes too
+    every = list({m.name: m for m in (*rq.planned_metrics, *stage.windows, *stage.plain)}.values())
+    declared = [m for m in every if m.window is not None and m.window.sampled]
     if not declared:
-        _check_unsampled(model, rq)
-        return _part_rollup(model, rq)
-    axis = _axis(model, declared[0])
+        return _part_rollup(model, rq, every)
+    axis = declared[0].time_axis
     items = [d for d in rq.dims if _on_axis(model, d, axis)]
-    if not items:
-        return None  # the window planner answers time_axis_not_grouped
+    if not items:  # by date parts alone: the part roll-up, or time_axis_not_grouped
+        return _part_rollup(model, rq, every)
     finest = min(items, key=lambda d: grain_rank(d.grain or ""))
     coarser = [
         m
         for m in declared
-        if grain_rank(samplings[m.name].grain) < grain_rank(finest.grain or "")  # type: ignore[union-attr]
+        if grain_rank(_grain(m)) < grain_rank(finest.grain or "")
+        and not all(aligned(m, d.grain or "") for d in items)
     ]
     if not coarser:
         return None
-    grain = samplings[coarser[0].name].grain  # type: ignore[union-attr]
-    _check(rq, coarser, items, grain, samplings)
-    return _sampled(rq, items, finest, grain, samplings)
+    grain = _grain(coarser[0])
+    _check(model, rq, every, coarser, items, grain)
+    picks = tuple((m.name, _pick(m)) for m in every if not _stage_compose(m))
+    sample = _sample(rq, items, finest, grain, picks)
+    offsets = any(m.window.family == "offset" for m in coarser)  # type: ignore[union-attr]
+    if offsets:
+        sample = replace(sample, drop_empty=True)
+    return SampledQuery(_inner(rq, items, sample), sample, offsets)
 
 
-def _sampled(
+def _sample(
     rq: ResolvedQuery,
     items: list[ResolvedDim],
     finest: ResolvedDim,
     grain: str,
-    samplings: dict[str, PeriodValue | None],
-) -> SampledQuery:
+    picks: tuple[tuple[str, str], ...],
+) -> PeriodSample:
     key = _key_name(rq, finest, grain)
-    spelling = f"{METRIC_TIME if finest.field is None else finest.field.qualified}:{grain}"
-    key_dim = ResolvedDim(key, spelling, finest.field, grain)
-    others = [d for d in rq.dims if d not in items]
-    inner = replace(rq, dims=[key_dim, *others], order=[], query=replace(rq.query, limit=None))
     dims = tuple(d.output for d in rq.dims)
     explicit = {k for k, *_ in rq.order}
-    sample = PeriodSample(
+    others = [d for d in rq.dims if d not in items]
+    return PeriodSample(
         key=key,
         grain=grain,
         buckets=tuple((d.output, d.grain or grain) for d in items),
         dims=tuple(d.output for d in others),
-        picks=tuple((m.name, samplings[m.name].value) for m in rq.metrics),  # type: ignore[union-attr]
+        picks=picks,
         outputs=(*dims, *(m.name for m in rq.metrics)),
         order=(*rq.order, *((d, False, None) for d in dims if d not in explicit)),
         limit=rq.query.limit,
     )
-    return SampledQuery(inner, sample)
 
 
-def _sampling(model: ModelIr, m: MetricIr, seen: frozenset[str]) -> PeriodValue | None:
-    """How `m` is sampled: its frame's `period_value`, or its compose inputs' common one when
-    sampling the compose equals composing the samples (first / last; average of an affine
-    compose)."""
-    if m.window is not None:
-        return m.window.sampled
-    d = m.derive
-    if d is None or not d.is_stage_compose or m.name in seen:
-        return None
-    inputs = _inputs(model, m)
-    picks = {_sampling(model, model.metrics[n], seen | {m.name}) for n in inputs}
-    if len(picks) != 1 or None in picks:
-        return None
-    pick = next(iter(picks))
-    assert pick is not None
-    if pick.value == "average" and _affine(d.expr, inputs) is None:
-        return None
-    return pick
+def _inner(rq: ResolvedQuery, items: list[ResolvedDim], sample: PeriodSample) -> ResolvedQuery:
+    """The query at the accumulation grain: the sample's key in place of the axis items."""
+    finest = min(items, key=lambda d: grain_rank(d.grain or ""))
+    spelling = f"{METRIC_TIME if finest.field is None else finest.field.qualified}:{sample.grain}"
+    key_dim = ResolvedDim(sample.key, spelling, finest.field, sample.grain)
+    others = [d for d in rq.dims if d not in items]
+    return replace(rq, dims=[key_dim, *others], order=[], query=replace(rq.query, limit=None))
 
 
-def _check_unsampled(model: ModelIr, rq: ResolvedQuery) -> None:
-    """A compose over sampled frames that cannot be sampled with them (an average of a
-    product, different picks), grouped coarser than their grain, is refused: composing the
-    month's own running values would silently ignore `period_value`."""
-    for m in rq.planned_metrics:
-        if m.derive is None or not m.derive.is_stage_compose:
-            continue
-        under = [
-            (n, p)
-            for n in _inputs(model, m)
-            if (p := _sampling(model, model.metrics[n], frozenset())) is not None
-        ]
-        axis = _axis(model, m)
-        items = [d for d in rq.dims if _on_axis(model, d, axis)]
-        if not under or not items:
-            continue
-        finest = min(grain_rank(d.grain or "") for d in items)
-        if all(grain_rank(p.grain) >= finest for _, p in under):
-            continue
-        names = ", ".join(f"`{n}`" for n, _ in under)
-        raise QueryError(
-            "not_implemented",
-            f"compose `{m.name}` reads {names}, which report a value per coarser bucket "
-            "(period_value); the compose of those values is not a value of the compose's "
-            "own finer series (an average of a product, or inputs picked differently)",
-            metrics=[m.name],
-            hint="query the inputs and compose them yourself, give the inputs the same "
-            "first / last pick, or make the compose affine for an average",
-        )
+def _grain(m: MetricIr) -> str:
+    assert m.window is not None and m.window.sampled is not None
+    return m.window.sampled.grain
+
+
+def _on_axis(model: ModelIr, d: ResolvedDim, axis: str | None, parts: bool = False) -> bool:
+    """Is `d` a grain of the axis (`parts`: or a date part of it)?"""
+    if d.grain is None or d.window is not None or (is_date_part(d.grain) and not parts):
+        return False
+    if d.is_metric_time:
+        return True
+    return (
+        d.field is not None and axis is not None and same_dimension(model, d.field.qualified, axis)
+    )
 
 
 def _inputs(model: ModelIr, m: MetricIr) -> tuple[str, ...]:
@@ -210,9 +195,11 @@ def _axis(model: ModelIr, m: MetricIr) -> str | None:
 
 
 # -- the date-part roll-up of offsets (issue 22 item 3) -----------------------------------------
-def _part_rollup(model: ModelIr, rq: ResolvedQuery) -> SampledQuery | None:
+def _part_rollup(model: ModelIr, rq: ResolvedQuery, every: list[MetricIr]) -> SampledQuery | None:
     """An offset grouped by date parts of its axis only: per day, then summed into the parts;
-    None when the query is not of that shape (the window planner says why)."""
+    None when the query is not of that shape (the window planner says why). A linear compose
+    of such offsets is composed after the sums (the sum of a linear compose without a
+    constant is the compose of the sums)."""
     if not rq.metrics or any(not _sums_by_day(model, m, frozenset()) for m in rq.planned_metrics):
         return None
     axis = _axis(model, rq.metrics[0])
@@ -222,8 +209,9 @@ def _part_rollup(model: ModelIr, rq: ResolvedQuery) -> SampledQuery | None:
         return None
     if any(d.grain in SUB_DAY_PARTS for d in parts):
         return None  # a day is not inside one hour of the day
-    samplings: dict[str, PeriodValue | None] = {m.name: PART_SUM for m in rq.metrics}
-    return _sampled(rq, parts, parts[0], "day", samplings)
+    picks = tuple((m.name, "sum") for m in every if not _stage_compose(m))
+    sample = _sample(rq, parts, parts[0], "day", picks)
+    return SampledQuery(_inner(rq, parts, sample), sample, parts=True)
 
 
 def _sums_by_day(model: ModelIr, m: MetricIr, seen: frozenset[str]) -> bool:
@@ -244,26 +232,16 @@ def _sums_by_day(model: ModelIr, m: MetricIr, seen: frozenset[str]) -> bool:
     return all(_sums_by_day(model, model.metrics[n], seen | {m.name}) for n in inputs)
 
 
-def _on_axis(model: ModelIr, d: ResolvedDim, axis: str | None, parts: bool = False) -> bool:
-    """Is `d` a grain of the axis (`parts`: or a date part of it)?"""
-    if d.grain is None or d.window is not None or (is_date_part(d.grain) and not parts):
-        return False
-    if d.is_metric_time:
-        return True
-    return (
-        d.field is not None and axis is not None and same_dimension(model, d.field.qualified, axis)
-    )
-
-
 def _check(
+    model: ModelIr,
     rq: ResolvedQuery,
+    every: list[MetricIr],
     coarser: list[MetricIr],
     items: list[ResolvedDim],
     grain: str,
-    samplings: dict[str, PeriodValue | None],
 ) -> None:
     names = [m.name for m in coarser]
-    grains = {samplings[m.name].grain for m in coarser}  # type: ignore[union-attr]
+    grains = {_grain(m) for m in coarser}
     if len(grains) > 1:
         raise QueryError(
             "not_implemented",
@@ -280,7 +258,16 @@ def _check(
             metrics=names,
             hint="drop the metric condition, or query without period_value sampling",
         )
-    other = [m.name for m in rq.planned_metrics if m.name not in names]
+    # beside them (1.15): the stage composes over sampled members, computed per coarser
+    # bucket after the sampling, as MetricFlow aggregates each input of a derived metric to
+    # the grain, then composes; beside sampled offsets also additive plain metrics (a sum of
+    # day rows is the bucket's sum)
+    offsets = any(m.window is not None and m.window.family == "offset" for m in coarser)
+    other = [
+        m.name
+        for m in every
+        if m.name not in names and not _stage_compose(m) and not (offsets and _additive(model, m))
+    ]
     if other:
         raise QueryError(
             "not_implemented",
@@ -302,6 +289,35 @@ def _check(
                 hint=f"group by a grain made of whole {grain}s, or accumulate per day "
                 '("period_value": {"grain": "day", ...})',
             )
+
+
+def _pick(m: MetricIr) -> str:
+    """What a coarser bucket keeps of a metric's `grain` rows: a plain metric their sum; an
+    offset's `first` is its value on the bucket's first day (NULL when that day has none:
+    the covered day series may not hold it), not the first row that exists."""
+    w = m.window
+    if w is None or w.sampled is None:
+        return "sum"
+    if w.family == "offset" and w.sampled.value == "first":
+        return "first_day"
+    return w.sampled.value
+
+
+def _additive(model: ModelIr, m: MetricIr) -> bool:
+    """A plain SUM / COUNT of one measure: its day rows add up to any coarser bucket's
+    value (a count distinct, an average, a snapshot do not)."""
+    if m.window is not None or m.derive is not None or len(m.measures) != 1:
+        return False
+    meas = model.measures[m.measures[0]]
+    return (
+        isinstance(m.formula, exp.Column)
+        and meas.agg in ("sum", "count", "count_star")
+        and meas.branch_key is None
+    )
+
+
+def _stage_compose(m: MetricIr) -> bool:
+    return m.derive is not None and m.derive.is_stage_compose
 
 
 def _key_name(rq: ResolvedQuery, finest: ResolvedDim, grain: str) -> str:

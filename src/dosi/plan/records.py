@@ -218,11 +218,18 @@ class PeriodSample:
     grain: str
     buckets: tuple[tuple[str, str], ...]
     dims: tuple[str, ...]
-    picks: tuple[tuple[str, str], ...]  # (metric column, "first" | "last" | "average")
+    #: (metric column, "first" | "last" | "average" | "sum" | "first_day": an offset's value on
+    #: the bucket's first day)
+    picks: tuple[tuple[str, str], ...]
     outputs: tuple[str, ...]
     order: tuple[tuple[str, bool, str | None], ...]
     limit: int | None
     datatype: str | None = None  # the key's datatype (buckets keep the query's types)
+    #: stage composes over the picked members, computed per coarser bucket (1.15)
+    derived: tuple[Any, ...] = ()
+    #: offsets (1.15): a bucket whose picked values are all NULL is no row (its days were only
+    #: loaded for other buckets' shifts)
+    drop_empty: bool = False
 
     def describe(self) -> str:
         by = ", ".join(f"{o}" for o, _ in self.buckets)

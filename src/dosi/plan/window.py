@@ -8,12 +8,14 @@ widened for offset lookback, forward lookahead and reset alignment, and trimmed 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import replace
 
 from dosi.errors import QueryError
 from dosi.ext.grains import DAY_GRAINS, FIXED_SECONDS, MONTHS, RETAIL_GRAINS, grain_rank
 from dosi.ext.grains import is_date_part as _is_part
 from dosi.ext.window import WindowSpec
+from dosi.ext.window.period_value import nests
 from dosi.ext.window.span import Span
 from dosi.ir.calendar import DEFAULT_CALENDAR, CalendarIr
 from dosi.ir.conform import same_dimension
@@ -76,10 +78,10 @@ def plan_windows(
     """The query's plan records: the branches, and the window stage when a metric windows;
     `dense` (the query key `densify`) puts a time spine under the stage's series or the
     result (plan/densify.py)."""
-    sampled = sampled_query(model, rq)
+    sampled = sampled_query(model, rq, _aligned(model))
     if sampled is not None:  # D-WINDOW period_value: planned at the accumulation grain
         inner = resolve_densify(model, sampled.rq) if dense is not None else None
-        if any(pick == "sum" for _, pick in sampled.sample.picks):
+        if sampled.parts:
             # an offset by date part sums every day its shifted value reaches (the covered
             # series), not only the days with data of their own
             covered = replace(sampled.rq, query=replace(sampled.rq.query, densify="covered"))
@@ -88,12 +90,30 @@ def plan_windows(
             # every finer bucket of every combination: a running value carries through a
             # coarser bucket where a combination has no rows (docs/densify.md)
             inner = replace(inner, mode="all")
+        if inner is None and sampled.offsets:
+            # an offset's day value exists on days without rows of their own (the day the
+            # shift lands on has them): the day series covers every such day
+            covered = replace(sampled.rq, query=replace(sampled.rq.query, densify="covered"))
+            inner = resolve_densify(model, covered)
         plan = plan_windows(model, graph, sampled.rq, planner, dialect, inner)
         key = sampled.sample.key
         datatype = next(
             (d.datatype for b in plan.branches for d in b.dims if d.output == key), None
         )
-        return replace(plan, sample=replace(sampled.sample, datatype=datatype))
+        sample = replace(sampled.sample, datatype=datatype)
+        if plan.derived:  # composes over sampled members: computed per coarser bucket
+            if plan.window is not None and plan.window.uppers:
+                raise QueryError(
+                    "not_implemented",
+                    "a window over a compose of period_value metrics: the compose is computed "
+                    "per coarser bucket, after the sampling",
+                    metrics=[m.name for m in rq.metrics],
+                    hint="query the period_value metrics without the outer window",
+                )
+            members = tuple(m for m, _ in sample.picks)
+            sample = replace(sample, derived=plan.derived)
+            plan = replace(plan, derived=(), outputs=(*plan.dims, *members))
+        return replace(plan, sample=sample)
     stage = lower_stage(model, rq.planned_metrics)  # D-DERIVE stage tier
     windowed = [m for m in rq.planned_metrics if m.window is not None and not is_nested_window(m)]
     names = {m.name for m in windowed}
@@ -401,6 +421,16 @@ class _WindowPlanner:
                     "the query never builds",
                     metrics=[m.name],
                     hint="group the time axis by " + (", ".join(ok) or "another grain"),
+                )
+            start = w.period_start if w is not None else None
+            if start is not None and grain is not None and not _starts_on_bucket(grain, start):
+                raise QueryError(
+                    "window_offset_misaligned",
+                    f"window metric `{m.name}` reads the start of each {start}, which is not "
+                    f"a {grain} bucket: a {grain} bucket does not lie inside one {start}",
+                    metrics=[m.name],
+                    hint=f"group the time axis by {start} or a grain whose buckets nest in "
+                    f"it (day)",
                 )
             if reset is not None and grain is not None and cal.kind(grain) == "table":
                 raise QueryError(
@@ -785,6 +815,25 @@ def _totals_without_axis(m: MetricIr) -> bool:
         and w.window_function in ("sum", "min", "max", "count")
         and not getattr(w, "require_full_window", False)
     )
+
+
+def _aligned(model: ModelIr) -> Callable[[MetricIr, str], bool]:
+    """Does a window metric's offset land on buckets of a grain (a frame never does: its
+    period_value always samples a coarser grain)?"""
+
+    def aligned(m: MetricIr, grain: str) -> bool:
+        shift = m.window.shift if m.window is not None else None
+        if shift is None:
+            return False
+        return offset_aligned(shift.count, shift.granularity, grain, model.calendar)
+
+    return aligned
+
+
+def _starts_on_bucket(grain: str, period: str) -> bool:
+    """Is the first `grain` bucket of a `period` a bucket the query builds: the grain nests
+    in the period and is no coarser (a week's month start is no week bucket)."""
+    return grain == period or (grain_rank(grain) < grain_rank(period) and nests(grain, period))
 
 
 def _sort_key(v: dt.date | dt.datetime) -> dt.datetime:

@@ -144,12 +144,13 @@ def resolve_detail(model: ModelIr, q: DetailQuery) -> ResolvedDetail:
         f = find_field(model, None, name, role="dimension")
         g = grain or None
         if g is not None:
-            # truncation grains, sub-day included (D-GRAIN), and (issue 22 item 3) date parts
-            if g not in NATIVE_GRAINS and not is_date_part(g):
+            # truncation grains (sub-day included, D-GRAIN), the model calendar's own (fiscal,
+            # retail, calendar-table grains: issue 22 items 5 and 6) and date parts (item 3)
+            if g not in NATIVE_GRAINS and model.calendar.kind(g) is None and not is_date_part(g):
                 raise QueryShapeError(
                     "unknown_grain",
                     f"unknown grain `{g}` in `{spelling}`",
-                    candidates=list(NATIVE_GRAINS),
+                    candidates=list(model.calendar.grains()),
                 )
             if not f.is_time:
                 raise QueryError(

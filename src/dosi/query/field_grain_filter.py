@@ -19,6 +19,7 @@ from dosi.ir.model import FieldIr, ModelIr
 from dosi.query.calendar import check_grain, check_known
 from dosi.query.metric_time_filter import BOUND, METRIC_TIME
 from dosi.query.spellings import grain_spelling, misspelt_grain, near_miss_grain
+from dosi.query.time_format import reject_in_where
 
 
 def field_grain(model: ModelIr, name: str) -> tuple[str, str] | None:
@@ -46,6 +47,7 @@ def bucketed_reference(model: ModelIr, f: FieldIr, grain: str, spelling: str) ->
             hint=f"e.g. {f.qualified}:month >= '2024-03-01'",
         )
     check_grain(model, f, grain, spelling)
+    reject_in_where(f)  # D-FORMAT FMT-FLT-02: an encoded field is filtered by time_range
     out = field_reference(f.qualified, f.expr)
     out.meta[BOUND] = (grain, f.datatype)
     return out

@@ -4,6 +4,10 @@ WIN-OFF-01..12; `pop` desugars here, `dosi.ext.window.pop`).
 `offset` is `"<count> <granularity>"` (one trailing `s` accepted) or `{count, granularity,
 direction?}`; the general form requires `calculation` (the pop sugar defaults it). An offset
 spans at most 10,000 years, so shifted bounds and INTERVALs stay in range on every engine.
+
+`{"period_start": "month"}` (1.15, in place of count and granularity) reads the first bucket
+of the current month instead of a shifted one: the value at the start of the period
+(MetricFlow's `offset_to_grain`), the same self-join on another key.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from typing import Any, ClassVar, Literal
 
 from dosi.errors import closest
 from dosi.ext.envelope import json_type
+from dosi.ext.window.period_value import OFFSET_PICKS, PeriodValue, parse_period_value
 from dosi.ext.window.reader import WindowReader, alternatives, present, show
 from dosi.ext.window.spec import (
     GRAINS,
+    RESET_GRAINS,
     Direction,
     Grain,
     Shift,
@@ -29,9 +35,11 @@ Calculation = Literal["value", "delta", "percent_change", "ratio"]
 
 CALCULATIONS: tuple[str, ...] = ("value", "delta", "percent_change", "ratio")
 DIRECTIONS: tuple[str, ...] = ("back", "forward")
-OFFSET_KEYS: tuple[str, ...] = ("count", "granularity", "direction")
+OFFSET_KEYS: tuple[str, ...] = ("count", "granularity", "direction", "period_start")
+#: The periods whose first bucket `period_start` reads (1.15).
+PERIOD_STARTS: tuple[str, ...] = ("minute", "hour", "day", *RESET_GRAINS)
 #: Top-level payload keys of the general offset form (the family's object and its calculation).
-TOP_KEYS: tuple[str, ...] = ("offset", "calculation")
+TOP_KEYS: tuple[str, ...] = ("offset", "calculation", "period_value")
 
 #: The longest window offset per granularity: 10,000 years.
 MAX_OFFSET_UNITS: dict[str, int] = {
@@ -58,6 +66,10 @@ class OffsetWindow(WindowSpec):
     direction: Direction = "back"
     calculation: Calculation = "percent_change"
     sugar: str | None = None
+    #: 1.15: read the first bucket of this period instead of shifting (count is then 0)
+    to_period_start: Grain | None = None
+    #: 1.15: a query grain the shift does not land on is answered per this grain's buckets
+    period_value: PeriodValue | None = None
     family: ClassVar[str] = "offset"
 
     @property
@@ -76,13 +88,30 @@ class OffsetWindow(WindowSpec):
 
     @property
     def shift(self) -> Shift | None:
+        if self.to_period_start is not None:
+            return None
         return Shift(self.count, self.granularity, self.direction)
+
+    @property
+    def period_start(self) -> Grain | None:
+        return self.to_period_start
+
+    @property
+    def reset_grain(self) -> Grain | None:
+        """The scan of a period-start offset starts at the period's first day, as a reset's."""
+        return self.to_period_start
+
+    @property
+    def sampled(self) -> PeriodValue | None:
+        return self.period_value
 
     @property
     def listed_function(self) -> str:
         return self.calculation
 
     def describe(self) -> str:
+        if self.to_period_start is not None:
+            return f"offset to the {self.to_period_start} start {self.calculation}"
         return f"offset {self.count} {self.granularity} {self.direction} {self.calculation}"
 
 
@@ -108,15 +137,22 @@ def parse_offset_family(
             '{"type": "pop", "offset": ...}',
         )
         calc = None
+    period = None
+    if present(raw, "period_value"):
+        period = parse_period_value(r, "window.period_value", raw["period_value"], OFFSET_PICKS)
+        if period is None:
+            return None
     if off is None or calc is None:
         return None
+    if isinstance(off, str):  # 1.15 period_start
+        return OffsetWindow(0, off, "back", calc, sugar, off, period)  # type: ignore[arg-type]
     count, grain, direction = off
-    return OffsetWindow(count, grain, direction, calc, sugar)  # type: ignore[arg-type]
+    return OffsetWindow(count, grain, direction, calc, sugar, None, period)  # type: ignore[arg-type]
 
 
-def _offset(r: WindowReader, value: Any) -> tuple[int, Grain, Direction] | None:
+def _offset(r: WindowReader, value: Any) -> tuple[int, Grain, Direction] | str | None:
     """`"<count> <granularity>"` (one trailing `s` accepted) or `{count, granularity,
-    direction?}` (WIN-OFF-01..04, WIN-POP-02)."""
+    direction?}` (WIN-OFF-01..04, WIN-POP-02); `{period_start}` (1.15) is the period."""
     key = "window.offset"
     if isinstance(value, str):
         return _offset_string(r, value)
@@ -140,6 +176,8 @@ def _offset(r: WindowReader, value: Any) -> tuple[int, Grain, Direction] | None:
         )
         value = {k: v for k, v in value.items() if k != "ignore_nulls"}
     r.deny_unknown(key, value, OFFSET_KEYS)
+    if "period_start" in value:
+        return _period_start(r, key, value)
     start = r.errors
     count = grain = None
     if present(value, "count"):
@@ -159,6 +197,22 @@ def _offset(r: WindowReader, value: Any) -> tuple[int, Grain, Direction] | None:
     if not _in_range(r, key, count, grain):
         return None
     return count, grain, direction  # type: ignore[return-value]
+
+
+def _period_start(r: WindowReader, key: str, value: dict[str, Any]) -> str | None:
+    """`{"period_start": "month"}`: alone, since it replaces the shift."""
+    r.feature("window.offset.period_start")
+    others = [k for k in ("count", "granularity", "direction") if k in value]
+    if others:
+        r.err(
+            f"{key}.period_start",
+            "reads the first bucket of the period instead of shifting: it takes no "
+            + ", ".join(others),
+            hint='write {"period_start": "month"} alone, or a shift {"count": 1, '
+            '"granularity": "month"}',
+        )
+        return None
+    return r.enum(f"{key}.period_start", value["period_start"], PERIOD_STARTS)
 
 
 def _in_range(r: WindowReader, key: str, count: int, grain: str) -> bool:
@@ -206,7 +260,7 @@ def _offset_string(r: WindowReader, text: str) -> tuple[int, Grain, Direction] |
 
 
 def _bind_count(spec: WindowSpec, value: int) -> WindowSpec:
-    if not isinstance(spec, OffsetWindow):
+    if not isinstance(spec, OffsetWindow) or spec.to_period_start is not None:
         raise AssertionError(f"slot offset.count does not fit a {spec.family} window")
     most = MAX_OFFSET_UNITS.get(spec.granularity)
     if most is not None and value > most:

@@ -9,6 +9,11 @@ reset finer than the query grain stays `window_reset_too_fine` (WIN-QRY-03).
 
     "period_value": "last"                          # accumulated per day (the default grain)
     "period_value": {"value": "average", "grain": "month"}
+
+On an offset (1.15) the key says how a grain the shift does not land on is answered: the
+offset is computed per `grain` bucket (each day reads the day the shift lands on) and a
+coarser bucket reports the `sum` of those values (MetricFlow's offset at a coarser grain),
+or their first, last or average.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from dosi.ext.grains import FIXED_SECONDS, MONTHS
 from dosi.ext.window.reader import WindowReader, present
 
 PICKS: tuple[str, ...] = ("first", "last", "average")
+#: An offset's values add up over a coarser bucket (1.15); a running value does not.
+OFFSET_PICKS: tuple[str, ...] = (*PICKS, "sum")
 #: The grains a frame may accumulate at: a day or finer, and whole months (a coarser query
 #: grain must be a union of its buckets, see `nests`; weeks straddle months and years).
 PERIOD_GRAINS: tuple[str, ...] = ("second", "minute", "hour", "day", "month", "quarter")
@@ -31,7 +38,7 @@ DEFAULT_GRAIN = "day"
 class PeriodValue:
     """Accumulate at `grain`; a coarser bucket reports the `value` of its `grain` states."""
 
-    value: Literal["first", "last", "average", "sum"]  # "sum": the date-part roll-up only
+    value: Literal["first", "last", "average", "sum"]  # "sum": offsets (1.15), part roll-ups
     grain: str = DEFAULT_GRAIN
 
     def describe(self) -> str:
@@ -53,11 +60,16 @@ def nests(fine: str, coarse: str) -> bool:
     return False
 
 
-def parse_period_value(r: WindowReader, key: str, raw: Any) -> PeriodValue | None:
-    """`"last"` (accumulated per day) or `{"value": ..., "grain": ...}`."""
-    r.feature("window.frame.period_value")
+def parse_period_value(
+    r: WindowReader, key: str, raw: Any, picks: tuple[str, ...] = PICKS
+) -> PeriodValue | None:
+    """`"last"` (accumulated per day) or `{"value": ..., "grain": ...}`; `picks` are the values
+    the window allows (an offset's add `sum`)."""
+    r.feature(
+        "window.offset.period_value" if picks is OFFSET_PICKS else "window.frame.period_value"
+    )
     if isinstance(raw, str):
-        pick = r.enum(key, raw, PICKS, hint='e.g. "period_value": "last" for a month-end value')
+        pick = r.enum(key, raw, picks, hint='e.g. "period_value": "last" for a month-end value')
         return PeriodValue(pick) if pick is not None else None  # type: ignore[arg-type]
     obj = r.obj(key, raw)
     if obj is None:
@@ -65,9 +77,9 @@ def parse_period_value(r: WindowReader, key: str, raw: Any) -> PeriodValue | Non
     r.deny_unknown(key, obj, KEYS)
     start = r.errors
     if not present(obj, "value"):
-        r.err(f"{key}.value", f"is required: {', '.join(PICKS)}")
+        r.err(f"{key}.value", f"is required: {', '.join(picks)}")
         return None
-    pick = r.enum(f"{key}.value", obj["value"], PICKS)
+    pick = r.enum(f"{key}.value", obj["value"], picks)
     grain = DEFAULT_GRAIN
     if present(obj, "grain"):
         grain = r.enum(f"{key}.grain", obj["grain"], PERIOD_GRAINS) or DEFAULT_GRAIN

@@ -10,7 +10,7 @@ from dosi.ext.window.reader import WindowReader, present
 from dosi.ext.window.spec import WindowSlot
 
 #: Top-level payload keys this sugar takes (besides `type`).
-TOP_KEYS: tuple[str, ...] = ("offset", "calculation")
+TOP_KEYS: tuple[str, ...] = ("offset", "calculation", "period_value")
 #: Hints for its keys written in the general form (none: they are the offset family's too).
 GENERAL_HINTS: dict[str, str] = {}
 SLOTS: tuple[WindowSlot, ...] = ()

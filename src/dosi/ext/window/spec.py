@@ -168,7 +168,14 @@ class WindowSpec:
 
     @property
     def reset_grain(self) -> Grain | None:
-        """The grain a frame's accumulation restarts at (WIN-FRM-17); None: never resets."""
+        """The grain a frame's accumulation restarts at (WIN-FRM-17), or an offset to the
+        period start aligns its scan to; None: never resets."""
+        return None
+
+    @property
+    def period_start(self) -> Grain | None:
+        """An offset's `period_start` (1.15): it reads the first bucket of this period; None
+        for every other window."""
         return None
 
     @property

@@ -12,7 +12,7 @@ value per entity) becomes a dosi metric dimension (`Rendered.metric_dimensions`)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -241,13 +241,19 @@ class FilterRenderer:
                         "metric_time_in_where", "`metric_time` has no single column in this context"
                     )
                 return "NULL"
-            if r.grain is not None and r.grain not in SHARED_GRAINS and out is not None:
+            custom = r.grain is not None and r.grain in self._calendar()
+            if r.grain is not None and r.grain not in SHARED_GRAINS and not custom and out:
                 _bad_grain(out, r.grain, "metric_time")
             return _part(sql, r.date_part)
         assert r.element is not None
         if out is not None:
             out.datasets.add(r.element.model)
-        return field_sql(r.element, r.grain, r.date_part, out)
+        return field_sql(r.element, r.grain, r.date_part, out, self._calendar())
+
+    def _calendar(self) -> Mapping[str, str]:
+        """The custom granularities of the imported calendar table (MetricFlow -> dosi)."""
+        cal = self.names.calendar
+        return cal.grains if cal is not None else {}
 
 
 def _host_rank(info: ModelInfo, entity: str, near: Sequence[str]) -> tuple[bool, bool, int]:
@@ -260,13 +266,21 @@ def _host_rank(info: ModelInfo, entity: str, near: Sequence[str]) -> tuple[bool,
 
 
 def field_sql(
-    el: Element, grain: str | None, date_part: str | None, out: Rendered | None = None
+    el: Element,
+    grain: str | None,
+    date_part: str | None,
+    out: Rendered | None = None,
+    calendar: Mapping[str, str] | None = None,
 ) -> str:
-    """The SQL of `dataset.field` at a grain / date part."""
+    """The SQL of `dataset.field` at a grain / date part; a custom granularity of the imported
+    calendar table (`calendar`: MetricFlow grain -> dosi grain) is dosi's grained filter
+    spelling `dataset.field:grain`, which compares the day's calendar-table bucket."""
     sql = el.qualified
     if grain and grain != el.grain:
         if grain in SHARED_GRAINS:
             sql = f"DATE_TRUNC('{grain}', {sql})"
+        elif calendar is not None and grain in calendar:
+            sql = f"{sql}:{calendar[grain]}"
         elif out is not None:
             _bad_grain(out, grain, el.name)
     return _part(sql, date_part)

@@ -7,12 +7,13 @@
 | ratio | D-DERIVE `compose` `numerator / denominator` (dosi divides as a non-integer, NULL on 0, as MetricFlow) |
 | derived | D-DERIVE `compose` over the inputs; an input with a filter or an `offset_window` becomes a helper metric (`<metric>__<alias>`) |
 | `offset_window` | D-WINDOW offset, `calculation: value` |
+| `offset_to_grain` | D-WINDOW offset `{"period_start": grain}` (1.15), `calculation: value` |
 | cumulative | D-WINDOW `cumulative` (all time, or reset at `grain_to_date`), `rolling` for a `window` |
 
 The expression written for a derived metric is the expansion dosi checks it against
 (D-DERIVE's flatten-tier gate), so basic mode computes the same number. A `percentile` measure
 is a percentile aggregate (`PercentileAgg`). What has no DATUS form yet (conversion metrics,
-semi-additive measures, `offset_to_grain`, metric-valued filters) is skipped with a structured
+semi-additive measures, metric-valued filters) is skipped with a structured
 warning naming the metric and the reason, and so is every metric that depends on a skipped one.
 """
 
@@ -34,6 +35,7 @@ from dbt_semantic_interfaces.type_enums.metric_type import MetricType
 from dbt_semantic_interfaces.type_enums.period_agg import PeriodAggregation
 from sqlglot import exp
 
+from dosi.ext.window.offset import PERIOD_STARTS
 from dosi.importers.common import Notes, datus_entry, metric_obj
 from dosi.importers.dbt.filters import FilterRenderer, field_sql
 from dosi.importers.dbt.names import GRAINS, DbtNames, Element
@@ -376,18 +378,38 @@ class MetricConverter:
 
     # -- inputs, composes ----------------------------------------------------------------------
     def input(self, inp: PydanticMetricInput, parent: str, extra: Sequence[str]) -> Out:
+        base, window = self._input_window(inp, parent, extra)
+        if window is None:
+            return base
+        return self.window(f"{parent}__{inp.alias or inp.name}", base, window)
+
+    def _input_window(
+        self, inp: PydanticMetricInput, parent: str, extra: Sequence[str]
+    ) -> tuple[Out, dict[str, Any] | None]:
+        """The input's metric, and the D-WINDOW offset its `offset_window` / `offset_to_grain`
+        asks for (None: the input as it is)."""
         filters = tuple([*_templates(inp.filter), *extra])
-        if inp.offset_to_grain:
+        raw = inp.offset_to_grain
+        to_grain = str(getattr(raw, "value", raw)).lower() if raw else None
+        if to_grain is not None and to_grain not in PERIOD_STARTS:
             raise Skip(
                 "offset_to_grain_not_supported",
                 f"input `{inp.alias or inp.name}` is offset to the start of its "
-                f"{inp.offset_to_grain} (`offset_to_grain`), which D-WINDOW cannot say yet",
+                f"{inp.offset_to_grain} (`offset_to_grain`), which is no D-WINDOW period",
             )
         base = self.metric(inp.name) if not filters else self.variant(inp, parent, filters)
         if base is None:
             raise Skip("input_not_imported", f"its input `{inp.name}` is not imported")
+        if to_grain is not None:  # D-WINDOW 1.15: the value at the start of the period
+            # at a coarser grain MetricFlow reads the day value at the start of the period
+            # holding each bucket's first day: the first of the day values
+            return base, {
+                "offset": {"period_start": to_grain},
+                "calculation": "value",
+                "period_value": {"value": "first", "grain": "day"},
+            }
         if inp.offset_window is None:
-            return base
+            return base, None
         w = inp.offset_window
         grain = str(w.granularity).lower().rstrip("s")
         if grain not in SHARED_GRAINS:
@@ -396,11 +418,13 @@ class MetricConverter:
                 f"input `{inp.alias or inp.name}` is offset by {w.count} {w.granularity}, "
                 "a custom granularity",
             )
-        window: dict[str, Any] = {
+        # MetricFlow answers a grain the shift does not land on from its day spine: each day
+        # reads the shifted day, the bucket sums them (D-WINDOW 1.15 period_value on offsets)
+        return base, {
             "offset": {"count": int(w.count), "granularity": grain},
             "calculation": "value",
+            "period_value": {"value": "sum", "grain": "day"},
         }
-        return self.window(f"{parent}__{inp.alias or inp.name}", base, window)
 
     def variant(self, inp: PydanticMetricInput, parent: str, filters: tuple[str, ...]) -> Out:
         key = ("variant", inp.name, filters)
@@ -430,23 +454,27 @@ class MetricConverter:
         hit = self.signatures.get(key)
         if hit is not None:
             return self.outputs[hit]
+        out = self._window_out(self._free(name), base, window)
+        out.helper = True
+        out.description = f"`{base.name}` with the window {json.dumps(window)} (dbt import helper)."
+        self._emit(out)
+        self.signatures[key] = out.name
+        return out
+
+    def _window_out(self, name: str, base: Out, window: dict[str, Any]) -> Out:
+        """A window metric `name` over `base` (not emitted)."""
         if base.window:  # a window over a window output: through a compose (D-DERIVE 1.9)
             base = self.compose(self._free(f"{base.name}__series"), base.name, {base.name: base})
             base.helper = True
             base.description = f"`{base.name}` as a series a window can read (dbt import helper)."
             self._emit(base)
-        name = self._free(name)
         payload: dict[str, Any] = {}
         if base.plain and "semi_additive" not in base.payload:
             payload["window"] = window
             payload.update({k: v for k, v in base.payload.items() if k == "time_dimension"})
         else:
             payload["window"] = {"base": base.name, **window}
-        out = Out(name, base.sql, payload, stage=True, window=True, helper=True)
-        out.description = f"`{base.name}` with the window {json.dumps(window)} (dbt import helper)."
-        self._emit(out)
-        self.signatures[key] = name
-        return out
+        return Out(name, base.sql, payload, stage=True, window=True)
 
     def compose(self, name: str, expr: str, members: dict[str, Out]) -> Out:
         tree = sqlglot.parse_one(expr, read=_SQL)
@@ -472,6 +500,13 @@ class MetricConverter:
             raise Skip("invalid_derived_metric", "a derived metric needs `expr` and `metrics`")
         members: dict[str, Out] = {}
         rename: dict[str, str] = {}
+        bare = tp.expr.strip()
+        if len(tp.metrics) == 1 and bare == (tp.metrics[0].alias or tp.metrics[0].name):
+            # the expr is its one input: an offset input is the metric itself (a window
+            # metric, not a compose over a helper), so a coarser grain can sample it
+            base, window = self._input_window(tp.metrics[0], name, filters)
+            if window is not None:
+                return self._window_out(name, base, window)
         for inp in tp.metrics:
             out = self.input(inp, name, filters)
             rename[inp.alias or inp.name] = out.name

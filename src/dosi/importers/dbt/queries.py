@@ -280,7 +280,8 @@ class QueryTranslator:
                 return None
             if len(times) > 1:  # dosi's metric_time in a filter: each metric's own axis
                 return "metric_time" + (f"__{grain}" if grain else "")
-            return field_sql(times[0], grain, None)
+            cal = self.names.calendar
+            return field_sql(times[0], grain, None, calendar=cal.grains if cal else None)
 
         return render
 

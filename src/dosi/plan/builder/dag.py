@@ -154,6 +154,8 @@ def build_dag(
     sample = plan.sample
     if sample is not None:  # D-WINDOW period_value: one row per coarser bucket
         top = PeriodSample(top, sample)
+        if sample.derived:  # composes over the sampled members (1.15)
+            top = DeriveCompute(top, sample.derived)
         return OrderLimit(top, sample.outputs, sample.order, sample.limit)
     return OrderLimit(top, plan.outputs, plan.order, plan.limit)
 

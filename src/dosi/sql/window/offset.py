@@ -1,6 +1,7 @@
 """SQL of the `offset` family (WM "Compilation semantics", "Offset family"): a shifted-key
 self-join, not LAG. Each distinct shift joins `base` once more (`p1`, `p2`, ...) on the
-partition dims and `t = c.t - shift`; the calculation reads the shifted row's value."""
+partition dims and `t = c.t - shift`; the calculation reads the shifted row's value. An offset
+to the period start (1.15) joins on `t = bucket(period, c.t)`: the period's first bucket."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _safe_div(num: exp.Expression, den: exp.Expression) -> exp.Expression:
 
 
 def _alias(s: WindowStageSql, w: OffsetWindow) -> str:
-    key = (w.count, w.granularity, w.direction)
+    key = (w.count, w.granularity, "start" if w.to_period_start is not None else w.direction)
     if key not in s.shift_alias:
         s.shift_alias[key] = f"p{len(s.shift_alias) + 1}"
     return s.shift_alias[key]
@@ -53,7 +54,7 @@ def joins(s: WindowStageSql, sel: exp.Select) -> exp.Select:
         return sel
     partition: tuple[str, ...] = ()
     for wm in s.stage.metrics:
-        if wm.spec.shift is not None:  # the offset self-joins partition like this
+        if isinstance(wm.spec, OffsetWindow):  # the offset self-joins partition like this
             partition = wm.partition
     t = s.stage.time_key
     cal = s.r.model.calendar
@@ -65,12 +66,11 @@ def joins(s: WindowStageSql, sel: exp.Select) -> exp.Select:
             exp.EQ(this=col(d, alias), expression=s.cur(d))
             for d in partition
         ]
-        conds.append(
-            exp.EQ(
-                this=col(t, alias),
-                expression=grain_shift(s.dialect, s.cur(t), signed, gran, None, cal),
-            )
-        )
+        if direction == "start":  # the first bucket of the period holding this one
+            key = s.r.bucket(s.cur(t), gran, None)
+        else:
+            key = grain_shift(s.dialect, s.cur(t), signed, gran, None, cal)
+        conds.append(exp.EQ(this=col(t, alias), expression=key))
         sel = join(
             sel,
             table_aliased(table(s.base), alias),
