@@ -55,11 +55,12 @@ class ResultBudget(CancellationToken):
         self.timed_out = threading.Event()
         self._timer: threading.Timer | None = None
         if timeout_secs is not None and timeout_secs > 0:
-            self._timer = threading.Timer(timeout_secs, self._expire)
+            self._timer = threading.Timer(timeout_secs, self.expire)
             self._timer.daemon = True
             self._timer.start()
 
-    def _expire(self) -> None:
+    def expire(self) -> None:
+        """The deadline passed: everything the budget guards stops with `timeout`."""
         self.timed_out.set()
         self.cancel()
 
