@@ -96,9 +96,7 @@ def test_issue29_item3_a_cancel_from_outside_dosi_is_run_once_more(runner: SlowC
     pid = runner.connection.info.backend_pid
     assert DSN is not None
     with psycopg.connect(DSN, autocommit=True) as admin:
-        timer = threading.Timer(
-            0.2, lambda: admin.execute("SELECT pg_cancel_backend(%s)", (pid,))
-        )
+        timer = threading.Timer(0.2, lambda: admin.execute("SELECT pg_cancel_backend(%s)", (pid,)))
         timer.start()
         try:
             table = runner.run("SELECT 3 AS c FROM pg_sleep(0.6)")

@@ -185,9 +185,9 @@ class DbApiRunner:
                 raise
             except Exception as exc:
                 self.after_error()
-                if not (deadline.expired.is_set() or self._cancel_sent) and foreign_cancel(exc):
-                    if retry:
-                        raise _ForeignCancel from None
+                ours = deadline.expired.is_set() or self._cancel_sent
+                if retry and not ours and foreign_cancel(exc):
+                    raise _ForeignCancel from None
                 raise failure(
                     self.engine,
                     exc,
