@@ -153,6 +153,17 @@ def create_app(
         redoc_url=None,
     )
     app.state.holder = holder
+    # work that leases a query engine waits for a thread here, not inside anyio's shared
+    # 40 worker threads: under hundreds of clients, threads blocked on a lease held them all
+    # and catalog, validate and compile requests waited behind (issue 29)
+    lanes: dict[str, anyio.CapacityLimiter] = {}
+
+    def lane(leased: bool) -> anyio.CapacityLimiter | None:
+        if not leased:
+            return None  # anyio's default limiter
+        if "query" not in lanes:  # made on the event loop, on first use
+            lanes["query"] = anyio.CapacityLimiter(holder.pool_size + 2)
+        return lanes["query"]
 
     app.state.access = source
     app.add_middleware(Guard, token=token, max_body=max_body, hosts=hosts, access=source)
@@ -223,7 +234,7 @@ def create_app(
             with holder.lease() as engine:
                 return fn(as_user(engine), budget)
 
-        task = asyncio.ensure_future(anyio.to_thread.run_sync(work))
+        task = asyncio.ensure_future(anyio.to_thread.run_sync(work, limiter=lane(leased)))
         while True:
             done, _ = await asyncio.wait({task}, timeout=0.05)
             if done:
