@@ -12,6 +12,7 @@ reconnect after a server restart never gets the dead one back."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from typing import Any
 
@@ -69,8 +70,17 @@ class SparkRunner:
             self.spark.sparkContext.cancelAllJobs()
 
     def close(self) -> None:
-        if self.owned:
-            self.spark.stop()
+        if not self.owned:
+            return
+        client = getattr(self.spark, "client", None)
+        if callable(getattr(client, "release_session", None)):
+            # a Spark Connect session: release it and close the channel; its `stop()` would
+            # also stop a local Connect server the application started in this process
+            with contextlib.suppress(Exception):  # a server that is gone has nothing to release
+                client.release_session()
+            client.close()
+            return
+        self.spark.stop()
 
 
 def connect_session(target: str, options: dict[str, Any]) -> Any:
