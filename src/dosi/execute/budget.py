@@ -56,9 +56,10 @@ class ResultBudget(CancellationToken):
         self.timed_out = threading.Event()
         self._alarm: Alarm | None = None
         if timeout_secs is not None and timeout_secs > 0:
-            self._alarm = after(timeout_secs, self._expire)
+            self._alarm = after(timeout_secs, self.expire)
 
-    def _expire(self) -> None:
+    def expire(self) -> None:
+        """The deadline passed: everything the budget guards stops with `timeout`."""
         self.timed_out.set()
         self.cancel()
 

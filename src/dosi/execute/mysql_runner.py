@@ -52,7 +52,7 @@ class MySQLRunner(DbApiRunner):
         else:
             cursor.execute("SET SESSION max_execution_time = %s", (int(seconds * 1000),))
 
-    def cancel(self) -> None:
+    def send_cancel(self) -> None:
         if self.params is None:
             return
         pymysql = require("pymysql", "mysql", "MySQL/MariaDB")

@@ -12,6 +12,8 @@ from dosi.execute.runner import DbApiRunner, require
 class PostgresRunner(DbApiRunner):
     engine = "PostgreSQL"
     dialect = "postgres"
+    #: the server's own `statement_timeout` (set by an administrator or a role)
+    timeout_markers = ("canceling statement due to statement timeout",)
 
     @classmethod
     def connect(cls, uri: str | None, options: dict[str, Any]) -> PostgresRunner:
@@ -22,6 +24,7 @@ class PostgresRunner(DbApiRunner):
         con = psycopg.connect(uri or "", **kwargs)
         return cls(con, owned=True)
 
-    def cancel(self) -> None:
+    def send_cancel(self) -> None:
+        # cancel_safe blocks until the server took the request (libpq's PQcancelBlocking)
         cancel = getattr(self.connection, "cancel_safe", None) or self.connection.cancel
         cancel()

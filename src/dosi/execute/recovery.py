@@ -115,7 +115,16 @@ class Reconnecting:
             if not self.reopenable:
                 raise
             self.reconnects += 1
-            table = run(self._runner())  # once: every statement dosi sends is a read
+            try:
+                table = run(self._runner())  # once: every statement dosi sends is a read
+            except ExecuteError as again:
+                if again.code != "connection_lost":
+                    raise
+                # lost again on a fresh connection (a lazily connecting client such as Spark
+                # Connect's opens nothing until the statement): the server is down
+                self._drop()
+                self.state, self.last_error = "unavailable", "warehouse_unavailable"
+                raise warehouse_unavailable(self.name, self.kind, 2, again.message) from None
         self.state, self.last_error = "ok", None
         return table
 

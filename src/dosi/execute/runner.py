@@ -142,8 +142,21 @@ def arrow_from_rows(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.T
     return pa.Table.from_arrays(arrays, names=list(names))
 
 
+def foreign_cancel(exc: BaseException) -> bool:
+    """A statement cancelled on the server by someone else than this runner (an operator's
+    `pg_cancel_backend`, a pooler): PostgreSQL's QueryCanceled "due to user request"."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return "QueryCanceled" in names and "user request" in str(exc).lower()
+
+
 class DbApiRunner:
-    """A runner over any DB-API 2.0 connection (sqlite3, psycopg, PyMySQL, mysqlclient)."""
+    """A runner over any DB-API 2.0 connection (sqlite3, psycopg, PyMySQL, mysqlclient).
+
+    A cancel is sent only while a statement of this runner runs, and a statement does not
+    end (and its connection is not reused) while a cancel is being delivered: a cancel is
+    asynchronous on the server (PostgreSQL's cancel request, MySQL's `KILL QUERY`), so one
+    sent as a statement ended used to land on the next statement of the same pooled
+    connection, another request's, which then failed as `sql_rejected` (issue 29, item 3)."""
 
     engine = "database"
     dialect = "postgres"
@@ -152,6 +165,9 @@ class DbApiRunner:
     def __init__(self, connection: Any, owned: bool) -> None:
         self.connection = connection
         self.owned = owned
+        self._statement = threading.Lock()  # guards `_running` and a cancel's delivery
+        self._running = False
+        self._cancel_sent = False
 
     def prepare(self, cursor: Any, timeout_secs: float | None) -> None:
         """Per-query session settings (a server-side timeout) before the statement."""
@@ -161,8 +177,26 @@ class DbApiRunner:
 
     def run_capped(self, sql: str, timeout_secs: float | None, max_rows: int | None) -> pa.Table:
         """`run`, fetching at most `max_rows` rows (a request's row limit + 1: the rows past
-        it are never turned into Python values)."""
+        it are never turned into Python values). A statement cancelled by someone else than
+        dosi is run once more (every statement dosi sends is a read)."""
+        for attempt in (1, 2):
+            try:
+                return self._run_once(sql, timeout_secs, max_rows, retry=attempt == 1)
+            except _ForeignCancel:
+                continue
+        raise ExecuteError(
+            "cancelled",
+            f"{self.engine} cancelled the query twice (a cancel not sent by dosi)",
+            hint="an operator or a connection pooler cancels statements of this connection; "
+            "run it again",
+        )
+
+    def _run_once(
+        self, sql: str, timeout_secs: float | None, max_rows: int | None, retry: bool
+    ) -> pa.Table:
         deadline = Deadline(timeout_secs, self.cancel)
+        with self._statement:
+            self._running, self._cancel_sent = True, False
         with deadline:
             cursor = None
             try:  # a closed connection fails on cursor() already (never a raw driver error)
@@ -175,6 +209,9 @@ class DbApiRunner:
                 raise
             except Exception as exc:
                 self.after_error()
+                ours = deadline.expired.is_set() or self._cancel_sent
+                if retry and not ours and foreign_cancel(exc):
+                    raise _ForeignCancel from None
                 raise failure(
                     self.engine,
                     exc,
@@ -188,6 +225,8 @@ class DbApiRunner:
                 if cursor is not None:
                     with contextlib.suppress(Exception):  # a broken connection's cursor
                         cursor.close()
+                with self._statement:  # waits for a cancel still being delivered
+                    self._running = False
         return arrow_from_rows(names, rows)
 
     def after_error(self) -> None:
@@ -199,6 +238,16 @@ class DbApiRunner:
                 rollback()
 
     def cancel(self) -> None:
+        """Cancel the statement running now, never a later one (nothing when none runs)."""
+        with self._statement:
+            if not self._running:
+                return
+            self._cancel_sent = True
+            self.send_cancel()
+
+    def send_cancel(self) -> None:
+        """The driver's cancel of the connection's running statement (blocking until the
+        server took it, so the statement's end can wait for it)."""
         cancel = getattr(self.connection, "cancel", None)
         if cancel is not None:
             cancel()
@@ -206,3 +255,7 @@ class DbApiRunner:
     def close(self) -> None:
         if self.owned:
             self.connection.close()
+
+
+class _ForeignCancel(Exception):
+    """A statement cancelled by someone else than dosi (run once more)."""

@@ -22,5 +22,5 @@ class SQLiteRunner(DbApiRunner):
         con = sqlite3.connect(path, check_same_thread=False)
         return cls(con, owned=True)
 
-    def cancel(self) -> None:
+    def send_cancel(self) -> None:
         self.connection.interrupt()

@@ -131,6 +131,9 @@ def test_query_timeout(pg_with: Callable[..., Running], tmp_path: Path) -> None:
     model = tmp_path / "slow.yaml"
     model.write_text(SLOW_MODEL)
     pg = pg_with(model, query_timeout=0.2)
+    # the emulated catalog is built once per model version (about a second here); the 0.2 s
+    # cover a whole request, so it is built before the timed ones
+    pg.server.catalog(pg.server.holder.current_pool())
     with psycopg.connect(pg.dsn(), autocommit=True) as conn:
         with pytest.raises(psycopg.errors.QueryCanceled) as info:
             conn.execute("SELECT big__k, MEASURE(n) FROM slow GROUP BY 1")

@@ -4,8 +4,8 @@ protocol (version 3), on asyncio.
 The server answers three kinds of statement: semantic queries (translated into dosi queries
 by `Engine.sql` and run like REST queries, on a pool of engines), catalog queries (the
 emulated `pg_catalog`, `dosi.frontends.pg.catalog`) and session commands. Client SQL is never
-sent to the warehouse. Authentication, TLS, a connection limit, a per-query timeout and a
-row limit are the server's options (`PgOptions`).
+sent to the warehouse. Authentication, TLS, a connection limit, a whole-request timeout and
+row and byte limits are the server's options (`PgOptions`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import secrets
 import ssl
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +29,7 @@ from dosi.access.audit import audit
 from dosi.access.policy import AccessSource
 from dosi.engine import Engine
 from dosi.errors import AccessError, OsiError, QueryError
+from dosi.execute.budget import budget_of
 from dosi.execute.cancel import CancellationToken
 from dosi.frontends.contract import EngineHolder, EnginePool
 from dosi.frontends.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_ROWS
@@ -54,6 +55,7 @@ class PgOptions:
     certfile: str | None = None
     keyfile: str | None = None
     max_connections: int = 64
+    #: seconds for the whole request: compile, run, conversion and sending the rows
     query_timeout: float | None = 120.0
     max_rows: int | None = DEFAULT_MAX_ROWS
     max_bytes: int | None = DEFAULT_MAX_BYTES
@@ -90,6 +92,10 @@ class _Backend:
     def param_types(self, stmt: Statement, n: int) -> list[int]:
         return self.server.param_types(stmt, n)
 
+    def offload(self, fn: Callable[..., bytes], *args: Any) -> Awaitable[bytes]:
+        """Encoding work in the server's encoder threads (never on the event loop)."""
+        return asyncio.get_running_loop().run_in_executor(self.server.encoders, fn, *args)
+
 
 class PgServer:
     """One listening socket serving one model (reloaded when its file changes)."""
@@ -100,6 +106,11 @@ class PgServer:
         self.tls = tls_context(options.certfile, options.keyfile) if options.certfile else None
         self.executor = ThreadPoolExecutor(
             max_workers=options.workers, thread_name_prefix="dosi-pg"
+        )
+        # rows are encoded apart from the queries, so a full query pool never holds up the
+        # sending of an answer that is already computed
+        self.encoders = ThreadPoolExecutor(
+            max_workers=max(2, options.workers // 2), thread_name_prefix="dosi-pg-encode"
         )
         self._catalogs: dict[tuple[int, str], Catalog] = {}
         self._catalog_lock = threading.Lock()
@@ -185,11 +196,12 @@ class PgServer:
             if metrics is not None:  # the audit line names the metrics asked for
                 query = engine.sql_plan(stmt.tree, params or None).query
                 metrics.extend(query.get("metrics", []) if isinstance(query, dict) else [])
+            budget = budget_of(token)
             return engine.sql_arrow(
                 stmt.tree,
                 params or None,
                 db_path=self.holder.db_path,
-                timeout_secs=self.options.query_timeout,
+                timeout_secs=self.options.query_timeout if budget is None else budget.remaining(),
                 cancellation=token,
             )
 
@@ -322,6 +334,7 @@ class PgServer:
                 self.options.max_rows,
                 self.options.log,
                 self.options.max_bytes,
+                self.options.query_timeout,
             )
             pid = secrets.randbelow(2**31 - 1) + 1
             secret = secrets.randbelow(2**31 - 1)
@@ -391,6 +404,7 @@ class PgServer:
         if self._server is not None:
             self._server.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
+        self.encoders.shutdown(wait=False, cancel_futures=True)
 
 
 def serve(

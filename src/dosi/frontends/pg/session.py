@@ -1,16 +1,17 @@
 """One client connection after authentication: the simple and extended query protocols,
 prepared statements and portals, cursors, and the session commands answered as no-ops.
 
-Queries run in the server's worker threads (`Backend.run`); the protocol itself never
-blocks the event loop.
+Queries run in the server's worker threads (`Backend.run`) and their rows are encoded in its
+encoder threads a slice at a time (`dosi.frontends.pg.stream`), all under one budget per
+request: row and byte limits and a timeout covering compile, run, conversion and sending
+(issue 29, item 1). The protocol itself never blocks the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-import struct
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,7 +30,6 @@ from dosi.frontends.pg.pgtypes import (
     ColumnType,
     can_send_binary,
     column_type,
-    encode_column,
 )
 from dosi.frontends.pg.sqlstate import error_fields
 from dosi.frontends.pg.statements import (
@@ -42,8 +42,7 @@ from dosi.frontends.pg.statements import (
     split,
     unquote,
 )
-
-_ROW_CHUNK = 50_000  # rows encoded (in Arrow) and written per batch
+from dosi.frontends.pg.stream import ClientGone, Sender
 
 
 @dataclass
@@ -53,6 +52,8 @@ class Result:
     tag: str
     table: pa.Table | None = None
     copy: str | None = None  # COPY TO STDOUT: its format (text, csv, binary)
+    budget: ResultBudget | None = None  # the request's, until its rows are sent
+    sent_bytes: int = 0  # encoded bytes of this answer sent so far
 
     @property
     def types(self) -> list[ColumnType]:
@@ -74,6 +75,14 @@ class Backend(Protocol):
     ) -> pa.Table: ...
 
     def param_types(self, stmt: Statement, n: int) -> list[int]: ...
+
+    def offload(self, fn: Callable[..., bytes], *args: Any) -> Awaitable[bytes]: ...
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    """Collect the outcome of work whose client was already answered (timeout, gone)."""
+    if not task.cancelled():
+        task.exception()
 
 
 @dataclass
@@ -137,6 +146,7 @@ class Session:
         max_rows: int | None,
         on_query: Callable[[str], None] | None = None,
         max_bytes: int | None = None,
+        timeout: float | None = None,
     ) -> None:
         self.backend = backend
         self.reader = reader
@@ -148,6 +158,7 @@ class Session:
                 self.state.settings[key] = value
         self.max_rows = max_rows
         self.max_bytes = max_bytes
+        self.timeout = timeout  # the whole request: compile, run, conversion, sending
         self.token: CancellationToken = CancellationToken()
         self.on_query = on_query
 
@@ -217,27 +228,53 @@ class Session:
             elif result.table is not None:
                 types = result.types
                 self._send(m.row_description(result.table.column_names, types, [TEXT] * len(types)))
-                await self._rows(result.table, types, [TEXT] * len(types))
+                await self._rows(result, types, [TEXT] * len(types))
             self._send(m.command_complete(result.tag))
+
+    def _sender(self, result: Result) -> Sender:
+        """Sends `result` under its request's budget; a later step (the next Execute of a
+        suspended portal, a FETCH) gets a fresh deadline and the same byte limit."""
+        budget = result.budget or ResultBudget(None, self.max_bytes, self.timeout)
+        result.budget = budget
+        return Sender(self.reader, self.writer, self.backend.offload, budget, result.sent_bytes)
+
+    def _sent(self, result: Result, sender: Sender) -> None:
+        result.sent_bytes = sender.sent_bytes
+        if result.budget is not None:
+            result.budget.close()
+            result.budget = None
 
     async def _rows(
         self,
-        table: pa.Table,
+        result: Result,
         types: list[ColumnType],
         formats: list[int],
         start: int = 0,
         stop: int | None = None,
     ) -> int:
-        stop = table.num_rows if stop is None else min(stop, table.num_rows)
-        for lo in range(start, stop, _ROW_CHUNK):
-            chunk = table.slice(lo, min(_ROW_CHUNK, stop - lo))
-            cols = [
-                encode_column(chunk.column(i), t, f)
-                for i, (t, f) in enumerate(zip(types, formats, strict=True))
-            ]
-            self.writer.write(m.data_rows(cols, chunk.num_rows))
-            await self.writer.drain()
-        return max(0, stop - start)
+        assert result.table is not None
+        sender = self._sender(result)
+        try:
+            return await sender.rows(result.table, types, formats, start, stop)
+        finally:
+            self._sent(result, sender)
+
+    async def _answer(self, stmt: Statement, params: list[Any], budget: ResultBudget) -> pa.Table:
+        """The statement's table from a worker thread; `timeout` as soon as the request's
+        deadline passes (the worker stops at its next check), and the work cancelled when
+        the client goes away."""
+        task = asyncio.ensure_future(self.backend.run(stmt, params, False, budget))
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=0.05)
+            if done:
+                return task.result()
+            if budget.timed_out.is_set():
+                task.add_done_callback(_forget)
+                raise budget.stopped_error()
+            if self.reader.at_eof() or self.writer.is_closing():
+                budget.cancel()
+                task.add_done_callback(_forget)
+                raise ClientGone("the client went away while its query ran")
 
     # -- running a statement -----------------------------------------------------------------------
     async def _run(self, stmt: Statement, params: list[Any]) -> Result:
@@ -255,20 +292,24 @@ class Session:
             assert stmt.inner is not None
             inner = await self._run(stmt.inner, params)
             assert inner.table is not None
-            return Result(f"COPY {inner.table.num_rows}", inner.table, stmt.copy_format)
+            return Result(
+                f"COPY {inner.table.num_rows}", inner.table, stmt.copy_format, inner.budget
+            )
         if stmt.kind in ("semantic", "catalog", "explain"):
             # the serving limits (issue 29, item 1): the engine refuses an answer over them
             # before any row is converted; catalog answers are checked here
-            budget = ResultBudget(self.max_rows, self.max_bytes)
+            budget = ResultBudget(self.max_rows, self.max_bytes, self.timeout)
             self.token = budget
             try:
-                table = await self.backend.run(stmt, params, False, budget)
+                table = await self._answer(stmt, params, budget)
                 budget.check_table(table)
             except OsiError as err:
-                raise with_retry(err, stmt.text, "sql") from None
-            finally:
                 budget.close()
-            return Result(_tag("SELECT", table), table)
+                raise with_retry(err, stmt.text, "sql") from None
+            except BaseException:
+                budget.close()
+                raise
+            return Result(_tag("SELECT", table), table, budget=budget)
         return await self._command(stmt, params)
 
     async def _command(self, stmt: Statement, params: list[Any]) -> Result:
@@ -383,6 +424,9 @@ class Session:
                 hint="BEGIN first, or declare it WITH HOLD",
             )
         result = await self._run(inner, params)
+        if result.budget is not None:  # each FETCH is sent under its own deadline
+            result.budget.close()
+            result.budget = None
         self.state.cursors[name] = Cursor(name, result, (hit.group("hold") or "").upper() == "WITH")
         return Result("DECLARE CURSOR")
 
@@ -461,6 +505,7 @@ class Session:
             inferred = self.backend.param_types(prep.stmt, n)
             oids = [o or inferred[i] for i, o in enumerate(oids)]
         values = [decode(v, oids[i], pf[i]) for i, v in enumerate(b.params)]
+        _release(self.state.portals.get(b.portal))
         self.state.portals[b.portal] = Portal(prep, values, b.result_formats)
         self._send(m.BIND_COMPLETE)
 
@@ -560,7 +605,7 @@ class Session:
         formats = _formats(portal.formats, len(types))
         _check_binary(types, formats)
         stop = result.table.num_rows if limit <= 0 else portal.sent + limit
-        sent = await self._rows(result.table, types, formats, portal.sent, stop)
+        sent = await self._rows(result, types, formats, portal.sent, stop)
         portal.sent += sent
         if portal.sent < result.table.num_rows:
             self._send(m.PORTAL_SUSPENDED)
@@ -568,30 +613,13 @@ class Session:
         self._send(m.command_complete(result.tag))
 
     async def _copy(self, result: Result) -> None:
-        """COPY (query) TO STDOUT: CopyOutResponse, one CopyData per row batch, CopyDone."""
-        table = result.table
-        assert table is not None and result.copy is not None
-        binary = result.copy == "binary"
-        types = result.types
-        n = len(types)
-        head = struct.pack("!bh", 1 if binary else 0, n) + struct.pack(
-            f"!{n}h", *([1 if binary else 0] * n)
-        )
-        self._send(m.message(b"H", head))
-        header = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8 if binary else b""
-        fmt = BINARY if binary else TEXT
-        for lo in range(0, table.num_rows, _ROW_CHUNK):
-            chunk = table.slice(lo, _ROW_CHUNK)
-            cols = [encode_column(chunk.column(i), t, fmt) for i, t in enumerate(types)]
-            if binary:  # the header travels with the first row, as PostgreSQL's does
-                self._send(m.copy_binary_rows(cols, chunk.num_rows, header))
-                header = b""
-            else:
-                self._send(m.copy_text_rows(cols, chunk.num_rows, result.copy == "csv"))
-            await self.writer.drain()
-        if binary:
-            self._send(m.message(b"d", header + b"\xff\xff"))
-        self._send(m.message(b"c"))
+        """COPY (query) TO STDOUT: CopyOutResponse, one CopyData per row, CopyDone."""
+        assert result.table is not None and result.copy is not None
+        sender = self._sender(result)
+        try:
+            await sender.copy(result.table, result.types, result.copy)
+        finally:
+            self._sent(result, sender)
         self._send(m.command_complete(result.tag))
 
     def _close(self, payload: bytes) -> None:
@@ -600,8 +628,15 @@ class Session:
         if what == b"S":
             self.state.prepared.pop(name, None)
         else:
-            self.state.portals.pop(name, None)
+            _release(self.state.portals.pop(name, None))
         self._send(m.CLOSE_COMPLETE)
+
+
+def _release(portal: Portal | None) -> None:
+    """Stop the deadline of a portal's answer that will not be sent any further."""
+    if portal is not None and portal.result is not None and portal.result.budget is not None:
+        portal.result.budget.close()
+        portal.result.budget = None
 
 
 def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:

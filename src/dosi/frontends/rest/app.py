@@ -68,8 +68,9 @@ WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 WEB_SCRIPTS = frozenset(p.name for p in WEB_DIR.glob("*.js"))
 DEFAULT_MAX_BODY = 1_000_000
 DEFAULT_TIMEOUT = 30.0
-#: worker threads that run requests' compile, execution and encoding (`dosi serve --workers`;
-#: anyio's own default): the event loop only reads bodies and writes answers
+#: worker threads that run requests' catalog, validate, compile and explain work (`dosi serve
+#: --workers`; anyio's own default); queries run in their own lane of pool size + 2 threads,
+#: and the event loop only reads bodies and writes answers
 DEFAULT_WORKERS = 40
 DEFAULT_BODY_TIMEOUT = 30.0
 
@@ -136,11 +137,10 @@ def create_app(
     user and, when the file has policies, is answered as that user. `max_rows` /
     `max_result_bytes` bound every answer (None: no limit), `timeout` the whole request,
     `memory_budget` (bytes; default half the machine's memory) the pool's DuckDB engines
-    together. `workers`: the worker threads requests run in (docs/serving/rest.md, "Worker
-    model")."""
+    together. `workers`: the threads catalog, validate, compile and explain requests run in;
+    queries have their own lane (docs/serving/rest.md, "Worker model")."""
     if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 4096:
         raise ArgumentError(f"workers must be a whole number from 1 to 4096, got {workers!r}")
-    threads: list[anyio.CapacityLimiter] = []  # made on the event loop, at the first request
     token = usable_token(token)
     source = access if isinstance(access, AccessSource) or access is None else AccessSource(access)
     limits = ServeLimits(max_rows, max_result_bytes, timeout)
@@ -161,6 +161,18 @@ def create_app(
         redoc_url=None,
     )
     app.state.holder = holder
+    # work that leases a query engine waits for a thread here, not inside anyio's shared
+    # 40 worker threads: under hundreds of clients, threads blocked on a lease held them all
+    # and catalog, validate and compile requests waited behind (issue 29)
+    lanes: dict[str, anyio.CapacityLimiter] = {}
+
+    def lane(leased: bool) -> anyio.CapacityLimiter:
+        """Queries (a leased engine) wait in the query lane; everything else in the
+        `workers` threads (made on the event loop, on first use)."""
+        if not lanes:
+            lanes["query"] = anyio.CapacityLimiter(holder.pool_size + 2)
+            lanes["other"] = anyio.CapacityLimiter(workers)
+        return lanes["query" if leased else "other"]
 
     app.state.access = source
     app.add_middleware(Guard, token=token, max_body=max_body, hosts=hosts, access=source)
@@ -231,9 +243,7 @@ def create_app(
             with holder.lease() as engine:
                 return fn(as_user(engine), budget)
 
-        if not threads:
-            threads.append(anyio.CapacityLimiter(workers))
-        task = asyncio.ensure_future(anyio.to_thread.run_sync(work, limiter=threads[0]))
+        task = asyncio.ensure_future(anyio.to_thread.run_sync(work, limiter=lane(leased)))
         while True:
             done, _ = await asyncio.wait({task}, timeout=0.05)
             if done:
