@@ -337,13 +337,16 @@ class QueryTranslator:
         """The join path an entity path spells (`listing__user__home_state`: through the
         model the listing entity identifies): the datasets of its entities but the last.
         None when the name has no entity path, lands on a queried dataset, the query has no
-        metric (a dimension-only query joins no fact), or an entity identifies several models
+        metric (a dimension-only query joins no fact), starts at an entity no queried model has,
+        or an entity identifies several models
         (the planner then finds the one path, or reports the ambiguity)."""
         el = res.element
         if el is None or not near or not res.entity_path or el.model in near:
             return None
-        via: list[str] = []
         path = res.entity_path
+        if not any(e.name == path[0] for m in near for e in self.names.models[m].sm.entities):
+            return None  # MetricFlow finds the hop itself: the planner's unique path
+        via: list[str] = []
         for i, entity in enumerate(path[:-1]):
             # the model the entity lands on that carries the next entity (joins onward)
             models = [
