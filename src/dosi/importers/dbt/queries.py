@@ -346,6 +346,8 @@ class QueryTranslator:
         path = res.entity_path
         if not any(e.name == path[0] for m in near for e in self.names.models[m].sm.entities):
             return None  # MetricFlow finds the hop itself: the planner's unique path
+        if not any(_entity_routes(self.names, m, el.model) > 1 for m in near):
+            return None  # one route: the plain spelling says it
         via: list[str] = []
         for i, entity in enumerate(path[:-1]):
             # the model the entity lands on that carries the next entity (joins onward)
@@ -397,6 +399,24 @@ class QueryTranslator:
         if res is None:
             return key
         return self._spelling(t, res, native) or key
+
+
+def _entity_routes(names: DbtNames, src: str, dst: str, limit: int = 2) -> int:
+    """How many entity join routes lead from model `src` to `dst` (counted up to `limit`): a
+    hop lands on a model its entity identifies."""
+    found = 0
+    stack: list[tuple[str, frozenset[str]]] = [(src, frozenset({src}))]
+    while stack and found < limit:
+        cur, seen = stack.pop()
+        for e in names.models[cur].sm.entities:
+            for nxt in names.entity_models(e.name):
+                if nxt.name in seen:
+                    continue
+                if nxt.name == dst:
+                    found += 1
+                else:
+                    stack.append((nxt.name, seen | {nxt.name}))
+    return found
 
 
 def _mf_name(res: Resolved, text: str) -> str:
