@@ -2,8 +2,7 @@
 
 `user__home_state_latest` (the view's own user) and `listing__user__home_state_latest` (the
 listing's owner) reach the same users model along different routes; the translation names each
-route with `via` (docs/query.md, "Choosing a join path"), and a name with one route stays a
-plain spelling.
+route with `via` (docs/query.md, "Choosing a join path").
 """
 
 from __future__ import annotations
