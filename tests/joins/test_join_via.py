@@ -17,6 +17,7 @@ from enginekit import assert_rows_equal, dataset, metric, model_doc, rel, result
 
 from dosi.engine import Engine
 from dosi.errors import QueryError
+from dosi.query.features import query_features
 
 TABLES = """
 CREATE TABLE users (id INTEGER, state VARCHAR);
@@ -184,3 +185,8 @@ def test_via_shape_checks(engine: Engine) -> None:
         ).code
         == "invalid_query"
     )
+
+
+def test_capability_row_names_via() -> None:
+    """Clients can tell from the query features that this engine takes `via`."""
+    assert "group_by.via" in {r["key"] for r in query_features()}
