@@ -38,7 +38,7 @@ from dosi.engine import Engine
 from dosi.errors import OsiError
 from dosi.importers.dbt.convert import convert
 from dosi.importers.dbt.manifest import load_manifest
-from dosi.importers.dbt.names import DbtNames
+from dosi.importers.dbt.names import DbtNames, item_spelling
 from dosi.importers.dbt.queries import QueryTranslator, Translated
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "metricflow"
@@ -299,7 +299,7 @@ def _dosi_columns(t: Translated, result: Mapping[str, Any]) -> list[str]:
     """dosi's result columns renamed to MetricFlow's names (group-bys in order, then
     metrics)."""
     cols = list(result["columns"])
-    gb = list(t.query.get("group_by") or ())
+    gb = [item_spelling(g) for g in t.query.get("group_by") or ()]
     if t.query.get("min_max_only"):  # `<column>__min`, `<column>__max` per group-by
         return [
             f"{t.columns.get(gb[i // 2], c)}__{('min', 'max')[i % 2]}" for i, c in enumerate(cols)

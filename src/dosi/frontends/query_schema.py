@@ -33,6 +33,11 @@ class GroupByInput(BaseModel):
     grain: Literal[GRAINS] | None = Field(  # type: ignore[valid-type]
         None, description="Time grain of a time field (day, week, month, quarter, year, ...)."
     )
+    via: list[str] | None = Field(
+        None,
+        description="The join path to the field's dataset when several exist: each hop a "
+        "relationship name or the dataset it reaches ([] = the direct relationship).",
+    )
 
 
 class OrderByInput(BaseModel):

@@ -8,6 +8,7 @@ distinct paths are ambiguous (`ambiguous_join_path`); a dataset no many-to-one p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 from dosi.errors import QueryError
@@ -29,17 +30,15 @@ class JoinGraph(RelationshipGraph):
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
-            routes = [
-                " -> ".join([src, *(r.to_dataset for r in p)])
-                + f" (via {', '.join(r.name for r in p)})"
-                for p in found
-            ]
             raise QueryError(
                 "ambiguous_join_path",
                 f"{purpose}: `{dst}` is reachable from `{src}` along {len(found)} different "
                 "relationship paths",
-                candidates=routes,
-                hint="remove or rename one relationship so the path is unique",
+                candidates=[route(src, p) for p in found],
+                hint='name the path in the group-by object (docs/query.md, "Choosing a join '
+                'path"): '
+                + "; ".join(f"via {via_spelling(found, p)}" for p in found)
+                + ", or remove one relationship",
             )
         if self.fans_out_to(src, dst):
             raise QueryError(
@@ -66,6 +65,23 @@ class JoinGraph(RelationshipGraph):
         return any(
             self.reachable(x, src) and self.reachable(x, dst) for x in (dst, *self.undirected)
         )
+
+
+def route(src: str, path: tuple[RelationshipIr, ...]) -> str:
+    """A path as `a -> b -> c (via r1, r2)`, the candidates of path errors."""
+    return " -> ".join([src, *(r.to_dataset for r in path)]) + (
+        f" (via {', '.join(r.name for r in path)})"
+    )
+
+
+def via_spelling(
+    found: Sequence[tuple[RelationshipIr, ...]], path: tuple[RelationshipIr, ...]
+) -> list[str]:
+    """The shortest `via` that picks `path` among `found`: the datasets it passes through,
+    or its relationship names when two paths pass through the same datasets."""
+    stops = [r.to_dataset for r in path[:-1]]
+    same = [p for p in found if [r.to_dataset for r in p[:-1]] == stops and len(p) == len(path)]
+    return stops if len(same) == 1 else [r.name for r in path]
 
 
 def join_order(paths: list[tuple[RelationshipIr, ...]]) -> list[RelationshipIr]:

@@ -19,6 +19,7 @@ from dosi.plan.builder.stream_window import plan_stream
 from dosi.plan.conform import ConformedSpellings
 from dosi.plan.conversion import conversion_plan
 from dosi.plan.empty_buckets import empty_bucket_filter
+from dosi.plan.join_via import path_via, retry_with_via, via_targets
 from dosi.plan.joins import JoinGraph, join_order
 from dosi.plan.lod_field import lod_query_branch
 from dosi.plan.records import (
@@ -263,13 +264,16 @@ class Planner:
                 needed.setdefault(d, f"measure `{mname}`")
         dims: list[BranchDim] = []
         spell = self.conformed
+        read_on: dict[str, str] = {}  # group-by spelling -> the dataset this branch reads it on
         for d in rq.dims:
             f = spell.field_in_branch(ds, d.field) if d.field is not None else draft.axis
             if f is None:  # pragma: no cover - needs_axis guarantees an axis
                 raise AssertionError("metric_time without an axis")
             spell.check_grain(f, d.grain, d.spelling)  # CONF-08: each branch's floor
             needed.setdefault(f.dataset, f"group_by `{d.spelling}`")
+            read_on[d.spelling] = f.dataset
             dims.append(branch_dim(d.output, f, d.grain, d.window))
+        vias = via_targets(rq.dims, read_on)  # docs/query.md, "Choosing a join path"
         measures = [model.measures[m] for m in draft.measures]
         semi = semi_additive_plan(
             model, measures, list(zip(rq.dims, dims, strict=True)), draft.axis
@@ -315,10 +319,16 @@ class Planner:
                 time_filters.append(time_filter(tf, tr.start, tr.end))
         paths = []
         for target, why in needed.items():
+            named = vias.get(target)
             try:
-                paths.append(self.graph.path(ds, target, why))
+                if named is not None and named.via is not None:
+                    paths.append(path_via(self.graph, ds, target, named.via, why))
+                else:
+                    paths.append(self.graph.path(ds, target, why))
             except QueryError as err:
                 err.metrics = list(draft.metrics)
+                if err.code == "ambiguous_join_path" and named is None:
+                    err.suggested_retry = retry_with_via(self.graph, rq, ds, target, read_on)
                 if why.startswith("where_sql"):  # some other metric reads it: context
                     ctx = where_context_error(model, rq, draft.metrics, spell.reaches)
                     if ctx is not None:

@@ -15,6 +15,13 @@ QUERY_FEATURES: tuple[dict[str, Any], ...] = (
         "where_sql and group_by (docs/metric-dimensions.md)",
     },
     {
+        "key": "group_by.via",
+        "queries": "with metrics",
+        "what": "a group-by object's join path when several many-to-one paths reach its "
+        'dataset: each hop a relationship or dataset name (docs/query.md, "Choosing a join '
+        'path")',
+    },
+    {
         "key": "min_max_only",
         "queries": "without metrics",
         "what": "one row: each grouped column's smallest and largest value "

@@ -57,6 +57,7 @@ class ResolvedDim:
     field: FieldIr | None  # None for metric_time (resolved per branch)
     grain: str | None
     window: StreamWindow | None = None
+    via: tuple[str, ...] | None = None  # the join path's hops (dosi.plan.join_via)
 
     @property
     def is_metric_time(self) -> bool:
@@ -242,6 +243,13 @@ def _unknown(model: ModelIr, query: Query | None, name: str, role: str) -> None:
 
 def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
     if g.field == METRIC_TIME:
+        if g.via is not None:
+            raise QueryError(
+                "invalid_query",
+                "`via` names a join path to a dataset; metric_time is each metric's own time "
+                "axis and needs none",
+                hint="drop `via` from the metric_time item",
+            )
         if g.grain is not None:
             check_known(model, g.grain, g.spelling)
             for m in query.metrics:
@@ -271,7 +279,7 @@ def _dim(model: ModelIr, query: Query, g: GroupByItem) -> ResolvedDim:
     out = f.name if g.grain is None else f"{f.name}__{g.grain}"
     if g.window is not None:
         out = "window_start"  # and window_end (dosi.query.stream_window)
-    return ResolvedDim(out, g.spelling, f, g.grain, g.window)
+    return ResolvedDim(out, g.spelling, f, g.grain, g.window, g.via)
 
 
 def _retry_without_grain(query: Query, g: GroupByItem, name: str) -> dict:

@@ -54,6 +54,9 @@ class GroupByItem:
     grain: str | None
     spelling: str  # as the caller wrote it
     window: StreamWindow | None = None
+    # the join path to the field's dataset (docs/query.md, "Choosing a join path"): each hop
+    # a relationship name or the dataset it reaches; None lets the planner find the one path
+    via: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -243,12 +246,12 @@ def _group_by_item(item: Any) -> GroupByItem:
             return GroupByItem(name.strip(), None, text, parse_window_text(grain.strip(), text))
         return GroupByItem(name.strip(), _grain(grain.strip() or None, text) if sep else None, text)
     if isinstance(item, dict):
-        extra = set(item) - {"field", "grain", "window"}
+        extra = set(item) - {"field", "grain", "window", "via"}
         if extra:
             raise _bad(
                 "unknown_query_key",
                 f"unknown group_by key `{sorted(extra)[0]}`",
-                candidates=["field", "grain", "window"],
+                candidates=["field", "grain", "window", "via"],
             )
         field = item.get("field")
         if not isinstance(field, str) or not field.strip():
@@ -262,8 +265,44 @@ def _group_by_item(item: Any) -> GroupByItem:
         if item.get("window") is not None:
             window = parse_window_object(item["window"], field)
             spelling = f"{field.strip()}:{format_window(window)}"  # canonical string form
-        return GroupByItem(field.strip(), _grain(item.get("grain"), spelling), spelling, window)
+        grain = _grain(item.get("grain"), spelling)
+        return GroupByItem(field.strip(), grain, spelling, window, _via(item.get("via"), field))
     raise _bad("invalid_query", f"group_by items are strings or objects, got {bounded(item)}")
+
+
+def _via(value: Any, field: str) -> tuple[str, ...] | None:
+    """A group-by item's `via`: the hops of its join path, each a relationship name or the
+    dataset the hop reaches (names only; the planner checks them against the model)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if (
+        not isinstance(value, list)
+        or len(value) > 16
+        or not all(isinstance(v, str) and v.strip() and len(v) <= 200 for v in value)
+    ):
+        raise _bad(
+            "invalid_query",
+            f"`via` of the group_by item `{field[:80]}` must be a list of relationship or "
+            f"dataset names, got {bounded(value, 60)}",
+            hint='e.g. {"field": "users.home_state", "via": ["listings"]}',
+        )
+    return tuple(v.strip() for v in value)
+
+
+def group_by_to_json(g: GroupByItem) -> str | dict[str, Any]:
+    """A group-by item as the caller may write it again: its spelling, or the object form
+    when it names a join path."""
+    if g.via is None:
+        return g.spelling
+    out: dict[str, Any] = {"field": g.field}
+    if g.grain is not None:
+        out["grain"] = g.grain
+    if g.window is not None:
+        out["window"] = format_window(g.window)
+    out["via"] = list(g.via)
+    return out
 
 
 def parse_when(value: Any, key: str) -> dt.date | dt.datetime | None:
@@ -388,7 +427,7 @@ def query_to_dict(q: Query) -> dict[str, Any]:
     """The canonical JSON form (used in suggested_retry and as the plan-cache key)."""
     out: dict[str, Any] = {"metrics": list(q.metrics)}
     if q.group_by:
-        out["group_by"] = [g.spelling for g in q.group_by]
+        out["group_by"] = [group_by_to_json(g) for g in q.group_by]
     if q.where_sql:
         out["where_sql"] = q.where_sql
     if q.context_filter is not None:

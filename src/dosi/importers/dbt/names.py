@@ -10,8 +10,9 @@ the converter (filters, saved queries) and for anyone translating dbt queries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from dbt_semantic_interfaces.implementations.semantic_manifest import PydanticSemanticManifest
 from dbt_semantic_interfaces.implementations.semantic_model import PydanticSemanticModel
@@ -60,6 +61,15 @@ class Element:
     @property
     def qualified(self) -> str:
         return f"{self.model}.{self.field}"
+
+
+def item_spelling(item: str | Mapping[str, Any]) -> str:
+    """A translated group-by item's spelling: the string, or the object form's (an item that
+    names its join path, `{"field", "grain", "via"}`) `field[:grain]`."""
+    if isinstance(item, str):
+        return item
+    grain = item.get("grain")
+    return f"{item['field']}:{grain}" if grain else str(item["field"])
 
 
 @dataclass(frozen=True)

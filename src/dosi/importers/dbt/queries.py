@@ -22,7 +22,7 @@ from dbt_semantic_interfaces.type_enums.entity_type import EntityType
 from dosi.importers.dbt.datasets import scd_validity
 from dosi.importers.dbt.dimension_only import dimension_only_needs
 from dosi.importers.dbt.filters import FilterRenderer, MetricTimeSql, Ref, field_sql
-from dosi.importers.dbt.names import DbtNameError, DbtNames, Element, Resolved
+from dosi.importers.dbt.names import DbtNameError, DbtNames, Element, Resolved, item_spelling
 from dosi.importers.dbt.spine import day_spine, spine_densify
 from dosi.importers.dbt.time_grains import (
     SHARED_GRAINS,
@@ -175,7 +175,7 @@ class QueryTranslator:
                 items.append((res, _obj_name(obj)))
         if not metrics:  # a metric filter's entity lives on the grouped models
             r.near = list(dict.fromkeys(res.element.model for res, _ in items if res.element))
-        gb: list[str] = []
+        gb: list[str | dict[str, Any]] = []
         native = default_grain(
             [
                 (self.default_grains.get(m), [el.grain for el in self.metric_times.get(m, ())])
@@ -186,7 +186,15 @@ class QueryTranslator:
             spelling = self._spelling(t, res, native)
             if spelling is None:
                 continue
-            gb.append(spelling)
+            via = self._via(res, near)
+            if via is None:
+                gb.append(spelling)
+            else:  # MetricFlow's entity path as dosi's join path (docs/query.md)
+                field_, _, grain_ = spelling.partition(":")
+                obj: dict[str, Any] = {"field": field_, "via": via}
+                if grain_:
+                    obj["grain"] = grain_
+                gb.append(obj)
             col = mf
             if (res.is_metric_time and res.grain is None and res.date_part is None) or (
                 res.element is not None
@@ -246,7 +254,7 @@ class QueryTranslator:
                 (res.grain for res, _ in items if res.is_metric_time and res.grain), native
             )
             q["time_range"] = _time_range(t, time_constraint, grain)
-            if any(":" in g and not g.startswith("metric_time:") for g in gb):
+            if any(":" in g and not g.startswith("metric_time:") for g in map(item_spelling, gb)):
                 # MetricFlow constrains metric_time (each metric's own axis), never the
                 # other time field the query groups by
                 q["time_range"]["dimension"] = "metric_time"
@@ -325,6 +333,34 @@ class QueryTranslator:
         dosi_grain = self._grain(t, grain)
         return None if dosi_grain is None else f"{base}:{dosi_grain}"
 
+    def _via(self, res: Resolved, near: Sequence[str]) -> list[str] | None:
+        """The join path an entity path spells (`listing__user__home_state`: through the
+        model the listing entity identifies): the datasets of its entities but the last.
+        None when the name has no entity path, lands on a queried dataset, the query has no
+        metric (a dimension-only query joins no fact), starts at an entity no queried model has,
+        or an entity identifies several models
+        (the planner then finds the one path, or reports the ambiguity)."""
+        el = res.element
+        if el is None or not near or not res.entity_path or el.model in near:
+            return None
+        path = res.entity_path
+        if not any(e.name == path[0] for m in near for e in self.names.models[m].sm.entities):
+            return None  # MetricFlow finds the hop itself: the planner's unique path
+        if not any(_entity_routes(self.names, m, el.model) > 1 for m in near):
+            return None  # one route: the plain spelling says it
+        via: list[str] = []
+        for i, entity in enumerate(path[:-1]):
+            # the model the entity lands on that carries the next entity (joins onward)
+            models = [
+                m
+                for m in self.names.entity_models(entity)
+                if any(e.name == path[i + 1] for e in m.sm.entities)
+            ]
+            if len(models) != 1:
+                return None
+            via.append(models[0].name)
+        return via
+
     def _grain(self, t: Translated, grain: str) -> str | None:
         """dosi's grain for a MetricFlow grain: shared, or a custom granularity of the imported
         time spine (a calendar-table grain); None (with the need) otherwise."""
@@ -363,6 +399,24 @@ class QueryTranslator:
         if res is None:
             return key
         return self._spelling(t, res, native) or key
+
+
+def _entity_routes(names: DbtNames, src: str, dst: str, limit: int = 2) -> int:
+    """How many entity join routes lead from model `src` to `dst` (counted up to `limit`): a
+    hop lands on a model its entity identifies."""
+    found = 0
+    stack: list[tuple[str, frozenset[str]]] = [(src, frozenset({src}))]
+    while stack and found < limit:
+        cur, seen = stack.pop()
+        for e in names.models[cur].sm.entities:
+            for nxt in names.entity_models(e.name):
+                if nxt.name in seen:
+                    continue
+                if nxt.name == dst:
+                    found += 1
+                else:
+                    stack.append((nxt.name, seen | {nxt.name}))
+    return found
 
 
 def _mf_name(res: Resolved, text: str) -> str:

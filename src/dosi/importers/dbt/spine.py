@@ -27,7 +27,7 @@ from dbt_semantic_interfaces.type_enums.period_agg import PeriodAggregation
 from dosi.ext.grains import is_date_part
 from dosi.ext.window.period_value import PERIOD_GRAINS
 from dosi.importers.common import field_obj, safe_name
-from dosi.importers.dbt.names import Element
+from dosi.importers.dbt.names import Element, item_spelling
 
 _PICKS = {
     PeriodAggregation.FIRST: "first",
@@ -135,7 +135,7 @@ def _on_spine_axis(
     if day_spine(manifest) is None:
         return False
     on_axis = {"metric_time", *axes}
-    for g in (str(g) for g in query.get("group_by") or ()):
+    for g in (item_spelling(g) for g in query.get("group_by") or ()):
         field, _, grain = g.partition(":")
         if grain and field in on_axis and not (buckets_only and is_date_part(grain)):
             return True
@@ -155,7 +155,7 @@ def joins_time_spine(
     every filled row: no densify then."""
     if not _on_spine_axis(manifest, query, axes):
         return False
-    group_by = [str(g) for g in query.get("group_by") or ()]
+    group_by = [item_spelling(g) for g in query.get("group_by") or ()]
     where = str(query.get("where_sql") or "")
     if any(":" not in g and g in where for g in group_by):
         return False
