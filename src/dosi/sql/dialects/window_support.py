@@ -32,14 +32,18 @@ DISTINCT_FRAME: frozenset[str] = frozenset({"count_distinct"})
 POSTGRES_LACKS = IGNORE_NULLS | PERCENTILES
 #: DataFusion: no EXCLUDE, no percentile_disc; IGNORE NULLS exists but the PostgreSQL
 #: generator it renders with would drop it, so it is gated rather than mis-rendered
-DATAFUSION_LACKS = frozenset({"exclude", "percentile_disc"}) | IGNORE_NULLS | RANGE_INTERVAL | DISTINCT_FRAME
+DATAFUSION_LACKS = (
+    frozenset({"exclude", "percentile_disc"}) | IGNORE_NULLS | RANGE_INTERVAL | DISTINCT_FRAME
+)
 #: SQLite has GROUPS and EXCLUDE (3.28); no regression, percentile or IGNORE NULLS
 SQLITE_LACKS = REGR | PERCENTILES | IGNORE_NULLS | RANGE_INTERVAL | DISTINCT_FRAME
 #: MySQL / MariaDB: ROWS and RANGE only ("Frame exclusion is not supported yet")
 MYSQL_LACKS = GROUPS_EXCLUDE | IGNORE_NULLS | REGR | PERCENTILES | RANGE_INTERVAL | DISTINCT_FRAME
 #: ClickHouse: GROUPS yes; no EXCLUDE; IGNORE NULLS parses but nth_value does not honour it;
 #: its exact quantiles are other functions (quantileExact*), not rendered here
-CLICKHOUSE_LACKS = frozenset({"exclude"}) | IGNORE_NULLS | PERCENTILES | RANGE_INTERVAL | DISTINCT_FRAME
+CLICKHOUSE_LACKS = (
+    frozenset({"exclude"}) | IGNORE_NULLS | PERCENTILES | RANGE_INTERVAL | DISTINCT_FRAME
+)
 #: Spark: no GROUPS or EXCLUDE; its ANSI percentile_cont / percentile_disc / median take no
 #: window frame, but percentile(x, p) (interpolated: percentile_cont) does
 SPARK_LACKS = GROUPS_EXCLUDE | frozenset({"percentile_disc"}) | RANGE_INTERVAL | DISTINCT_FRAME
@@ -51,7 +55,11 @@ SNOWFLAKE_LACKS = GROUPS_EXCLUDE | PERCENTILES | RANGE_INTERVAL | DISTINCT_FRAME
 BIGQUERY_LACKS = GROUPS_EXCLUDE | REGR | PERCENTILES | RANGE_INTERVAL | DISTINCT_FRAME
 #: Trino has REGR_SLOPE / REGR_INTERCEPT only; no EXCLUDE; GROUPS not on every release
 TRINO_LACKS = (
-    GROUPS_EXCLUDE | (REGR - {"regr_slope", "regr_intercept"}) | PERCENTILES | RANGE_INTERVAL | DISTINCT_FRAME
+    GROUPS_EXCLUDE
+    | (REGR - {"regr_slope", "regr_intercept"})
+    | PERCENTILES
+    | RANGE_INTERVAL
+    | DISTINCT_FRAME
 )
 PRESTO_LACKS = TRINO_LACKS | IGNORE_NULLS
 #: Oracle: GROUPS / EXCLUDE only from 21c; percentiles take no window frame
