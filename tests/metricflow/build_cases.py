@@ -52,6 +52,21 @@ CLASSIFIED: dict[str, tuple[list[str], str]] = {
             "fill_nulls_with_0_multi_metric_query_with_nesting",
         )
     },
+    "itest_cumulative_metric/cumulative_metric_with_non_adjustable_filter": (
+        _SPINE,
+        "MetricFlow reads the 2-day distinct count on every spine day (2020-01-04 has no "
+        "booking of its own); dosi answers on the days with rows",
+    ),
+    "itest_metrics/cumulative_fill_nulls": (
+        _SPINE,
+        "fill_nulls_with 0 over every spine day; dosi fills the days with rows",
+    ),
+    "itest_metrics/cumulative_time_offset_metric_with_time_constraint": (
+        _SPINE,
+        "MetricFlow's offset reads the distinct counts of the constrained spine days only "
+        "(2019-12-20 reads 2019-12-18, outside the constraint: no row); dosi widens the scan "
+        "by the offset",
+    ),
     "itest_join_to_timespine/test_constraint_on_measure_selected_in_group_by": (
         _SPINE,
         "join_to_timespine: a row for every spine day",

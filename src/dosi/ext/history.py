@@ -32,6 +32,7 @@ WINDOW_FEATURES: dict[str, str] = {
     "window.frame.period_value": "1.14",
     "window.frame.history": "1.15",
     "window.frame.span": "1.15",
+    "window.frame.function (count_distinct)": "1.15",
     "window.frame.reset (sub-day)": "1.15",
     "window.offset.period_start": "1.15",
     "window.offset.period_value": "1.15",
@@ -114,8 +115,8 @@ HISTORY: tuple[HistoryEntry, ...] = (
         "2026-12-02",
         ("empty_buckets", "validity"),
         "in-family window growth: frame.history (a running total over the rows before a "
-        "time_range start), frame.span (a trailing frame of calendar time), hour and minute "
-        "resets, offset.period_start (the value at the start of the period), an offset's "
+        "time_range start), frame.span (a trailing frame of calendar time), the count_distinct "
+        "frame function (distinct values over the window's rows), hour and minute resets, offset.period_start (the value at the start of the period), an offset's "
         "period_value (a grain the shift does not land on answered from day values); dosi's "
         "metric key empty_buckets (drop the buckets a filtered metric has no row in, "
         "MetricFlow's filter semantics) and dataset key validity (a slowly changing "

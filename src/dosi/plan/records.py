@@ -162,6 +162,15 @@ class TimeBounds:
 
 
 @dataclass(frozen=True)
+class DistinctRows:
+    """The distinct (bucket, dims, value) rows of a COUNT(DISTINCT value) base: a
+    `count_distinct` frame counts the values of the rows inside each bucket's frame."""
+
+    branch: Branch  # the base measure's branch, its scan widened like the stage's
+    value: exp.Expression  # the COUNT(DISTINCT ...) argument, over the branch's tables
+
+
+@dataclass(frozen=True)
 class WindowMetric:
     """One window metric evaluated over the base series (D-WINDOW)."""
 
@@ -176,6 +185,8 @@ class WindowMetric:
     mask_before: dt.date | dt.datetime | None = None
     # the end-side twin: rows loaded only for a forward offset's lookahead
     mask_after: dt.date | dt.datetime | None = None
+    # 1.15 `count_distinct`: the fact rows the frame counts distinct values of
+    distinct: DistinctRows | None = None
 
     def describe(self) -> str:
         return (

@@ -29,6 +29,7 @@ from dosi.plan.joins import JoinGraph
 from dosi.plan.period_sample import sampled_query
 from dosi.plan.planner import Planner
 from dosi.plan.records import QueryPlan, TimeBounds, TimeFilter, WindowMetric, WindowStage
+from dosi.plan.window_distinct import with_distinct_rows
 from dosi.query.densify import ResolvedDensify, resolve_densify
 from dosi.query.resolve import METRIC_TIME, ResolvedDim, ResolvedQuery
 from dosi.query.spec import query_to_dict
@@ -200,7 +201,10 @@ class _WindowPlanner:
             # and its partial first bucket (labelled before the bound) is part of the answer
             start_x, _ = self._expanders()
             trim = TimeBounds(tr.range.start if start_x else None, tr.range.end)
-        metrics = tuple(self._window_metric(m, time_dim) for m in self.windowed)
+        metrics = tuple(
+            with_distinct_rows(self.model, m, self._window_metric(m, time_dim), branches)
+            for m in self.windowed
+        )
         if trim is not None:
             metrics = tuple(self._mask(wm, trim) for wm in metrics)
         uppers = tuple(self._upper(level, time_dim, trim) for level in (2, 3))

@@ -29,7 +29,12 @@ FRAME_REGR: tuple[str, ...] = (
 #: percentiles; median is percentile_cont at 0.5)
 FRAME_PERCENTILES: tuple[str, ...] = ("percentile_cont", "percentile_disc", "median")
 FRACTION_FUNCTIONS: frozenset[str] = frozenset({"percentile_cont", "percentile_disc"})
-FRAME_FUNCTIONS: tuple[str, ...] = FRAME_W1 + FRAME_W2 + FRAME_W3 + FRAME_REGR + FRAME_PERCENTILES
+#: 1.15: the distinct count over the window's fact rows, for a COUNT(DISTINCT x) base metric
+#: (not a re-aggregation of the per-bucket counts; dosi.sql.window.distinct)
+FRAME_DISTINCT: tuple[str, ...] = ("count_distinct",)
+FRAME_FUNCTIONS: tuple[str, ...] = (
+    FRAME_W1 + FRAME_W2 + FRAME_W3 + FRAME_REGR + FRAME_PERCENTILES + FRAME_DISTINCT
+)
 TWO_ARG_FUNCTIONS: frozenset[str] = frozenset(FRAME_W3 + FRAME_REGR)
 RANK_FUNCTIONS: tuple[str, ...] = (
     "row_number",
@@ -75,6 +80,8 @@ def frame_function(r: WindowReader, key: str, value: Any, allow_two_arg: bool) -
             )
         if value in FRAME_PERCENTILES:
             r.feature("window.frame.function (percentiles)")
+        if value in FRAME_DISTINCT:
+            r.feature("window.frame.function (count_distinct)")
         return value
     if isinstance(value, str) and value.lower() in _BARE_STATS:
         r.err(

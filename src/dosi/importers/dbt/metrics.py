@@ -632,9 +632,12 @@ class MetricConverter:
                 "snapshots D-SEMI does not define",
             )
         func = {"SUM": "sum", "MIN": "min", "MAX": "max"}.get(agg.func)
-        if agg.func == "COUNT" and not agg.distinct:
-            func = "sum"
-        if func is None or agg.distinct:
+        if agg.func == "COUNT":
+            # a distinct count over the window's rows (DATUS 1.15 count_distinct frames)
+            func = "count_distinct" if agg.distinct else "sum"
+        elif agg.distinct:
+            func = None
+        if func is None:
             raise Skip(
                 "cumulative_not_additive",
                 f"it accumulates `{agg.sql()}`; D-WINDOW frames re-aggregate per-bucket "

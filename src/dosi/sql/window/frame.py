@@ -13,6 +13,7 @@ from dosi.ext.window import FrameWindow, WindowSpec
 from dosi.ext.window.span import SPAN_GRAINS
 from dosi.plan.records import WindowMetric
 from dosi.sql.util import clone
+from dosi.sql.window.distinct import render_distinct
 from dosi.sql.window.stage import WindowStageSql
 
 _AGGS: dict[str, type[exp.Expression]] = {
@@ -49,6 +50,8 @@ _EXCLUDE = {"current_row": "CURRENT ROW", "group": "GROUP", "ties": "TIES"}
 def render(s: WindowStageSql, wm: WindowMetric, spec: WindowSpec) -> exp.Expression:
     assert isinstance(spec, FrameWindow)
     w = spec
+    if wm.distinct is not None:  # 1.15: distinct over the frame's fact rows
+        return render_distinct(s, wm, w)
     v = s.masked(wm, s.cur(wm.base_column))
     if w.function == "count":
         return _framed(s, wm, w, s.frame_count(wm))
