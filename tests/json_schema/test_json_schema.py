@@ -109,7 +109,10 @@ BAD = [
     ("metric", {"window": {"type": "rolling", "function": "sum"}}),
     ("metric", {"window": {"type": "rolling", "function": "corr", "periods": 3}}),
     ("metric", {"window": {"type": "cumulative", "function": "sum", "reset": "day"}}),
-    ("metric", {"window": {"frame": {"function": "percentile_cont", "preceding": 1, "fraction": 2}}}),
+    (
+        "metric",
+        {"window": {"frame": {"function": "percentile_cont", "preceding": 1, "fraction": 2}}},
+    ),
     ("metric", {"window": {"frame": {"function": "sum", "preceding": -1}}}),
     ("metric", {"window": {"frame": {"function": "sum", "preceding": 1, "colour": "red"}}}),
     ("metric", {"window": {"rank": {"function": "ntile"}}}),
@@ -223,6 +226,10 @@ GOOD = [
     ("field", {"time": {"format": "date"}}),
     ("dataset", {"time_dimension": "day"}),
     ("metric", {"brand_new_key_of_a_later_version": {"x": 1}}),
+    (
+        "metric",
+        {"v": "1.15", "window": {"offset": {"period_start": "month"}, "calculation": "value"}},
+    ),
 ]
 
 

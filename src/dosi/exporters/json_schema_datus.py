@@ -21,14 +21,15 @@ from dosi.ext.semi_additive import SNAPSHOTS
 from dosi.ext.time_format import NATIVE_FORMATS, STORAGES, TIME_KEYS
 from dosi.ext.window.frame_rules import EXCLUSIONS, HISTORIES, UNITS
 from dosi.ext.window.functions import (
+    FRAME_DISTINCT,
     FRAME_FUNCTIONS,
     FRAME_W1,
     FRAME_W2,
     RANK_FUNCTIONS,
     VALUE_FUNCTIONS,
 )
-from dosi.ext.window.offset import CALCULATIONS, DIRECTIONS, OFFSET_KEYS
-from dosi.ext.window.period_value import PERIOD_GRAINS, PICKS
+from dosi.ext.window.offset import CALCULATIONS, DIRECTIONS, OFFSET_KEYS, PERIOD_STARTS
+from dosi.ext.window.period_value import OFFSET_PICKS, PERIOD_GRAINS, PICKS
 from dosi.ext.window.share import SHARE_KEYS
 from dosi.ext.window.span import SPAN_GRAINS
 from dosi.ext.window.spec import (
@@ -118,7 +119,17 @@ def window_defs() -> dict[str, Any]:
                     "granularity": enum(GRAINS, "The calendar unit."),
                     "direction": enum(DIRECTIONS, "back (default) or forward."),
                 },
-                "required": [k for k in OFFSET_KEYS if k != "direction"],
+                "required": [k for k in OFFSET_KEYS if k not in ("direction", "period_start")],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {
+                    "period_start": enum(
+                        PERIOD_STARTS, "The period whose first bucket each bucket reads (1.15)."
+                    )
+                },
+                "required": ["period_start"],
                 "additionalProperties": False,
             },
         ],
@@ -153,6 +164,23 @@ def window_defs() -> dict[str, Any]:
                 "type": "object",
                 "properties": {
                     "value": enum(PICKS, "Which running value stands for the bucket."),
+                    "grain": enum(PERIOD_GRAINS, "The grain the frame accumulates at."),
+                },
+                "required": ["value"],
+                "additionalProperties": False,
+            },
+        ],
+    }
+    offset_period_value = {
+        "description": "An offset at a grain its shift does not land on (1.15): each `grain` "
+        "bucket reads its shifted bucket and a coarser bucket reports their sum, first, last or "
+        "average.",
+        "oneOf": [
+            enum(OFFSET_PICKS, "Which running value stands for the bucket."),
+            {
+                "type": "object",
+                "properties": {
+                    "value": enum(OFFSET_PICKS, "Which running value stands for the bucket."),
                     "grain": enum(PERIOD_GRAINS, "The grain the frame accumulates at."),
                 },
                 "required": ["value"],
@@ -220,7 +248,7 @@ def window_defs() -> dict[str, Any]:
             "else": {"properties": {arg: False}},
         }
 
-    sugar_fns = [*FRAME_W1, *FRAME_W2]
+    sugar_fns = [*FRAME_W1, *FRAME_W2, *FRAME_DISTINCT]  # count_distinct: 1.15
     common = {"base": {"type": "string", "description": "Window another metric (D-DERIVE)."}}
     forbid = dict.fromkeys(
         ("offset", "calculation", "frame", "rank", "value", "function", "periods", "reset",
@@ -242,6 +270,7 @@ def window_defs() -> dict[str, Any]:
         {
             "offset": ref("WindowOffset"),
             "calculation": enum(CALCULATIONS, "Compare with the shifted bucket."),
+            "period_value": offset_period_value,
             "frame": ref("WindowFrame"),
             "rank": ref("WindowRank"),
             "value": ref("WindowValue"),
@@ -250,9 +279,9 @@ def window_defs() -> dict[str, Any]:
     )
     general["oneOf"] = [
         {"required": ["offset", "calculation"]},
-        {"required": ["frame"], "properties": {"calculation": False}},
-        {"required": ["rank"], "properties": {"calculation": False}},
-        {"required": ["value"], "properties": {"calculation": False}},
+        {"required": ["frame"], "properties": {"calculation": False, "period_value": False}},
+        {"required": ["rank"], "properties": {"calculation": False, "period_value": False}},
+        {"required": ["value"], "properties": {"calculation": False, "period_value": False}},
     ]
     share = {"partition": ref("WindowPartition")}
     streak = {
