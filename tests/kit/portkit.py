@@ -438,8 +438,10 @@ EXTRA_METRICS += [
 
 @contextmanager
 def session_database(admin_dsn: str) -> Iterator[str]:
-    """A fresh database for this test session; dropped (FORCE) afterwards."""
-    name = f"dosi_portability_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    """A fresh database for this test session; dropped (FORCE) afterwards. DOSI_TEST_DB_PREFIX
+    (optional) goes in front of its name, so runs sharing one server can tell theirs apart."""
+    prefix = os.environ.get("DOSI_TEST_DB_PREFIX", "")
+    name = f"{prefix}dosi_portability_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     psql(admin_dsn, f"DROP DATABASE IF EXISTS {name} WITH (FORCE);\nCREATE DATABASE {name};\n")
     try:
         yield with_dbname(admin_dsn, name)

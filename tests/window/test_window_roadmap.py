@@ -532,3 +532,32 @@ def test_catalog_and_explain(eng: dosi.Engine) -> None:
     assert "sum rows 1 preceding 1 following" in text and "exclude=current_row" in text
     assert "percentile_cont(0.25)" in text and "groups 1 preceding" in text
     assert "ignore_nulls" in text
+
+
+# ------------------------------------------------------------------------------ attribution
+
+
+def test_attribution_classifies_every_1_14_shape(eng: dosi.Engine, db: str) -> None:
+    """Issue 23 item 6 (attribution classification): a following bound, a GROUPS frame, an
+    exclusion, ignore_nulls, a regr_* or a percentile frame transforms the time series, so no
+    segment split of it adds up: each is `unsupported` (`window_metric`, naming its family) in
+    the catalog and in `attribute`, which answers without running a query."""
+    for name in WINDOWS:
+        meta = eng.metric(name)
+        assert (meta["attributable"], meta["attribution_strategy"]) == (False, "unsupported")
+    family = {"c3": "frame", "grp": "frame", "c3x": "frame", "first_nn": "value", "p25": "frame"}
+    family |= {"regr_slope": "frame", "med3": "frame"}
+    for name, fam in family.items():
+        r = eng.attribute(
+            {
+                "metric": name,
+                "baseline": {"start": "2024-01-01", "end": "2024-02-01"},
+                "current": {"start": "2024-02-01", "end": "2024-03-01"},
+                "dimensions": ["sales.region"],
+            },
+            db_path=db,
+        )
+        assert (r["strategy"], r["attributable"], r["attribution"]) == ("unsupported", False, None)
+        assert r["unsupported_reason"]["code"] == "window_metric"
+        assert r["unsupported_reason"]["message"].startswith(f"{fam} window metrics"), name
+        assert r["comparison_metadata"]["queries_executed"] == 0

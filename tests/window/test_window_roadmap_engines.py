@@ -26,7 +26,7 @@ import dosi
 
 ENGINES = ("duckdb", "sqlite", "datafusion", "chdb", "spark", "postgres", "mariadb")
 TABLES = ("sales", "returns")
-MARIADB_DATABASE = "dosi_window_roadmap"
+MARIADB_DATABASE = os.environ.get("DOSI_TEST_DB_PREFIX", "") + "dosi_window_roadmap"
 
 BASE = series("month", ("region",))
 CNT = series("month", ("region",), measure="count")

@@ -41,7 +41,7 @@ WINDOWS: dict[str, Any] = {
 }
 TABLES = ("sales", "returns")
 #: this module's own MariaDB database (the conformance matrix owns `main` on the server)
-MARIADB_DATABASE = "dosi_share_streak"
+MARIADB_DATABASE = os.environ.get("DOSI_TEST_DB_PREFIX", "") + "dosi_share_streak"
 
 
 @pytest.fixture(scope="module")
