@@ -2,7 +2,7 @@
 reference engine, and the same queries' SQL alone. Not a test: it prints figures.
 
 Every engine runs in its own child process speaking JSON lines (dosi: this file with
-`--worker`; the reference engine: `bench/reference_worker.py` under its own Python), each
+`--worker`; the reference engine: an adapter script kept outside the repository, `--reference-worker`, under its own Python), each
 timing its own calls, and the benchmark alternates them query by query and round by round
 (A/B, then B/A), so a shared machine's load falls on both alike.
 
@@ -99,7 +99,7 @@ QUERIES: list[tuple[str, dict[str, Any]]] = [
 
 # -- the dosi worker ---------------------------------------------------------------------------
 def worker() -> None:
-    """The dosi side of the JSON-lines protocol (bench/reference_worker.py's ops)."""
+    """The dosi side of the JSON-lines protocol (ops build, load, execute and compile; the reference side is an adapter kept outside the repository)."""
     from dosi import Engine
 
     engine: Any = None
@@ -275,8 +275,11 @@ def run_bench(args: argparse.Namespace) -> None:
         children.append(dosi_child("before", Path(args.before).resolve()))
     ref: Child | None = None
     if args.reference:
-        worker_py = ROOT / "bench" / "reference_worker.py"
-        ref = Child("reference", [args.reference, str(worker_py)])
+        if not args.reference_worker:
+            raise SystemExit(
+                "--reference needs --reference-worker (an adapter kept outside the repo)"
+            )
+        ref = Child("reference", [args.reference, args.reference_worker])
         children.append(ref)
     for child in children:
         target = workdir / f"reference-{args.scale:g}.duckdb" if child is ref else db
@@ -376,7 +379,12 @@ def profile(args: argparse.Namespace, out: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--reference", help="Python with the reference engine (dosi-engine)")
+    ap.add_argument("--reference", help="the Python that runs the reference adapter")
+    ap.add_argument(
+        "--reference-worker",
+        help="the reference engine's adapter: a script outside this repository that speaks the "
+        "JSON-lines protocol of dosi_child (ops build, load, execute, compile)",
+    )
     ap.add_argument("--before", help="another dosi src directory to time alongside")
     ap.add_argument("--scale", type=float, default=1)
     ap.add_argument("--runs", type=int, default=20, help="calls per engine per query per round")

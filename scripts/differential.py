@@ -1,10 +1,10 @@
 """Differential run against the reference engine (a black box): the same queries through dosi
 and through the reference, on the same data, compared on values and error codes.
 
-    python scripts/differential.py --reference-python /path/to/venv/bin/python [--out FILE]
+    python scripts/differential.py --reference-python PY --reference-runner ADAPTER [--out FILE]
 
-The reference runs in its own interpreter (`--reference-python`, a venv holding it); this
-script sends it each world's model path, its own DuckDB file and the query list on stdin and
+The reference runs in its own interpreter (`--reference-python`) through an adapter script kept
+outside the repository (`--reference-runner`); this script sends it each world's model path, its own DuckDB file and the query list on stdin and
 reads its answers back as JSON. Each engine gets its own DuckDB file built from the same
 SQL or Parquet, by its own DuckDB. Nothing of the reference is kept in the repository; the
 report (stdout, and `--out` as JSON) lists every disagreement for a person to judge against
@@ -36,31 +36,6 @@ from dosi.engine import Engine  # noqa: E402
 from dosi.errors import OsiError  # noqa: E402
 
 FIX = ROOT / "tests" / "right_numbers" / "fixtures"
-
-# The reference side: load each world's model once, run its queries, answer JSON lines.
-RUNNER = r"""
-import json, sys
-from dosi_engine import Engine
-job = json.load(sys.stdin)
-out = []
-for world in job:
-    try:
-        eng = Engine(model_path=world["model"])
-    except Exception as exc:
-        out.append([{"error": getattr(exc, "code", type(exc).__name__)}] * len(world["cases"]))
-        continue
-    answers = []
-    for q in world["cases"]:
-        try:
-            r = eng.execute(q, db_path=world["db"])
-            answers.append({"columns": r["columns"], "rows": [[row.get(c) for c in r["columns"]]
-                            for row in r["rows"]]})
-        except Exception as exc:
-            answers.append({"error": getattr(exc, "code", None) or type(exc).__name__,
-                            "message": str(exc)[:300]})
-    out.append(answers)
-json.dump(out, sys.stdout, default=str)
-"""
 
 
 @dataclass
@@ -309,6 +284,13 @@ def run_dosi(w: World, db: Path, qs: list[dict[str, Any]]) -> list[dict[str, Any
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference-python", required=True)
+    ap.add_argument(
+        "--reference-runner",
+        required=True,
+        help="the reference engine's adapter, kept outside this repository: it reads the job "
+        "(a JSON list of worlds: model, db, cases) on stdin and writes one list of answers "
+        "per world ({columns, rows} or {error, message}) as JSON on stdout",
+    )
     ap.add_argument("--out", type=Path)
     ap.add_argument("--world", action="append", help="only these worlds (by name)")
     args = ap.parse_args()
@@ -325,7 +307,7 @@ def main() -> int:
             plans.append((w, mine, qs))
             jobs.append({"model": str(w.model), "db": str(theirs), "cases": qs})
         proc = subprocess.run(
-            [args.reference_python, "-c", RUNNER],
+            [args.reference_python, args.reference_runner],
             input=json.dumps(jobs),
             text=True,
             capture_output=True,
